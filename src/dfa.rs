@@ -1,0 +1,589 @@
+//! Regex -> a compact, co-accessible byte-level DFA.
+//!
+//! regex-automata builds a dense DFA (anchored at the start, `MatchKind::All` so that
+//! no string of the language is dropped, Unicode classes over UTF-8). We then keep only
+//! the states that are reachable from the start *and* can still reach a full match
+//! (exact reverse reachability), renumber them densely from 1, and send every other
+//! transition to state 0, [`DEAD`]. In the result, "a walk never hits state 0" is
+//! exactly "the text so far can still be completed to a full match", which is the
+//! token-viability test of the design, with no heuristic.
+//!
+//! regex-automata reports matches one byte late: its state after `text` is a match
+//! state iff `text` minus its last byte matched. A state is final (the text so far
+//! fully matches) iff its end-of-input transition leads to a match state; that is
+//! what we record.
+//!
+//! Equivalent states are then merged (Moore partition refinement) when the automaton
+//! is small enough for that to pay, see [`Minimize`].
+
+use std::collections::HashMap;
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::nfa::thompson;
+use regex_automata::util::start;
+use regex_automata::{Anchored, MatchKind};
+
+use crate::error::{Error, ErrorKind, Result};
+
+pub(crate) use crate::trie::DEAD;
+
+/// Default cap on regex-automata's DFA size, in bytes (32 MiB).
+pub const DEFAULT_DFA_SIZE_LIMIT: usize = 32 << 20;
+/// Default cap on regex-automata's determinization working memory, in bytes (32 MiB).
+pub const DEFAULT_DETERMINIZE_SIZE_LIMIT: usize = 32 << 20;
+/// Default cap on the Thompson NFA size, in bytes (16 MiB); huge patterns stop here.
+pub const DEFAULT_NFA_SIZE_LIMIT: usize = 16 << 20;
+/// [`Minimize::Auto`] merges equivalent states when the co-accessible automaton has at
+/// most this many states.
+pub const AUTO_MINIMIZE_MAX_STATES: usize = 2_000;
+
+/// When to merge equivalent DFA states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Minimize {
+    /// Never merge.
+    Never,
+    /// Merge when the automaton has at most [`AUTO_MINIMIZE_MAX_STATES`] states: fewer
+    /// states means fewer trie walks, and refinement is cheap at that size.
+    Auto,
+    /// Always merge.
+    Always,
+}
+
+/// Limits and options for turning a regex into a [`Dfa`].
+///
+/// ```
+/// use logitmask::{Dfa, DfaConfig, ErrorKind};
+/// // A tight limit fails with a clear error...
+/// let err = Dfa::with_config(r"\w{20}", &DfaConfig::new().determinize_size_limit(Some(10_000)))
+///     .unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::DfaTooLarge);
+/// // ...the defaults are enough.
+/// assert!(Dfa::new(r"\w{20}").is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DfaConfig {
+    dfa_size_limit: Option<usize>,
+    determinize_size_limit: Option<usize>,
+    nfa_size_limit: Option<usize>,
+    minimize: Minimize,
+}
+
+impl Default for DfaConfig {
+    fn default() -> Self {
+        DfaConfig {
+            dfa_size_limit: Some(DEFAULT_DFA_SIZE_LIMIT),
+            determinize_size_limit: Some(DEFAULT_DETERMINIZE_SIZE_LIMIT),
+            nfa_size_limit: Some(DEFAULT_NFA_SIZE_LIMIT),
+            minimize: Minimize::Auto,
+        }
+    }
+}
+
+impl DfaConfig {
+    /// The defaults: 32 MiB DFA, 32 MiB determinization, 16 MiB NFA, [`Minimize::Auto`].
+    pub fn new() -> DfaConfig {
+        DfaConfig::default()
+    }
+    /// Cap on the dense DFA's size in bytes (`None`: no cap).
+    pub fn dfa_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
+        self.dfa_size_limit = bytes;
+        self
+    }
+    /// Cap on determinization's working memory in bytes (`None`: no cap).
+    pub fn determinize_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
+        self.determinize_size_limit = bytes;
+        self
+    }
+    /// Cap on the Thompson NFA's size in bytes (`None`: no cap).
+    pub fn nfa_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
+        self.nfa_size_limit = bytes;
+        self
+    }
+    /// When to merge equivalent states.
+    pub fn minimize(mut self, minimize: Minimize) -> DfaConfig {
+        self.minimize = minimize;
+        self
+    }
+    /// The DFA size cap.
+    pub fn get_dfa_size_limit(&self) -> Option<usize> {
+        self.dfa_size_limit
+    }
+    /// The determinization cap.
+    pub fn get_determinize_size_limit(&self) -> Option<usize> {
+        self.determinize_size_limit
+    }
+    /// The NFA cap.
+    pub fn get_nfa_size_limit(&self) -> Option<usize> {
+        self.nfa_size_limit
+    }
+    /// The minimization choice.
+    pub fn get_minimize(&self) -> Minimize {
+        self.minimize
+    }
+}
+
+/// The outcome of walking bytes from a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// Some byte led to a state from which no full match is reachable.
+    Dead,
+    /// Every byte kept the text completable; `is_match` tells whether the text so far
+    /// is a full match.
+    Alive {
+        /// The state reached.
+        state: u32,
+        /// Whether that state is final.
+        is_match: bool,
+    },
+}
+
+/// A byte-level DFA whose live states are exactly the co-accessible ones.
+///
+/// States are numbered `1..state_count()`; 0 is the dead state. Every string that
+/// walks from [`start`](Dfa::start) to a [final](Dfa::is_final) state fully matches
+/// the regex, and every full match does.
+///
+/// ```
+/// use logitmask::{Dfa, Walk};
+/// let dfa = Dfa::new(r"[0-9]{2}/[0-9]{2}")?;
+/// assert!(dfa.is_match(b"12/05"));
+/// assert!(!dfa.is_match(b"12/5"));
+/// let Walk::Alive { state, is_match } = dfa.walk(dfa.start(), b"12/") else { panic!() };
+/// assert!(!is_match);
+/// assert_eq!(dfa.walk(state, b"x"), Walk::Dead);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dfa {
+    /// Byte -> equivalence class.
+    classes: Box<[u8; 256]>,
+    /// Number of classes: the row width of `trans`.
+    stride: usize,
+    /// `trans[s * stride + class]`; row 0 (dead) is all zeros.
+    trans: Vec<u32>,
+    /// `finals[s]`: the text that reached `s` fully matches.
+    finals: Vec<bool>,
+    start: u32,
+}
+
+impl Dfa {
+    /// Compiles `pattern` with the default limits.
+    pub fn new(pattern: &str) -> Result<Dfa> {
+        Dfa::with_config(pattern, &DfaConfig::default())
+    }
+
+    /// Compiles `pattern` with the given limits.
+    ///
+    /// Errors: [`ErrorKind::InvalidRegex`] for a malformed pattern, an unsupported
+    /// feature (e.g. a Unicode word boundary `\b`; use `(?-u:\b)`), or a pattern that
+    /// matches no string; [`ErrorKind::DfaTooLarge`] when a size limit is exceeded.
+    pub fn with_config(pattern: &str, config: &DfaConfig) -> Result<Dfa> {
+        let dense = build_dense(pattern, config)?;
+        let dfa = compact(&dense, pattern)?;
+        let minimize = match config.minimize {
+            Minimize::Never => false,
+            Minimize::Always => true,
+            Minimize::Auto => dfa.state_count() <= AUTO_MINIMIZE_MAX_STATES,
+        };
+        Ok(if minimize { dfa.minimized() } else { dfa })
+    }
+
+    /// The start state.
+    #[inline]
+    pub fn start(&self) -> u32 {
+        self.start
+    }
+
+    /// Number of states including the dead state 0.
+    pub fn state_count(&self) -> usize {
+        self.finals.len()
+    }
+
+    /// Number of byte equivalence classes.
+    pub fn class_count(&self) -> usize {
+        self.stride
+    }
+
+    /// Whether the text that reached `state` fully matches. False for unknown states.
+    #[inline]
+    pub fn is_final(&self, state: u32) -> bool {
+        self.finals.get(state as usize).copied().unwrap_or(false)
+    }
+
+    /// One byte from `state` (which must be `< state_count()`); 0 means dead.
+    #[inline(always)]
+    pub fn step(&self, state: u32, byte: u8) -> u32 {
+        self.trans[state as usize * self.stride + self.classes[byte as usize] as usize]
+    }
+
+    /// Walks `bytes` from `state` (the `walk_fsm` of Outlines). An unknown state walks
+    /// to [`Walk::Dead`].
+    pub fn walk(&self, state: u32, bytes: &[u8]) -> Walk {
+        if state == DEAD || state as usize >= self.state_count() {
+            return Walk::Dead;
+        }
+        let mut s = state;
+        for &b in bytes {
+            s = self.step(s, b);
+            if s == DEAD {
+                return Walk::Dead;
+            }
+        }
+        Walk::Alive { state: s, is_match: self.finals[s as usize] }
+    }
+
+    /// Whether all of `bytes` fully matches the regex.
+    pub fn is_match(&self, bytes: &[u8]) -> bool {
+        matches!(self.walk(self.start, bytes), Walk::Alive { is_match: true, .. })
+    }
+
+    /// Bytes of memory held.
+    pub fn memory_usage(&self) -> usize {
+        256 + self.trans.capacity() * 4 + self.finals.capacity()
+    }
+
+    /// Merges equivalent states (Moore partition refinement over the live states).
+    fn minimized(&self) -> Dfa {
+        let n = self.state_count();
+        // Initial blocks: dead, live non-final, final. Dead differs from every live state
+        // (live states reach a match), so it starts apart.
+        let mut block: Vec<u32> =
+            (0..n).map(|s| if s == 0 { 0 } else if self.finals[s] { 2 } else { 1 }).collect();
+        let mut count = 3;
+        let mut sig: Vec<u32> = Vec::with_capacity(self.stride + 1);
+        loop {
+            let mut ids: HashMap<Vec<u32>, u32> = HashMap::with_capacity(n);
+            let mut next = vec![0u32; n];
+            for s in 0..n {
+                sig.clear();
+                sig.push(block[s]);
+                sig.extend(self.trans[s * self.stride..(s + 1) * self.stride].iter().map(|&t| block[t as usize]));
+                let len = ids.len() as u32;
+                next[s] = *ids.entry(sig.clone()).or_insert(len);
+            }
+            let new_count = ids.len();
+            block = next;
+            if new_count == count {
+                break;
+            }
+            count = new_count;
+        }
+        // Renumber blocks in BFS order from the start, dead stays 0.
+        let mut rep = vec![usize::MAX; count];
+        for s in (0..n).rev() {
+            rep[block[s] as usize] = s;
+        }
+        let dead_block = block[0] as usize;
+        self.renumbered(|s| block[s as usize] as usize, count, |b| rep[b], dead_block)
+    }
+
+    /// Builds a DFA over `count` groups of this one's states (`group_of(state)`), with
+    /// `representative(group)` giving one state of each, renumbered in BFS order from the
+    /// start so that numbering is deterministic.
+    fn renumbered(
+        &self,
+        group_of: impl Fn(u32) -> usize,
+        count: usize,
+        representative: impl Fn(usize) -> usize,
+        dead_group: usize,
+    ) -> Dfa {
+        let mut new_id = vec![u32::MAX; count];
+        new_id[dead_group] = 0;
+        let mut order = vec![dead_group];
+        let start_group = group_of(self.start);
+        new_id[start_group] = 1;
+        order.push(start_group);
+        let mut i = 1;
+        while i < order.len() {
+            let s = representative(order[i]);
+            for c in 0..self.stride {
+                let g = group_of(self.trans[s * self.stride + c]);
+                if new_id[g] == u32::MAX {
+                    new_id[g] = order.len() as u32;
+                    order.push(g);
+                }
+            }
+            i += 1;
+        }
+        let mut trans = vec![0u32; order.len() * self.stride];
+        let mut finals = vec![false; order.len()];
+        for (id, &g) in order.iter().enumerate().skip(1) {
+            let s = representative(g);
+            finals[id] = self.finals[s];
+            for c in 0..self.stride {
+                trans[id * self.stride + c] = new_id[group_of(self.trans[s * self.stride + c])];
+            }
+        }
+        Dfa { classes: self.classes.clone(), stride: self.stride, trans, finals, start: 1 }
+    }
+
+    // --- serialization support (used by the index format) ---
+
+    pub(crate) fn classes(&self) -> &[u8; 256] {
+        &self.classes
+    }
+    pub(crate) fn transitions(&self) -> &[u32] {
+        &self.trans
+    }
+    pub(crate) fn finals(&self) -> &[bool] {
+        &self.finals
+    }
+
+    /// Rebuilds a DFA from its parts, checking every invariant the walk relies on.
+    pub(crate) fn from_parts(
+        classes: [u8; 256],
+        stride: usize,
+        trans: Vec<u32>,
+        finals: Vec<bool>,
+        start: u32,
+    ) -> Result<Dfa, String> {
+        let n = finals.len();
+        if stride == 0 || stride > 256 || classes.iter().any(|&c| c as usize >= stride) {
+            return Err("byte classes out of range".into());
+        }
+        if n < 2 || trans.len() != n * stride {
+            return Err("transition table has the wrong size".into());
+        }
+        if start == 0 || start as usize >= n {
+            return Err("start state out of range".into());
+        }
+        if trans[..stride].iter().any(|&t| t != 0) || finals[0] {
+            return Err("dead state is not dead".into());
+        }
+        if trans.iter().any(|&t| t as usize >= n) {
+            return Err("transition to an unknown state".into());
+        }
+        Ok(Dfa { classes: Box::new(classes), stride, trans, finals, start })
+    }
+}
+
+fn build_dense(pattern: &str, config: &DfaConfig) -> Result<dense::DFA<Vec<u32>>> {
+    dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .match_kind(MatchKind::All)
+                .start_kind(StartKind::Anchored)
+                .byte_classes(true)
+                .accelerate(false)
+                .minimize(false)
+                .dfa_size_limit(config.dfa_size_limit)
+                .determinize_size_limit(config.determinize_size_limit),
+        )
+        .thompson(
+            thompson::Config::new()
+                .nfa_size_limit(config.nfa_size_limit)
+                .which_captures(thompson::WhichCaptures::None),
+        )
+        .build(pattern)
+        .map_err(|e| {
+            if e.is_size_limit_exceeded() {
+                Error::with_source(
+                    ErrorKind::DfaTooLarge,
+                    format!(
+                        "the DFA for regex {} exceeds a size limit (dfa_size_limit {}, determinize_size_limit {}, nfa_size_limit {}): {e}",
+                        quote(pattern),
+                        limit(config.dfa_size_limit),
+                        limit(config.determinize_size_limit),
+                        limit(config.nfa_size_limit),
+                    ),
+                    e,
+                )
+            } else {
+                Error::with_source(
+                    ErrorKind::InvalidRegex,
+                    format!("invalid regex {}: {}", quote(pattern), flatten(&e)),
+                    e,
+                )
+            }
+        })
+}
+
+/// Keeps the reachable, co-accessible states of `dense` and renumbers them.
+fn compact(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<Dfa> {
+    let classes_ra = dense.byte_classes();
+    let mut classes = Box::new([0u8; 256]);
+    let mut stride = 0usize;
+    for b in 0..=255u8 {
+        let c = classes_ra.get(b);
+        classes[b as usize] = c;
+        stride = stride.max(c as usize + 1);
+    }
+    let mut reps = vec![0u8; stride];
+    for b in (0..=255u8).rev() {
+        reps[classes[b as usize] as usize] = b;
+    }
+    let start = dense
+        .start_state(&start::Config::new().anchored(Anchored::Yes))
+        .map_err(|e| Error::new(ErrorKind::InvalidRegex, format!("regex {}: {e}", quote(pattern))))?;
+
+    // Forward BFS over all reachable states; dead and quit states are not expanded.
+    let shift = dense.stride2();
+    let mut index_of: Vec<u32> = Vec::new(); // dense state index -> BFS index + 1 (0 = unseen)
+    let mut sids = Vec::new();
+    let mut edges: Vec<u32> = Vec::new(); // BFS index * stride + class -> BFS index, u32::MAX = dead
+    let mut finals: Vec<bool> = Vec::new();
+    let mut seen = |sid: regex_automata::util::primitives::StateID, sids: &mut Vec<_>| -> u32 {
+        let k = sid.as_usize() >> shift;
+        if k >= index_of.len() {
+            index_of.resize(k + 1, 0);
+        }
+        if index_of[k] == 0 {
+            sids.push(sid);
+            index_of[k] = sids.len() as u32;
+        }
+        index_of[k] - 1
+    };
+    seen(start, &mut sids); // the start is BFS index 0
+    let mut i = 0;
+    while i < sids.len() {
+        let sid = sids[i];
+        finals.push(dense.is_match_state(dense.next_eoi_state(sid)));
+        for &rep in &reps {
+            let t = dense.next_state(sid, rep);
+            edges.push(if dense.is_dead_state(t) || dense.is_quit_state(t) { u32::MAX } else { seen(t, &mut sids) });
+        }
+        i += 1;
+    }
+    let n = sids.len();
+
+    // Backward reachability from the final states over reversed edges (CSR layout).
+    let mut in_count = vec![0u32; n + 1];
+    for &t in &edges {
+        if t != u32::MAX {
+            in_count[t as usize + 1] += 1;
+        }
+    }
+    for k in 0..n {
+        in_count[k + 1] += in_count[k];
+    }
+    let mut fill = in_count.clone();
+    let mut preds = vec![0u32; edges.len()];
+    for (e, &t) in edges.iter().enumerate() {
+        if t != u32::MAX {
+            preds[fill[t as usize] as usize] = (e / stride) as u32;
+            fill[t as usize] += 1;
+        }
+    }
+    let mut live = finals.clone();
+    let mut queue: Vec<u32> = (0..n as u32).filter(|&s| finals[s as usize]).collect();
+    while let Some(s) = queue.pop() {
+        for &p in &preds[in_count[s as usize] as usize..in_count[s as usize + 1] as usize] {
+            if !live[p as usize] {
+                live[p as usize] = true;
+                queue.push(p);
+            }
+        }
+    }
+    if !live[0] {
+        return Err(Error::new(ErrorKind::InvalidRegex, format!("regex {} matches no string", quote(pattern))));
+    }
+
+    // Renumber the live states (all reachable, since BFS started at the start) from 1.
+    let whole = Dfa {
+        classes,
+        stride,
+        trans: std::iter::repeat(0)
+            .take(stride)
+            .chain(edges.iter().map(|&t| if t != u32::MAX && live[t as usize] { t + 1 } else { 0 }))
+            .collect(),
+        finals: std::iter::once(false).chain(finals.iter().copied()).collect(),
+        start: 1,
+    };
+    // Group = old id for live states; every dead state folds into group 0.
+    let groups: Vec<usize> =
+        std::iter::once(0).chain((0..n).map(|k| if live[k] { k + 1 } else { 0 })).collect();
+    Ok(whole.renumbered(|s| groups[s as usize], n + 1, |g| g, 0))
+}
+
+fn limit(l: Option<usize>) -> String {
+    l.map_or_else(|| "none".to_string(), |b| format!("{b} bytes"))
+}
+
+/// The pattern for an error message, shortened so that a huge pattern does not make a
+/// huge message.
+pub(crate) fn quote(pattern: &str) -> String {
+    const MAX: usize = 200;
+    if pattern.len() <= MAX {
+        return format!("{pattern:?}");
+    }
+    let mut end = MAX;
+    while !pattern.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}... ({} bytes)", &pattern[..end], pattern.len())
+}
+
+/// regex-automata nests the syntax error inside the build error; show both on one line.
+fn flatten(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(inner) = cur {
+        s.push_str(": ");
+        s.push_str(&inner.to_string().replace('\n', " "));
+        cur = inner.source();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_match_over_bytes_and_unicode() {
+        let d = Dfa::new(r"\d+").unwrap();
+        assert!(d.is_match("١٢".as_bytes())); // Arabic-Indic digits are \d
+        assert!(d.is_match(b"42"));
+        assert!(!d.is_match(b""));
+        assert!(!d.is_match(b"4a"));
+        // Half a character is alive, not a match.
+        let two = "٢".as_bytes();
+        assert!(matches!(d.walk(d.start(), &two[..1]), Walk::Alive { is_match: false, .. }));
+    }
+
+    #[test]
+    fn all_alternatives_survive() {
+        // Leftmost-first would drop the longer alternatives after "12/05/20".
+        let d = Dfa::new(r"([0-9]{2}/){2}([0-9][0-9]|20[0-9][0-9])").unwrap();
+        assert!(d.is_match(b"12/05/2023"));
+        assert!(d.is_match(b"12/05/23"));
+    }
+
+    #[test]
+    fn dead_ends_are_dead() {
+        // "ac" and "xa" can never complete: an empty class, an end anchor mid-pattern.
+        let d = Dfa::new(r"ab|ac[a&&b]|xa$b|xy").unwrap();
+        assert!(matches!(d.walk(d.start(), b"a"), Walk::Alive { .. }));
+        assert_eq!(d.walk(d.start(), b"ac"), Walk::Dead);
+        assert!(matches!(d.walk(d.start(), b"x"), Walk::Alive { .. }));
+        assert_eq!(d.walk(d.start(), b"xa"), Walk::Dead);
+        assert!(d.is_match(b"xy") && d.is_match(b"ab"));
+    }
+
+    #[test]
+    fn errors_name_the_problem() {
+        let e = Dfa::new("(ab").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidRegex);
+        assert!(e.message().contains("(ab"), "{e}");
+        let e = Dfa::new(r"\bfoo").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidRegex);
+        let e = Dfa::new(r"[a&&b]").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidRegex);
+        assert!(e.message().contains("matches no string"), "{e}");
+        let e = Dfa::with_config(r"\w{50}", &DfaConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
+        assert!(e.message().contains("1000 bytes"), "{e}");
+    }
+
+    #[test]
+    fn minimization_keeps_the_language() {
+        let p = r"(a|b)*abb|x[0-9]{1,3}";
+        let big = Dfa::with_config(p, &DfaConfig::new().minimize(Minimize::Never)).unwrap();
+        let small = Dfa::with_config(p, &DfaConfig::new().minimize(Minimize::Always)).unwrap();
+        assert!(small.state_count() <= big.state_count());
+        for s in ["abb", "aabb", "babb", "x1", "x123", "x1234", "ab", ""] {
+            assert_eq!(big.is_match(s.as_bytes()), small.is_match(s.as_bytes()), "{s}");
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! The versioned binary form of an [`Index`].
+//!
+//! ```text
+//! "LOGITMSK"  magic                     u32  format version (1)
+//! u64  vocabulary fingerprint           u32  vocabulary size
+//! u32  pattern length, pattern bytes
+//! u32  class count (stride)  u32 state count  u32 start state
+//! [u8; 256] byte classes
+//! u8   transition width (2 or 4)  then state count * stride transitions
+//! bitset of final states          u8 has-pruning flag (+ bitset of accepted end states)
+//! u32  distinct rows; each: u8 form (0 ids, 1 bitset), u32 length,
+//!      ids as LEB128 deltas | bitset words as u32
+//! u32  states with rows; each: u32 state, u32 row
+//! u64  FNV-1a checksum of everything before it
+//! ```
+//!
+//! The compact DFA itself is stored (not the pattern recompiled), so loading costs a
+//! copy and a validation pass, and does not depend on regex-automata's numbering.
+//! Everything read is checked: sizes against the bytes left before allocating, ids
+//! against the vocabulary, transitions against the state count; any failure is a
+//! [`ErrorKind::CorruptIndex`] error, never a panic.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::token_set::{mask_words, Repr};
+use super::{Index, StateId, TokenSet};
+use crate::dfa::Dfa;
+use crate::error::{Error, ErrorKind, Result};
+use crate::vocabulary::{Fnv64, Vocabulary};
+
+const MAGIC: &[u8; 8] = b"LOGITMSK";
+const VERSION: u32 = 1;
+
+impl Index {
+    /// Serializes the index. A lazy index first computes the rows of every state
+    /// reachable through tokens (so this can fail with [`ErrorKind::TooManyStates`]).
+    ///
+    /// ```
+    /// use logitmask::{Index, Vocabulary};
+    /// use std::sync::Arc;
+    /// let vocab = Arc::new(Vocabulary::new([Some("a"), Some("b"), None], &[2])?);
+    /// let index = Index::new("a+b", &vocab)?;
+    /// let bytes = index.to_bytes()?;
+    /// let loaded = Index::from_bytes(&bytes, &vocab)?;
+    /// assert_eq!(loaded.state_count(), index.state_count());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.complete()?;
+        let mut w = Writer(Vec::new());
+        w.0.extend_from_slice(MAGIC);
+        w.u32(VERSION);
+        w.u64(self.vocab.fingerprint());
+        w.u32(self.vocab.size() as u32);
+        w.u32(self.pattern.len() as u32);
+        w.0.extend_from_slice(self.pattern.as_bytes());
+
+        let dfa = &self.dfa;
+        w.u32(dfa.class_count() as u32);
+        w.u32(dfa.state_count() as u32);
+        w.u32(dfa.start());
+        w.0.extend_from_slice(dfa.classes());
+        let narrow = dfa.state_count() <= 1 << 16;
+        w.u8(if narrow { 2 } else { 4 });
+        for &t in dfa.transitions() {
+            if narrow {
+                w.0.extend_from_slice(&(t as u16).to_le_bytes());
+            } else {
+                w.u32(t);
+            }
+        }
+        w.bits(dfa.finals());
+        match &self.end_ok {
+            Some(ok) => {
+                w.u8(1);
+                w.bits(ok);
+            }
+            None => w.u8(0),
+        }
+
+        // Distinct rows in first-use order, then (state, row) pairs.
+        let mut row_ids: HashMap<*const TokenSet, u32> = HashMap::new();
+        let mut rows: Vec<&Arc<TokenSet>> = Vec::new();
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for (s, cell) in self.rows.iter().enumerate() {
+            if let Some(row) = cell.get() {
+                let id = *row_ids.entry(Arc::as_ptr(row)).or_insert_with(|| {
+                    rows.push(row);
+                    rows.len() as u32 - 1
+                });
+                pairs.push((s as u32, id));
+            }
+        }
+        w.u32(rows.len() as u32);
+        for row in rows {
+            match row.repr() {
+                Repr::Ids(ids) => {
+                    w.u8(0);
+                    w.u32(ids.len() as u32);
+                    let mut prev = 0u32;
+                    for &id in ids.iter() {
+                        w.leb(id - prev);
+                        prev = id;
+                    }
+                }
+                Repr::Bits(bits) => {
+                    w.u8(1);
+                    w.u32(bits.len() as u32);
+                    for &word in bits.iter() {
+                        w.u32(word);
+                    }
+                }
+            }
+        }
+        w.u32(pairs.len() as u32);
+        for (s, r) in pairs {
+            w.u32(s);
+            w.u32(r);
+        }
+        let mut h = Fnv64::new();
+        h.write(&w.0);
+        w.u64(h.finish());
+        Ok(w.0)
+    }
+
+    /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.
+    ///
+    /// Errors: [`ErrorKind::CorruptIndex`] for truncated, corrupt or foreign bytes and
+    /// unknown format versions; [`ErrorKind::VocabularyMismatch`] when the bytes were
+    /// built for another vocabulary.
+    pub fn from_bytes(bytes: &[u8], vocab: &Arc<Vocabulary>) -> Result<Index> {
+        if bytes.len() < MAGIC.len() + 4 + 8 || &bytes[..8] != MAGIC {
+            return Err(corrupt("not a logitmask index (missing the LOGITMSK header)"));
+        }
+        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+        if version != VERSION {
+            return Err(corrupt(&format!("index format version {version} is not supported (this build reads {VERSION})")));
+        }
+        let (body, tail) = bytes.split_at(bytes.len() - 8);
+        let mut h = Fnv64::new();
+        h.write(body);
+        if h.finish() != u64::from_le_bytes(tail.try_into().unwrap()) {
+            return Err(corrupt("checksum mismatch: the index bytes are corrupt or truncated"));
+        }
+        let mut r = Reader { bytes: body, pos: 12 };
+        let fingerprint = r.u64()?;
+        let vocab_size = r.u32()? as usize;
+        if fingerprint != vocab.fingerprint() || vocab_size != vocab.size() {
+            return Err(Error::new(
+                ErrorKind::VocabularyMismatch,
+                format!(
+                    "the index was built for another vocabulary (size {vocab_size}, fingerprint {fingerprint:016x}); this one has size {} and fingerprint {:016x}",
+                    vocab.size(),
+                    vocab.fingerprint()
+                ),
+            ));
+        }
+        let pattern_len = r.u32()? as usize;
+        let pattern = String::from_utf8(r.take(pattern_len)?.to_vec()).map_err(|_| corrupt("the pattern is not UTF-8"))?;
+
+        let stride = r.u32()? as usize;
+        let n = r.u32()? as usize;
+        let start = r.u32()?;
+        let classes: [u8; 256] = r.take(256)?.try_into().unwrap();
+        let width = r.u8()? as usize;
+        if width != 2 && width != 4 {
+            return Err(corrupt("bad transition width"));
+        }
+        let count = n.checked_mul(stride).ok_or_else(|| corrupt("transition table too large"))?;
+        let raw = r.take(count.checked_mul(width).ok_or_else(|| corrupt("transition table too large"))?)?;
+        let trans: Vec<u32> = if width == 2 {
+            raw.chunks_exact(2).map(|c| u32::from(u16::from_le_bytes([c[0], c[1]]))).collect()
+        } else {
+            raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+        };
+        let finals = r.bits(n)?;
+        let dfa = Dfa::from_parts(classes, stride, trans, finals, start).map_err(|e| corrupt(&e))?;
+        let end_ok = match r.u8()? {
+            0 => None,
+            1 => Some(r.bits(n)?),
+            _ => return Err(corrupt("bad pruning flag")),
+        };
+
+        let row_count = r.u32()? as usize;
+        r.ensure(row_count.saturating_mul(5))?;
+        let words = mask_words(vocab_size);
+        let mut rows = Vec::with_capacity(row_count);
+        for _ in 0..row_count {
+            let form = r.u8()?;
+            let len = r.u32()? as usize;
+            let repr = match form {
+                0 => {
+                    r.ensure(len)?; // at least one byte per id
+                    let mut ids = Vec::with_capacity(len);
+                    let mut prev = 0u32;
+                    for k in 0..len {
+                        let delta = r.leb()?;
+                        if k > 0 && delta == 0 {
+                            return Err(corrupt("repeated id in a row"));
+                        }
+                        prev = prev.checked_add(delta).ok_or_else(|| corrupt("id overflow in a row"))?;
+                        ids.push(prev);
+                    }
+                    Repr::Ids(ids.into_boxed_slice())
+                }
+                1 => {
+                    if len != words {
+                        return Err(corrupt("bitset row has the wrong length"));
+                    }
+                    let raw = r.take(len.checked_mul(4).ok_or_else(|| corrupt("row too large"))?)?;
+                    Repr::Bits(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+                }
+                _ => return Err(corrupt("bad row form")),
+            };
+            rows.push(Arc::new(TokenSet::from_repr(repr, vocab_size).map_err(|e| corrupt(&e))?));
+        }
+
+        let mut index = Index::from_parts(vocab.clone(), pattern, dfa, end_ok, false, usize::MAX);
+        let pair_count = r.u32()? as usize;
+        r.ensure(pair_count.saturating_mul(8))?;
+        for _ in 0..pair_count {
+            let s = r.u32()? as usize;
+            let row = r.u32()? as usize;
+            if s == 0 || s >= n || row >= rows.len() {
+                return Err(corrupt("state or row number out of range"));
+            }
+            if index.rows[s].set(rows[row].clone()).is_err() {
+                return Err(corrupt("a state has two rows"));
+            }
+        }
+        if r.pos != body.len() {
+            return Err(corrupt("trailing bytes after the index"));
+        }
+        if index.rows[start as usize].get().is_none() {
+            return Err(corrupt("the start state has no row"));
+        }
+        index.computed = pair_count.into();
+        index.max_states = pair_count;
+        index.distinct = std::sync::Mutex::new(rows.into_iter().collect());
+        Ok(index)
+    }
+
+    /// Computes the row of every state reachable through tokens (a no-op when eager).
+    pub(crate) fn complete(&self) -> Result<()> {
+        if !self.lazy {
+            return Ok(());
+        }
+        let n = self.dfa.state_count();
+        let mut seen = vec![false; n];
+        let start = self.dfa.start();
+        seen[start as usize] = true;
+        let mut queue = std::collections::VecDeque::from([start]);
+        let mut scratch = super::build::Scratch::default();
+        while let Some(s) = queue.pop_front() {
+            let (ids, next) = super::build::walk_state(self, s, &mut scratch, true);
+            if self.rows[s as usize].get().is_none() {
+                if self.state_count() >= self.max_states {
+                    return Err(super::too_many_states(self.max_states, &self.pattern));
+                }
+                self.store_row(s, super::build::finish_row(self, s, ids))?;
+            }
+            for t in next {
+                if !seen[t as usize] {
+                    seen[t as usize] = true;
+                    queue.push_back(t);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The states whose rows exist, ascending.
+    pub fn states(&self) -> Vec<StateId> {
+        (0..self.rows.len() as u32).filter(|&s| self.rows[s as usize].get().is_some()).map(StateId).collect()
+    }
+}
+
+fn corrupt(what: &str) -> Error {
+    Error::new(ErrorKind::CorruptIndex, format!("cannot load index: {what}"))
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn leb(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.0.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+    fn bits(&mut self, flags: &[bool]) {
+        for chunk in flags.chunks(8) {
+            self.0.push(chunk.iter().enumerate().fold(0u8, |b, (i, &f)| b | (u8::from(f) << i)));
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn ensure(&self, n: usize) -> Result<()> {
+        if self.bytes.len() - self.pos < n {
+            Err(corrupt(&format!("truncated: {n} more bytes needed at offset {}", self.pos)))
+        } else {
+            Ok(())
+        }
+    }
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        self.ensure(n)?;
+        let s = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+    fn leb(&mut self) -> Result<u32> {
+        let mut v = 0u32;
+        for shift in (0..35).step_by(7) {
+            let b = self.u8()?;
+            let part = u32::from(b & 0x7f);
+            if shift == 28 && part > 0x0f {
+                return Err(corrupt("varint overflow"));
+            }
+            v |= part << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(corrupt("varint too long"))
+    }
+    fn bits(&mut self, n: usize) -> Result<Vec<bool>> {
+        let raw = self.take(n.div_ceil(8))?;
+        Ok((0..n).map(|i| raw[i / 8] >> (i % 8) & 1 == 1).collect())
+    }
+}

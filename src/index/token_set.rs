@@ -1,0 +1,264 @@
+//! A set of token ids, stored as a bitset when dense and as sorted ids when sparse.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The tokens allowed in one state (EOS ids included where the text so far matches).
+///
+/// Stored as a bitset of `ceil(vocab_size / 32)` words when at least one id in 32 is
+/// present (then the bitset is also the smaller form), else as sorted ids. The form is a
+/// function of the contents, so equal sets compare equal and identical rows are shared.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct TokenSet {
+    repr: Repr,
+    len: u32,
+    vocab_size: u32,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) enum Repr {
+    /// Bit `id & 31` of word `id >> 5`.
+    Bits(Box<[u32]>),
+    /// Ascending, no duplicates.
+    Ids(Box<[u32]>),
+}
+
+impl std::fmt::Debug for TokenSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let head: Vec<u32> = self.iter().take(16).collect();
+        write!(f, "TokenSet(len {}, {:?}{})", self.len, head, if self.len > 16 { ", ..." } else { "" })
+    }
+}
+
+/// Number of u32 words of a mask for `vocab_size` ids.
+#[inline]
+pub fn mask_words(vocab_size: usize) -> usize {
+    vocab_size.div_ceil(32)
+}
+
+impl TokenSet {
+    /// Builds a set from ids in any order (duplicates allowed); every id must be
+    /// `< vocab_size`.
+    pub(crate) fn from_ids(mut ids: Vec<u32>, vocab_size: usize) -> TokenSet {
+        debug_assert!(ids.iter().all(|&i| (i as usize) < vocab_size));
+        let words = mask_words(vocab_size);
+        if ids.len() >= words {
+            let mut bits = vec![0u32; words].into_boxed_slice();
+            for &id in &ids {
+                bits[(id >> 5) as usize] |= 1 << (id & 31);
+            }
+            let len: u32 = bits.iter().map(|w| w.count_ones()).sum();
+            if len as usize >= words {
+                return TokenSet { repr: Repr::Bits(bits), len, vocab_size: vocab_size as u32 };
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        TokenSet { len: ids.len() as u32, repr: Repr::Ids(ids.into_boxed_slice()), vocab_size: vocab_size as u32 }
+    }
+
+    /// Rebuilds a set from its stored form, checking that it is canonical.
+    pub(crate) fn from_repr(repr: Repr, vocab_size: usize) -> Result<TokenSet, String> {
+        let words = mask_words(vocab_size);
+        let len = match &repr {
+            Repr::Bits(bits) => {
+                if bits.len() != words {
+                    return Err("bitset row has the wrong length".into());
+                }
+                if vocab_size % 32 != 0 && bits[words - 1] >> (vocab_size % 32) != 0 {
+                    return Err("bitset row has ids beyond the vocabulary".into());
+                }
+                let len: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+                if len < words {
+                    return Err("sparse row stored as a bitset".into());
+                }
+                len
+            }
+            Repr::Ids(ids) => {
+                if ids.len() >= words.max(1) {
+                    return Err("dense row stored as ids".into());
+                }
+                if ids.windows(2).any(|w| w[0] >= w[1]) || ids.last().is_some_and(|&l| l as usize >= vocab_size) {
+                    return Err("id row is not ascending or has ids beyond the vocabulary".into());
+                }
+                ids.len()
+            }
+        };
+        Ok(TokenSet { repr, len: len as u32, vocab_size: vocab_size as u32 })
+    }
+
+    pub(crate) fn repr(&self) -> &Repr {
+        &self.repr
+    }
+
+    /// Number of ids in the set.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `id` is in the set.
+    pub fn contains(&self, id: u32) -> bool {
+        match &self.repr {
+            Repr::Bits(bits) => bits.get((id >> 5) as usize).is_some_and(|w| w >> (id & 31) & 1 == 1),
+            Repr::Ids(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
+
+    /// The ids, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let (bits, ids): (&[u32], &[u32]) = match &self.repr {
+            Repr::Bits(b) => (b, &[]),
+            Repr::Ids(i) => (&[], i),
+        };
+        let from_bits = bits.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            std::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let bit = w.trailing_zeros();
+                w &= w - 1;
+                Some(((i as u32) << 5) | bit)
+            })
+        });
+        from_bits.chain(ids.iter().copied())
+    }
+
+    /// The ids, ascending, in a new vector.
+    pub fn to_vec(&self) -> Vec<u32> {
+        self.iter().collect()
+    }
+
+    /// Writes the set as a bitmask: bit `id & 31` of word `id >> 5` is set iff `id` is in
+    /// the set; words past the vocabulary are cleared. `mask` needs at least
+    /// `ceil(vocab_size / 32)` words.
+    pub fn fill_mask(&self, mask: &mut [u32]) -> Result<()> {
+        let words = mask_words(self.vocab_size as usize);
+        if mask.len() < words {
+            return Err(too_small("mask", mask.len(), words, "u32 words"));
+        }
+        match &self.repr {
+            Repr::Bits(bits) => {
+                mask[..words].copy_from_slice(bits);
+                mask[words..].fill(0);
+            }
+            Repr::Ids(ids) => {
+                mask.fill(0);
+                for &id in ids.iter() {
+                    mask[(id >> 5) as usize] |= 1 << (id & 31);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets every logit whose id is not in the set (and any padding past the
+    /// vocabulary) to negative infinity, in place. `logits` needs at least `vocab_size`
+    /// entries.
+    pub fn mask_logits(&self, logits: &mut [f32]) -> Result<()> {
+        let n = self.vocab_size as usize;
+        if logits.len() < n {
+            return Err(too_small("logits", logits.len(), n, "entries"));
+        }
+        match &self.repr {
+            Repr::Bits(bits) => mask_with_bits(bits, logits),
+            Repr::Ids(ids) => {
+                let mut next = 0usize;
+                for &id in ids.iter() {
+                    logits[next..id as usize].fill(f32::NEG_INFINITY);
+                    next = id as usize + 1;
+                }
+                logits[next..].fill(f32::NEG_INFINITY);
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes of memory held.
+    pub fn memory_usage(&self) -> usize {
+        std::mem::size_of::<TokenSet>()
+            + match &self.repr {
+                Repr::Bits(b) | Repr::Ids(b) => b.len() * 4,
+            }
+    }
+}
+
+#[inline(never)]
+fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
+    let mut chunks = logits.chunks_mut(32);
+    for (&w, chunk) in bits.iter().zip(&mut chunks) {
+        if w == u32::MAX {
+            continue;
+        }
+        if w == 0 {
+            chunk.fill(f32::NEG_INFINITY);
+            continue;
+        }
+        for (j, x) in chunk.iter_mut().enumerate() {
+            if w >> j & 1 == 0 {
+                *x = f32::NEG_INFINITY;
+            }
+        }
+    }
+    for chunk in chunks {
+        chunk.fill(f32::NEG_INFINITY);
+    }
+}
+
+fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {
+    Error::new(ErrorKind::BufferTooSmall, format!("{what} has {got} {unit}; the vocabulary needs at least {need}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_are_canonical_and_equal_sets_compare_equal() {
+        let sparse = TokenSet::from_ids(vec![5, 3, 3], 1000);
+        assert!(matches!(sparse.repr, Repr::Ids(_)));
+        assert_eq!(sparse.to_vec(), [3, 5]);
+        let dense = TokenSet::from_ids((0..100).rev().collect(), 1000);
+        assert!(matches!(dense.repr, Repr::Bits(_)));
+        assert_eq!(dense, TokenSet::from_ids((0..100).collect(), 1000));
+        assert_eq!(dense.len(), 100);
+        assert!(dense.contains(99) && !dense.contains(100) && !dense.contains(5000));
+    }
+
+    #[test]
+    fn masks_and_logits_for_both_forms() {
+        for ids in [vec![1u32, 40, 69], (0..70).filter(|i| i % 3 == 0).collect()] {
+            let set = TokenSet::from_ids(ids.clone(), 70);
+            let mut mask = vec![u32::MAX; 4];
+            set.fill_mask(&mut mask).unwrap();
+            for id in 0..128u32 {
+                assert_eq!(mask[(id >> 5) as usize] >> (id & 31) & 1 == 1, ids.contains(&id), "{id}");
+            }
+            let mut logits = vec![1.0f32; 75]; // padded past the vocabulary
+            set.mask_logits(&mut logits).unwrap();
+            for (id, &x) in logits.iter().enumerate() {
+                assert_eq!(x == 1.0, ids.contains(&(id as u32)), "{id}");
+            }
+            let e = set.fill_mask(&mut [0; 2]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::BufferTooSmall);
+            let e = set.mask_logits(&mut [0.0; 69]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::BufferTooSmall);
+            assert!(e.message().contains("69"), "{e}");
+        }
+    }
+
+    #[test]
+    fn from_repr_rejects_non_canonical_forms() {
+        assert!(TokenSet::from_repr(Repr::Ids(vec![3, 2].into()), 1000).is_err());
+        assert!(TokenSet::from_repr(Repr::Ids(vec![2000].into()), 1000).is_err());
+        let mut one = vec![0u32; 32];
+        one[0] = 1;
+        assert!(TokenSet::from_repr(Repr::Bits(one.into()), 1000).is_err());
+        assert!(TokenSet::from_repr(Repr::Bits(vec![u32::MAX; 2].into()), 40).is_err());
+        assert!(TokenSet::from_repr(Repr::Ids(vec![1, 2].into()), 1000).is_ok());
+    }
+}

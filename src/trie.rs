@@ -1,0 +1,231 @@
+//! A flat token trie in depth-first order, walked from a DFA state with subtree pruning.
+//!
+//! Layout (one `Node` of 12 bytes per distinct token prefix, root at index 0):
+//!
+//! ```text
+//! tokens: "a"(0) "ab"(1) "b"(2) "ab"(3)      nodes (DFS order):
+//!                                             0 root           end=4
+//!        root                                 1 'a' depth 1    end=3  ids [0]
+//!        /  \                                 2 'b' depth 2    end=3  ids [1, 3]
+//!      'a'  'b'                               3 'b' depth 1    end=4  ids [2]
+//!       |
+//!      'b'
+//! ```
+//!
+//! The walk visits nodes in array order, keeping the automaton state reached at each
+//! depth in a small stack. When a byte leads to the dead state the whole subtree is
+//! skipped by jumping to `subtree_end`, so the cost is the number of nodes whose prefix
+//! is still alive, not vocabulary size x token length. Token ids that end at a node sit
+//! in one array, grouped by node, so a node's ids are `ids[tok_start[n]..tok_start[n+1]]`.
+//!
+//! The trie knows nothing about automata: the walk takes a step function.
+
+use crate::vocabulary::Vocabulary;
+
+/// The state number a step function returns for "dead: no continuation can match".
+pub(crate) const DEAD: u32 = 0;
+
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+struct Node {
+    /// `byte | depth << 8`; depth is at most 65,535 (token length is capped there).
+    byte_depth: u32,
+    /// Index of the first node after this node's subtree.
+    subtree_end: u32,
+    /// Index into `ids` of the first token ending at this node.
+    tok_start: u32,
+}
+
+impl Node {
+    #[inline(always)]
+    fn byte(self) -> u8 {
+        self.byte_depth as u8
+    }
+    #[inline(always)]
+    fn depth(self) -> usize {
+        (self.byte_depth >> 8) as usize
+    }
+}
+
+/// The token trie of a vocabulary's text tokens (EOS, empty and absent ids excluded).
+pub(crate) struct TokenTrie {
+    /// Nodes in DFS order plus one sentinel whose `tok_start` closes the last group.
+    nodes: Vec<Node>,
+    ids: Vec<u32>,
+    max_depth: usize,
+}
+
+impl TokenTrie {
+    pub(crate) fn new(vocab: &Vocabulary) -> TokenTrie {
+        let mut order: Vec<(u32, &[u8])> =
+            (0..vocab.size() as u32).filter_map(|id| vocab.text_bytes(id).map(|b| (id, b))).collect();
+        // Sorted bytes are exactly DFS pre-order; ties keep ascending ids.
+        order.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
+
+        let mut nodes = vec![Node { byte_depth: 0, subtree_end: 0, tok_start: 0 }];
+        let mut ids = Vec::with_capacity(order.len());
+        // path[d] = node index at depth d of the current token.
+        let mut path: Vec<u32> = vec![0];
+        let mut prev: &[u8] = &[];
+        let mut max_depth = 0;
+        for &(id, bytes) in &order {
+            let lcp = prev.iter().zip(bytes).take_while(|(a, b)| a == b).count();
+            while path.len() > lcp + 1 {
+                let n = path.pop().unwrap() as usize;
+                nodes[n].subtree_end = nodes.len() as u32;
+            }
+            for (d, &b) in bytes.iter().enumerate().skip(lcp) {
+                path.push(nodes.len() as u32);
+                nodes.push(Node {
+                    byte_depth: u32::from(b) | ((d as u32 + 1) << 8),
+                    subtree_end: 0,
+                    tok_start: ids.len() as u32,
+                });
+            }
+            ids.push(id);
+            max_depth = max_depth.max(bytes.len());
+            prev = bytes;
+        }
+        let end = nodes.len() as u32;
+        for &n in &path {
+            nodes[n as usize].subtree_end = end;
+        }
+        nodes.push(Node { byte_depth: 0, subtree_end: end + 1, tok_start: ids.len() as u32 });
+        let trie = TokenTrie { nodes, ids, max_depth };
+        debug_assert!(trie.validate().is_ok());
+        trie
+    }
+
+    /// Number of nodes, root included (sentinel excluded).
+    pub(crate) fn node_count(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    #[cfg(test)]
+    pub(crate) fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>() + self.ids.capacity() * 4
+    }
+
+    /// Walks every token from `start`, calling `emit(token_id, end_state)` for each
+    /// token whose every byte keeps the automaton alive (`step` never returned [`DEAD`])
+    /// and whose end state passes `accept_end`. Returns the number of nodes visited.
+    ///
+    /// `stack` is scratch space reused across calls.
+    #[inline(never)]
+    pub(crate) fn walk(
+        &self,
+        start: u32,
+        step: impl Fn(u32, u8) -> u32,
+        accept_end: impl Fn(u32) -> bool,
+        stack: &mut Vec<u32>,
+        mut emit: impl FnMut(u32, u32),
+    ) -> usize {
+        stack.clear();
+        stack.resize(self.max_depth + 1, DEAD);
+        stack[0] = start;
+        let nodes = &self.nodes[..];
+        let last = nodes.len() - 1; // the sentinel
+        let mut visited = 0;
+        let mut i = 1;
+        while i < last {
+            let node = nodes[i];
+            let depth = node.depth();
+            debug_assert!(depth >= 1 && depth <= self.max_depth);
+            let s = step(stack[depth - 1], node.byte());
+            visited += 1;
+            if s == DEAD {
+                i = node.subtree_end as usize;
+                continue;
+            }
+            stack[depth] = s;
+            let (a, b) = (node.tok_start as usize, nodes[i + 1].tok_start as usize);
+            if a != b && accept_end(s) {
+                for &id in &self.ids[a..b] {
+                    emit(id, s);
+                }
+            }
+            i += 1;
+        }
+        visited
+    }
+
+    /// Checks the structural invariants (used by debug builds and tests).
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        let n = self.nodes.len() - 1;
+        for i in 1..n {
+            let node = self.nodes[i];
+            let end = node.subtree_end as usize;
+            if end <= i || end > n {
+                return Err(format!("node {i}: subtree_end {end} outside ({i}, {n}]"));
+            }
+            // Children are exactly one level deeper; the node after the subtree is not deeper.
+            if i + 1 < end && self.nodes[i + 1].depth() != node.depth() + 1 {
+                return Err(format!("node {i}: first child has depth {}", self.nodes[i + 1].depth()));
+            }
+            if end < n && self.nodes[end].depth() > node.depth() {
+                return Err(format!("node {i}: node after subtree is deeper"));
+            }
+            if self.nodes[i + 1].tok_start < node.tok_start {
+                return Err(format!("node {i}: token groups out of order"));
+            }
+        }
+        if self.nodes[n].tok_start as usize != self.ids.len() {
+            return Err("sentinel does not close the token groups".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vocab(tokens: &[&str]) -> Vocabulary {
+        Vocabulary::new(tokens.iter().map(Some), &[]).unwrap()
+    }
+
+    #[test]
+    fn layout_matches_the_drawing() {
+        let v = vocab(&["a", "ab", "b", "ab"]);
+        let t = TokenTrie::new(&v);
+        t.validate().unwrap();
+        assert_eq!(t.node_count(), 4);
+        let ends: Vec<u32> = t.nodes[1..4].iter().map(|n| n.subtree_end).collect();
+        assert_eq!(ends, [3, 3, 4]);
+        assert_eq!(t.ids, [0, 1, 3, 2]);
+        assert_eq!(t.max_depth(), 2);
+    }
+
+    #[test]
+    fn walk_prunes_dead_subtrees() {
+        // Automaton over {a, b}: state 1 accepts 'a' -> 2, state 2 accepts 'b' -> 3.
+        let v = vocab(&["a", "ab", "b", "abb", "ba"]);
+        let t = TokenTrie::new(&v);
+        let step = |s: u32, b: u8| match (s, b) {
+            (1, b'a') => 2,
+            (2, b'b') => 3,
+            _ => DEAD,
+        };
+        let mut got = vec![];
+        let visited = t.walk(1, step, |_| true, &mut vec![], |id, s| got.push((id, s)));
+        assert_eq!(got, [(0, 2), (1, 3)]);
+        // Visits 'a', 'ab', 'abb' (dead), 'b' (dead; its child 'ba' is skipped).
+        assert_eq!(visited, 4);
+        let mut got = vec![];
+        t.walk(1, step, |s| s == 3, &mut vec![], |id, s| got.push((id, s)));
+        assert_eq!(got, [(1, 3)]);
+    }
+
+    #[test]
+    fn empty_vocabulary_walks_nothing() {
+        let v = Vocabulary::new(Vec::<Option<&str>>::new(), &[0]).unwrap();
+        let t = TokenTrie::new(&v);
+        t.validate().unwrap();
+        let n = t.walk(1, |_, _| 1, |_| true, &mut vec![], |_, _| panic!("no tokens"));
+        assert_eq!(n, 0);
+    }
+}
