@@ -42,6 +42,9 @@ pub enum ErrorKind {
     CorruptIndex,
     /// Serialized index bytes were built for another vocabulary.
     VocabularyMismatch,
+    /// An argument has the wrong type or value (an options object with an unknown
+    /// key, an id that is not an integer); raised by the JS bindings.
+    InvalidArgument,
 }
 
 impl ErrorKind {
@@ -62,6 +65,7 @@ impl ErrorKind {
             ErrorKind::BufferTooSmall => "BufferTooSmall",
             ErrorKind::CorruptIndex => "CorruptIndex",
             ErrorKind::VocabularyMismatch => "VocabularyMismatch",
+            ErrorKind::InvalidArgument => "InvalidArgument",
         }
     }
 }

@@ -45,7 +45,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod dfa;
 mod error;
@@ -53,6 +53,8 @@ mod guide;
 mod index;
 mod trie;
 mod vocabulary;
+#[cfg(feature = "wasm")]
+pub mod wasm;
 
 pub use dfa::{
     Dfa, DfaConfig, Minimize, Walk, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,

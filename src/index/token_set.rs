@@ -90,6 +90,15 @@ impl TokenSet {
         &self.repr
     }
 
+    /// The bitset words when the set is stored densely (bit `id & 31` of word
+    /// `id >> 5`, `ceil(vocab_size / 32)` words), else `None`.
+    pub fn bits(&self) -> Option<&[u32]> {
+        match &self.repr {
+            Repr::Bits(b) => Some(b),
+            Repr::Ids(_) => None,
+        }
+    }
+
     /// Number of ids in the set.
     pub fn len(&self) -> usize {
         self.len as usize

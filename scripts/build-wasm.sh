@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds the npm package's wasm: pkg/node (CommonJS, loads the .wasm synchronously) and
+# pkg/web (ES module with an explicit `init`). cargo -> wasm-bindgen -> wasm-opt -Oz.
+# Usage: scripts/build-wasm.sh [--dev]   (--dev: debug build with the panic hook, no wasm-opt)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+profile=release
+[[ "${1:-}" == "--dev" ]] && profile=dev
+toolchain=$(cat .cache/wasm-toolchain 2>/dev/null || echo stable)
+dir=release; [[ $profile == dev ]] && dir=debug
+
+RUSTUP_TOOLCHAIN=$toolchain cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm \
+  $([[ $profile == release ]] && echo --release)
+wasm=target/wasm32-unknown-unknown/$dir/logitmask.wasm
+for target in nodejs web; do
+  out=pkg/$([[ $target == nodejs ]] && echo node || echo web)
+  rm -rf "$out"
+  wasm-bindgen "$wasm" --out-dir "$out" --out-name logitmask --target "$target" --weak-refs
+  if [[ $profile == release ]]; then
+    node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+      --enable-mutable-globals --enable-reference-types --enable-multivalue \
+      "$out/logitmask_bg.wasm" -o "$out/logitmask_bg.wasm"
+  fi
+  # Options are optional (wasm-bindgen writes the unchecked type as required), and the
+  # start hook is not part of the API.
+  sed -i -e 's/options: \(IndexOptions\|GuideOptions\))/options?: \1)/' -e '/^export function start(): void;$/d' "$out/logitmask.d.ts"
+done
+echo '{"type": "commonjs"}' > pkg/node/package.json
+echo '{"type": "module"}' > pkg/web/package.json
+raw=$(stat -c %s pkg/web/logitmask_bg.wasm)
+gz=$(gzip -9 -c pkg/web/logitmask_bg.wasm | wc -c)
+echo "[build-wasm] $profile: logitmask_bg.wasm $raw bytes, $gz gzipped" >&2

@@ -1,0 +1,436 @@
+//! The JavaScript surface (feature `wasm`): the only module that knows wasm-bindgen.
+//!
+//! It converts types and errors and holds no behaviour of its own. Every fallible call
+//! returns `Result<_, JsValue>` whose error is a JS `Error` with a stable `code`
+//! property (see [`crate::ErrorKind::code`]); nothing here can panic on any input, so
+//! the module stays usable after any error.
+
+use std::sync::Arc;
+
+use js_sys::{Array, Float32Array, Uint32Array, Uint8Array};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::error::{Error, ErrorKind};
+use crate::{GuideConfig, IndexConfig, StateId};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Options of `Index.fromRegex`. Unknown keys are an error. */
+export interface IndexOptions {
+  /** Compute each state's row on first use (default false: build every state now). */
+  lazy?: boolean;
+  /** Cap on regex-automata's DFA size in bytes (default 32 MiB). */
+  dfaSizeLimit?: number;
+  /** Cap on determinization memory in bytes (default 32 MiB). */
+  determinizeSizeLimit?: number;
+  /** Cap on the number of states with rows (default 100000). */
+  maxStates?: number;
+}
+/** Options of `new Guide`. Unknown keys are an error. */
+export interface GuideOptions {
+  /** Steps `rollback` can undo (default 32). */
+  maxRollback?: number;
+}
+/** The `code` of every error logitmask throws. */
+export type ErrorCode =
+  | "InvalidRegex" | "DfaTooLarge" | "TooManyStates" | "UnsupportedSchema" | "InvalidSchema"
+  | "InvalidTokenizer" | "UnsupportedTokenizer" | "UnknownTokenId" | "TokenNotAllowed"
+  | "InvalidState" | "RollbackTooFar" | "BufferTooSmall" | "CorruptIndex"
+  | "VocabularyMismatch" | "InvalidArgument";
+/** What logitmask throws: an `Error` whose `code` names the problem. */
+export interface LogitmaskError extends Error {
+  name: "LogitmaskError";
+  code: ErrorCode;
+}
+"#;
+
+/// A JS `Error` with `name = "LogitmaskError"` and `code` set.
+fn js_error(e: Error) -> JsValue {
+    let err = js_sys::Error::new(e.message());
+    err.set_name("LogitmaskError");
+    // Reflect::set on a fresh Error object cannot fail; ignore the Result anyway.
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
+    err.into()
+}
+
+fn invalid_argument(message: String) -> JsValue {
+    js_error(Error::new(ErrorKind::InvalidArgument, message))
+}
+
+type JsResult<T> = Result<T, JsValue>;
+
+/// A JS number that must be a non-negative integer id (token or state).
+fn id_from_js(x: f64, what: &str) -> JsResult<Option<u32>> {
+    if !x.is_finite() || x.fract() != 0.0 {
+        return Err(invalid_argument(format!("{what} must be an integer, got {x}")));
+    }
+    Ok((x >= 0.0 && x <= f64::from(u32::MAX)).then_some(x as u32))
+}
+
+fn token_from_js(x: f64) -> JsResult<u32> {
+    // Out of range maps to an id the index rejects with UnknownTokenId, naming x.
+    id_from_js(x, "a token id")?.ok_or_else(|| {
+        js_error(Error::new(ErrorKind::UnknownTokenId, format!("token id {x} is outside the vocabulary")))
+    })
+}
+
+fn state_from_js(x: f64) -> JsResult<StateId> {
+    id_from_js(x, "a state id")?
+        .map(StateId::new)
+        .ok_or_else(|| js_error(Error::new(ErrorKind::InvalidState, format!("state {x} does not belong to this index"))))
+}
+
+/// Parses an optional options object; unknown keys (a typo would otherwise be
+/// ignored silently) and wrong types are errors.
+fn parse_options<T: for<'de> Deserialize<'de> + Default>(
+    value: Option<JsValue>,
+    what: &str,
+    keys: &[&str],
+) -> JsResult<T> {
+    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
+        return Ok(T::default());
+    };
+    let Some(object) = value.dyn_ref::<js_sys::Object>() else {
+        return Err(invalid_argument(format!("{what} must be an object")));
+    };
+    for key in js_sys::Object::keys(object).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !keys.contains(&key.as_str()) {
+            return Err(invalid_argument(format!("unknown key {key:?} in {what} (known: {})", keys.join(", "))));
+        }
+    }
+    serde_wasm_bindgen::from_value(value).map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
+}
+
+fn size_option(x: Option<f64>, name: &str) -> JsResult<Option<usize>> {
+    match x {
+        None => Ok(None),
+        Some(v) if v.is_finite() && v.fract() == 0.0 && v >= 0.0 && v <= 9.0e15 => Ok(Some(v as usize)),
+        Some(v) => Err(invalid_argument(format!("{name} must be a non-negative integer, got {v}"))),
+    }
+}
+
+/// Token ids -> bytes, and the end-of-sequence ids.
+#[wasm_bindgen(js_name = Vocabulary)]
+pub struct JsVocabulary {
+    inner: Arc<crate::Vocabulary>,
+}
+
+#[wasm_bindgen(js_class = Vocabulary)]
+impl JsVocabulary {
+    /// `tokens[id]` is the token's text (a string, as UTF-8), its raw bytes
+    /// (`Uint8Array`), or `null`/`undefined` for an id without a token.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Array<Uint8Array | string | null | undefined>")] tokens: JsValue,
+        #[wasm_bindgen(js_name = eosTokenIds, unchecked_param_type = "ArrayLike<number>")] eos_token_ids: JsValue,
+    ) -> JsResult<JsVocabulary> {
+        let tokens: Array = tokens
+            .dyn_into()
+            .map_err(|_| js_error(Error::new(ErrorKind::InvalidTokenizer, "tokens must be an array")))?;
+        let mut list: Vec<Option<Vec<u8>>> = Vec::with_capacity(tokens.length() as usize);
+        for (id, t) in tokens.iter().enumerate() {
+            if t.is_null() || t.is_undefined() {
+                list.push(None);
+            } else if let Some(s) = t.as_string() {
+                list.push(Some(s.into_bytes()));
+            } else if let Some(b) = t.dyn_ref::<Uint8Array>() {
+                list.push(Some(b.to_vec()));
+            } else {
+                return Err(js_error(Error::new(
+                    ErrorKind::InvalidTokenizer,
+                    format!("token {id} is neither a string, a Uint8Array nor null"),
+                )));
+            }
+        }
+        let eos = ids_from_js(&eos_token_ids, "eosTokenIds")?;
+        crate::Vocabulary::new(list, &eos).map(|v| JsVocabulary { inner: Arc::new(v) }).map_err(js_error)
+    }
+
+    /// Number of ids (the largest token or EOS id + 1).
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> u32 {
+        self.inner.size() as u32
+    }
+
+    /// The EOS ids, ascending.
+    #[wasm_bindgen(getter, js_name = eosTokenIds)]
+    pub fn eos_token_ids(&self) -> Vec<u32> {
+        self.inner.eos_token_ids().to_vec()
+    }
+
+    /// The bytes of a token, or `undefined` for an id without one.
+    #[wasm_bindgen(js_name = tokenBytes)]
+    pub fn token_bytes(&self, id: f64) -> JsResult<Option<Vec<u8>>> {
+        let id = id_from_js(id, "a token id")?;
+        Ok(id.and_then(|id| self.inner.token_bytes(id)).map(<[u8]>::to_vec))
+    }
+}
+
+fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
+    let iter = js_sys::try_iter(value)
+        .ok()
+        .flatten()
+        .ok_or_else(|| invalid_argument(format!("{what} must be an array of token ids")))?;
+    let mut out = Vec::new();
+    for v in iter {
+        let v = v?;
+        let x = v.as_f64().ok_or_else(|| invalid_argument(format!("{what} must hold numbers")))?;
+        match id_from_js(x, "a token id")? {
+            Some(id) => out.push(id),
+            None => return Err(invalid_argument(format!("{what}: {x} is not a valid token id"))),
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct IndexOptions {
+    lazy: Option<bool>,
+    dfa_size_limit: Option<f64>,
+    determinize_size_limit: Option<f64>,
+    max_states: Option<f64>,
+}
+
+/// For each DFA state, the tokens that may come next. Immutable; share it between guides.
+#[wasm_bindgen(js_name = Index)]
+pub struct JsIndex {
+    inner: Arc<crate::Index>,
+}
+
+#[wasm_bindgen(js_class = Index)]
+impl JsIndex {
+    /// Builds an index for `regex` (full match, Unicode classes).
+    #[wasm_bindgen(js_name = fromRegex)]
+    pub fn from_regex(
+        regex: &str,
+        vocabulary: &JsVocabulary,
+        #[wasm_bindgen(unchecked_param_type = "IndexOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsIndex> {
+        let o: IndexOptions = parse_options(options, "IndexOptions", &["lazy", "dfaSizeLimit", "determinizeSizeLimit", "maxStates"])?;
+        let mut config = IndexConfig::new().lazy(o.lazy.unwrap_or(false));
+        if o.dfa_size_limit.is_some() {
+            config = config.dfa_size_limit(size_option(o.dfa_size_limit, "dfaSizeLimit")?);
+        }
+        if o.determinize_size_limit.is_some() {
+            config = config.determinize_size_limit(size_option(o.determinize_size_limit, "determinizeSizeLimit")?);
+        }
+        if let Some(n) = size_option(o.max_states, "maxStates")? {
+            config = config.max_states(n);
+        }
+        crate::Index::with_config(regex, &vocabulary.inner, &config)
+            .map(|i| JsIndex { inner: Arc::new(i) })
+            .map_err(js_error)
+    }
+
+    /// Loads bytes made by `toBytes` for the same vocabulary.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(bytes: &[u8], vocabulary: &JsVocabulary) -> JsResult<JsIndex> {
+        crate::Index::from_bytes(bytes, &vocabulary.inner).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
+    }
+
+    /// The versioned binary form (a lazy index first computes all its rows).
+    #[wasm_bindgen(js_name = toBytes)]
+    pub fn to_bytes(&self) -> JsResult<Vec<u8>> {
+        self.inner.to_bytes().map_err(js_error)
+    }
+
+    /// The state before any token.
+    #[wasm_bindgen(getter, js_name = initialState)]
+    pub fn initial_state(&self) -> u32 {
+        self.inner.initial_state().as_u32()
+    }
+
+    /// Number of token ids.
+    #[wasm_bindgen(getter, js_name = vocabSize)]
+    pub fn vocab_size(&self) -> u32 {
+        self.inner.vocab_size() as u32
+    }
+
+    /// The allowed token ids in `state`, ascending (EOS ids included where final).
+    #[wasm_bindgen(js_name = allowedTokens)]
+    pub fn allowed_tokens(&self, state: f64) -> JsResult<Vec<u32>> {
+        Ok(self.inner.allowed_tokens(state_from_js(state)?).map_err(js_error)?.to_vec())
+    }
+
+    /// The state after `tokenId`, or `undefined` when it is not allowed.
+    #[wasm_bindgen(js_name = nextState)]
+    pub fn next_state(&self, state: f64, #[wasm_bindgen(js_name = tokenId)] token_id: f64) -> JsResult<Option<u32>> {
+        let state = state_from_js(state)?;
+        let token = token_from_js(token_id)?;
+        Ok(self.inner.next_state(state, token).map_err(js_error)?.map(StateId::as_u32))
+    }
+
+    /// Whether the text that reached `state` fully matches.
+    #[wasm_bindgen(js_name = isFinal)]
+    pub fn is_final(&self, state: f64) -> JsResult<bool> {
+        self.inner.is_final(state_from_js(state)?).map_err(js_error)
+    }
+
+    /// States whose rows exist (eager: every reachable state).
+    #[wasm_bindgen(js_name = stateCount)]
+    pub fn state_count(&self) -> u32 {
+        self.inner.state_count() as u32
+    }
+
+    /// Bytes of wasm memory held by the index (not counting the vocabulary).
+    #[wasm_bindgen(js_name = memoryUsage)]
+    pub fn memory_usage(&self) -> f64 {
+        self.inner.memory_usage() as f64
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct GuideOptions {
+    max_rollback: Option<f64>,
+}
+
+/// Where one generated sequence stands; fills masks and advances with sampled tokens.
+#[wasm_bindgen(js_name = Guide)]
+pub struct JsGuide {
+    inner: crate::Guide,
+}
+
+#[wasm_bindgen(js_class = Guide)]
+impl JsGuide {
+    /// A guide at the index's initial state.
+    #[wasm_bindgen(constructor)]
+    pub fn new(index: &JsIndex, #[wasm_bindgen(unchecked_param_type = "GuideOptions")] options: Option<JsValue>) -> JsResult<JsGuide> {
+        let o: GuideOptions = parse_options(options, "GuideOptions", &["maxRollback"])?;
+        let mut config = GuideConfig::new();
+        if let Some(n) = size_option(o.max_rollback, "maxRollback")? {
+            config = config.max_rollback(n);
+        }
+        Ok(JsGuide { inner: crate::Guide::with_config(index.inner.clone(), &config) })
+    }
+
+    /// The current state.
+    #[wasm_bindgen(getter)]
+    pub fn state(&self) -> u32 {
+        self.inner.state().as_u32()
+    }
+
+    /// The allowed token ids now, ascending.
+    #[wasm_bindgen(js_name = allowedTokens)]
+    pub fn allowed_tokens(&self) -> JsResult<Vec<u32>> {
+        Ok(self.inner.allowed_tokens().map_err(js_error)?.to_vec())
+    }
+
+    /// Writes the allowed set into `mask` (bit `id & 31` of word `id >> 5`); it needs at
+    /// least `ceil(vocabSize / 32)` words, extra words are cleared. One copy, out of wasm.
+    #[wasm_bindgen(js_name = fillMask)]
+    pub fn fill_mask(&self, mask: &Uint32Array) -> JsResult<()> {
+        let row = self.inner.allowed_tokens().map_err(js_error)?;
+        let words = crate::mask_words(self.inner.index().vocab_size());
+        let len = mask.length() as usize;
+        if len < words {
+            return Err(js_error(Error::new(
+                ErrorKind::BufferTooSmall,
+                format!("mask has {len} u32 words; the vocabulary needs at least {words}"),
+            )));
+        }
+        match row.bits() {
+            Some(bits) => mask.subarray(0, words as u32).copy_from(bits),
+            None => {
+                let mut scratch = vec![0u32; words];
+                row.fill_mask(&mut scratch).map_err(js_error)?;
+                mask.subarray(0, words as u32).copy_from(&scratch);
+            }
+        }
+        if len > words {
+            mask.fill(0, words as u32, len as u32);
+        }
+        Ok(())
+    }
+
+    /// Sets disallowed logits (and padding past the vocabulary) to `-Infinity` in the
+    /// caller's array. wasm-bindgen copies the array in and back; `maskLogitsBuffer`
+    /// avoids both copies.
+    #[wasm_bindgen(js_name = maskLogits)]
+    pub fn mask_logits(&self, logits: &mut [f32]) -> JsResult<()> {
+        self.inner.mask_logits(logits).map_err(js_error)
+    }
+
+    /// Masks logits that live in wasm memory (see `LogitsBuffer`), with no copy.
+    #[wasm_bindgen(js_name = maskLogitsBuffer)]
+    pub fn mask_logits_buffer(&self, buffer: &mut JsLogitsBuffer) -> JsResult<()> {
+        self.inner.mask_logits(&mut buffer.data).map_err(js_error)
+    }
+
+    /// Consumes a token; throws (and changes nothing) if it is not allowed.
+    pub fn advance(&mut self, #[wasm_bindgen(js_name = tokenId)] token_id: f64) -> JsResult<()> {
+        let token = token_from_js(token_id)?;
+        self.inner.advance(token).map_err(js_error)
+    }
+
+    /// Whether EOS is allowed now (the text so far fully matches).
+    #[wasm_bindgen(js_name = canFinish)]
+    pub fn can_finish(&self) -> bool {
+        self.inner.can_finish()
+    }
+
+    /// Whether an EOS id has been accepted.
+    #[wasm_bindgen(js_name = isFinished)]
+    pub fn is_finished(&self) -> bool {
+        self.inner.is_finished()
+    }
+
+    /// Undoes the last `n` steps.
+    pub fn rollback(&mut self, n: f64) -> JsResult<()> {
+        let steps = size_option(Some(n), "rollback steps")?.unwrap_or(0);
+        self.inner.rollback(steps).map_err(js_error)
+    }
+
+    /// Back to the initial state.
+    pub fn reset(&mut self) {
+        self.inner.reset();
+    }
+}
+
+/// Logits that live in wasm memory, for masking without copies: write the model's
+/// logits into `view()`, then call `guide.maskLogitsBuffer(buffer)`.
+#[wasm_bindgen(js_name = LogitsBuffer)]
+pub struct JsLogitsBuffer {
+    data: Vec<f32>,
+}
+
+#[wasm_bindgen(js_class = LogitsBuffer)]
+impl JsLogitsBuffer {
+    /// A zeroed buffer of `length` floats.
+    #[wasm_bindgen(constructor)]
+    pub fn new(length: f64) -> JsResult<JsLogitsBuffer> {
+        match size_option(Some(length), "length")? {
+            Some(n) if n <= 1 << 28 => Ok(JsLogitsBuffer { data: vec![0.0; n] }),
+            _ => Err(invalid_argument(format!("length must be at most {}, got {length}", 1u32 << 28))),
+        }
+    }
+
+    /// Number of floats.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> u32 {
+        self.data.len() as u32
+    }
+
+    /// A `Float32Array` over the buffer's wasm memory. Take it again after wasm memory
+    /// grows (any allocation may grow it): an old view is then detached and empty.
+    pub fn view(&self) -> Float32Array {
+        let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+        Float32Array::new_with_byte_offset_and_length(
+            &memory.buffer(),
+            self.data.as_ptr() as usize as u32,
+            self.data.len() as u32,
+        )
+    }
+}
+
+/// Runs when the module is instantiated: in debug builds, panics print a Rust message
+/// to the console instead of an opaque `unreachable` trap.
+#[wasm_bindgen(start)]
+fn start() {
+    #[cfg(debug_assertions)]
+    console_error_panic_hook::set_once();
+}
