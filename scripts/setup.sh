@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh machine: everything `npm start` and `npm test` need.
-# A second run takes a second or two.
-#
-# Today the project is Rust-only: it checks the Rust toolchain and fetches the crates
-# (including the tiktoken-rs package whose vocabulary files the tests read). The wasm32
-# toolchain, wasm-pack, wasm-bindgen-cli and Chromium join here with the wasm build.
+# The first run takes several minutes (wasm-pack and wasm-bindgen-cli are compiled from
+# the crates registry, Chromium comes from Debian); later runs take a few seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { echo "[setup] $*" >&2; }
 
-if ! command -v cargo >/dev/null; then
-  log "cargo not found: this project needs a Rust toolchain (rustup) on PATH"
-  exit 1
-fi
-stamp=.cache/setup.stamp
-want="$(sha256sum Cargo.toml Cargo.lock 2>/dev/null | sha256sum | cut -c1-16)"
-if [[ -f $stamp && "$(cat "$stamp")" == "$want" ]]; then
-  exit 0
-fi
-log "fetching crates"
-cargo fetch --quiet
+command -v cargo >/dev/null || { log "cargo not found: a Rust toolchain (rustup) must be on PATH"; exit 1; }
+command -v npm >/dev/null || { log "npm not found: Node.js >= 18 must be on PATH"; exit 1; }
 mkdir -p .cache
-sha256sum Cargo.toml Cargo.lock 2>/dev/null | sha256sum | cut -c1-16 > "$stamp"
-log "done"
+
+# Crates (including tiktoken-rs, whose vocabulary files the tests read).
+cargo fetch --quiet
+
+# The wasm toolchain; its last line names the rustup toolchain the wasm build uses.
+scripts/wasm-toolchain.sh | tail -n 1 > .cache/wasm-toolchain
+
+# Node dependencies (binaryen's wasm-opt, playwright-core, typescript), from the lockfile.
+lock_sum=$(sha256sum package-lock.json | cut -c1-16)
+if [[ ! -d node_modules || "$(cat .cache/npm.stamp 2>/dev/null)" != "$lock_sum" ]]; then
+  log "installing node dependencies"
+  npm ci --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" > .cache/npm.stamp
+fi

@@ -198,7 +198,9 @@ impl TokenSet {
 
 #[inline(never)]
 fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
-    let mut chunks = logits.chunks_mut(32);
+    let covered = (bits.len() * 32).min(logits.len());
+    let (head, tail) = logits.split_at_mut(covered);
+    let mut chunks = head.chunks_exact_mut(32);
     for (&w, chunk) in bits.iter().zip(&mut chunks) {
         if w == u32::MAX {
             continue;
@@ -207,15 +209,24 @@ fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
             chunk.fill(f32::NEG_INFINITY);
             continue;
         }
-        for (j, x) in chunk.iter_mut().enumerate() {
-            if w >> j & 1 == 0 {
+        // Branch-free select over a fixed-size block: dense rows mix allowed and
+        // disallowed ids in almost every word, where a per-bit branch mispredicts.
+        let block: &mut [f32; 32] = chunk.try_into().expect("chunks of 32");
+        for (j, x) in block.iter_mut().enumerate() {
+            let keep = (w >> j) & 1 == 1;
+            *x = if keep { *x } else { f32::NEG_INFINITY };
+        }
+    }
+    // The last, partial word (vocabularies are rarely a multiple of 32).
+    let rest = chunks.into_remainder();
+    if let Some(&w) = bits.get(covered / 32) {
+        for (j, x) in rest.iter_mut().enumerate() {
+            if (w >> j) & 1 == 0 {
                 *x = f32::NEG_INFINITY;
             }
         }
     }
-    for chunk in chunks {
-        chunk.fill(f32::NEG_INFINITY);
-    }
+    tail.fill(f32::NEG_INFINITY);
 }
 
 fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {

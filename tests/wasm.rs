@@ -1,0 +1,201 @@
+//! The JS surface's behaviour suite, run inside wasm32 by wasm-bindgen-test, in Node
+//! (`wasm-pack test --node`) and in headless Chromium (`wasm-pack test --headless
+//! --chrome`): the same calls a JS user makes, through the same bindings.
+//!
+//! Run: `scripts/test-wasm.sh` (both), after `scripts/setup.sh`. Without a
+//! `run_in_browser` configuration the suite targets Node; wasm-pack's `--chrome` runs it
+//! in the browser.
+#![cfg(all(target_arch = "wasm32", feature = "wasm"))]
+
+use js_sys::{Array, Float32Array, Reflect, Uint32Array, Uint8Array};
+use logitmask::wasm::{JsGuide, JsIndex, JsLogitsBuffer, JsVocabulary};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::*;
+
+
+/// The `code` property of a thrown error.
+fn code(err: JsValue) -> String {
+    Reflect::get(&err, &"code".into()).ok().and_then(|c| c.as_string()).unwrap_or_else(|| format!("no code: {err:?}"))
+}
+
+fn message(err: &JsValue) -> String {
+    err.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()
+}
+
+/// ids: 0 "a", 1 "b", 2 "ab", 3 none, 4 "x", 5 EOS, 6 "b" again.
+fn toy_vocab() -> JsVocabulary {
+    let tokens = Array::new();
+    for t in ["a", "b", "ab"] {
+        tokens.push(&t.into());
+    }
+    tokens.push(&JsValue::NULL);
+    tokens.push(&Uint8Array::from(&b"x"[..]).into());
+    tokens.push(&JsValue::UNDEFINED);
+    tokens.push(&"b".into());
+    let eos = Array::of1(&5.into());
+    JsVocabulary::new(tokens.into(), eos.into()).unwrap()
+}
+
+fn options(pairs: &[(&str, JsValue)]) -> Option<JsValue> {
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        Reflect::set(&o, &(*k).into(), v).unwrap();
+    }
+    Some(o.into())
+}
+
+#[wasm_bindgen_test]
+fn vocabulary_reports_size_eos_and_bytes() {
+    let v = toy_vocab();
+    assert_eq!(v.size(), 7);
+    assert_eq!(v.eos_token_ids(), vec![5]);
+    assert_eq!(v.token_bytes(2.0).unwrap(), Some(b"ab".to_vec()));
+    assert_eq!(v.token_bytes(3.0).unwrap(), None);
+    assert_eq!(v.token_bytes(99.0).unwrap(), None);
+}
+
+#[wasm_bindgen_test]
+fn eager_and_lazy_walk_to_finish() {
+    let v = toy_vocab();
+    for lazy in [false, true] {
+        let index = JsIndex::from_regex("(ab)+", &v, options(&[("lazy", lazy.into())])).unwrap();
+        let s0 = index.initial_state();
+        assert_eq!(index.allowed_tokens(s0.into()).unwrap(), vec![0, 2]);
+        let s1 = index.next_state(s0.into(), 2.0).unwrap().expect("ab allowed");
+        assert!(index.is_final(s1.into()).unwrap());
+        assert_eq!(index.allowed_tokens(s1.into()).unwrap(), vec![0, 2, 5]);
+        assert_eq!(index.next_state(s1.into(), 5.0).unwrap(), Some(s1), "EOS keeps the state");
+        assert_eq!(index.next_state(s0.into(), 5.0).unwrap(), None);
+
+        let mut guide = JsGuide::new(&index, None).unwrap();
+        guide.advance(0.0).unwrap();
+        assert_eq!(guide.allowed_tokens().unwrap(), vec![1, 6], "both ids of \"b\"");
+        guide.advance(6.0).unwrap();
+        assert!(guide.can_finish());
+        let state = guide.state();
+        guide.advance(5.0).unwrap();
+        assert!(guide.is_finished());
+        assert_eq!(guide.state(), state);
+        assert_eq!(guide.allowed_tokens().unwrap(), vec![5]);
+    }
+}
+
+#[wasm_bindgen_test]
+fn masks_and_logits() {
+    let v = toy_vocab();
+    let index = JsIndex::from_regex("(ab)+", &v, None).unwrap();
+    let guide = JsGuide::new(&index, None).unwrap();
+    let mask = Uint32Array::new_with_length(3);
+    mask.fill(u32::MAX, 0, 3);
+    guide.fill_mask(&mask).unwrap();
+    assert_eq!(mask.to_vec(), vec![0b101, 0, 0]);
+    let e = guide.fill_mask(&Uint32Array::new_with_length(0)).err().expect("an error");
+    assert_eq!(code(e), "BufferTooSmall");
+
+    let mut logits = vec![1.0f32; 9]; // padded past the vocabulary
+    guide.mask_logits(&mut logits).unwrap();
+    let kept: Vec<usize> = (0..9).filter(|&i| logits[i] == 1.0).collect();
+    assert_eq!(kept, [0, 2]);
+    assert_eq!(code(guide.mask_logits(&mut [0.0; 6]).err().expect("an error")), "BufferTooSmall");
+
+    let mut buffer = JsLogitsBuffer::new(8.0).unwrap();
+    let view: Float32Array = buffer.view();
+    view.fill(2.0, 0, 8);
+    guide.mask_logits_buffer(&mut buffer).unwrap();
+    let out = buffer.view().to_vec();
+    assert_eq!(out[0], 2.0);
+    assert_eq!(out[1], f32::NEG_INFINITY);
+    assert_eq!(out[7], f32::NEG_INFINITY);
+}
+
+#[wasm_bindgen_test]
+fn rollback_reset_and_limits() {
+    let v = toy_vocab();
+    let index = JsIndex::from_regex("(ab)+", &v, None).unwrap();
+    let mut guide = JsGuide::new(&index, options(&[("maxRollback", 2.into())])).unwrap();
+    let s0 = guide.state();
+    for t in [2.0, 0.0, 1.0] {
+        guide.advance(t).unwrap();
+    }
+    assert_eq!(code(guide.rollback(3.0).err().expect("an error")), "RollbackTooFar");
+    guide.rollback(2.0).unwrap();
+    assert_eq!(guide.allowed_tokens().unwrap(), vec![0, 2, 5]);
+    guide.reset();
+    assert_eq!(guide.state(), s0);
+}
+
+#[wasm_bindgen_test]
+fn serialization_round_trip_and_corruption() {
+    let v = toy_vocab();
+    let index = JsIndex::from_regex("a(b|ab)*", &v, options(&[("lazy", true.into())])).unwrap();
+    let bytes = index.to_bytes().unwrap();
+    let loaded = JsIndex::from_bytes(&bytes, &v).unwrap();
+    assert_eq!(loaded.state_count(), index.state_count());
+    let s = loaded.initial_state();
+    assert_eq!(loaded.allowed_tokens(s.into()).unwrap(), index.allowed_tokens(s.into()).unwrap());
+    assert_eq!(code(JsIndex::from_bytes(&bytes[..bytes.len() / 2], &v).err().expect("an error")), "CorruptIndex");
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x10;
+    assert_eq!(code(JsIndex::from_bytes(&flipped, &v).err().expect("an error")), "CorruptIndex");
+    let other = JsVocabulary::new(Array::of2(&"a".into(), &"b".into()).into(), Array::new().into()).unwrap();
+    assert_eq!(code(JsIndex::from_bytes(&bytes, &other).err().expect("an error")), "VocabularyMismatch");
+}
+
+#[wasm_bindgen_test]
+fn every_error_has_its_code_and_the_module_keeps_working() {
+    let v = toy_vocab();
+    let e = JsIndex::from_regex("(ab", &v, None).err().expect("an error");
+    assert!(message(&e).contains("(ab"), "{}", message(&e));
+    assert_eq!(code(e), "InvalidRegex");
+    let e = JsIndex::from_regex(r"\w{30}", &v, options(&[("dfaSizeLimit", 1000.into())])).err().expect("an error");
+    assert_eq!(code(e), "DfaTooLarge");
+    let e = JsIndex::from_regex("(ab){5}", &v, options(&[("maxStates", 2.into())])).err().expect("an error");
+    assert_eq!(code(e), "TooManyStates");
+    let e = JsIndex::from_regex("a", &v, options(&[("lazzy", true.into())])).err().expect("an error");
+    assert_eq!(code(e), "InvalidArgument");
+    let e = JsIndex::from_regex("a", &v, Some(3.into())).err().expect("an error");
+    assert_eq!(code(e), "InvalidArgument");
+
+    let index = JsIndex::from_regex("(ab)+", &v, None).unwrap();
+    assert_eq!(code(index.allowed_tokens(0.0).err().expect("an error")), "InvalidState");
+    assert_eq!(code(index.allowed_tokens(123456.0).err().expect("an error")), "InvalidState");
+    assert_eq!(code(index.is_final(-1.0).err().expect("an error")), "InvalidState");
+    let mut guide = JsGuide::new(&index, None).unwrap();
+    assert_eq!(code(guide.advance(7.0).err().expect("an error")), "UnknownTokenId");
+    assert_eq!(code(guide.advance(-1.0).err().expect("an error")), "UnknownTokenId");
+    assert_eq!(code(guide.advance(1.5).err().expect("an error")), "InvalidArgument");
+    let before = guide.state();
+    assert_eq!(code(guide.advance(4.0).err().expect("an error")), "TokenNotAllowed");
+    assert_eq!(code(guide.advance(3.0).err().expect("an error")), "TokenNotAllowed"); // no text
+    assert_eq!(guide.state(), before);
+
+    let bad = Array::of1(&JsValue::from(42));
+    assert_eq!(code(JsVocabulary::new(bad.into(), Array::new().into()).err().unwrap()), "InvalidTokenizer");
+    assert_eq!(code(JsVocabulary::new(JsValue::from(1), Array::new().into()).err().unwrap()), "InvalidTokenizer");
+    assert_eq!(code(JsLogitsBuffer::new(-1.0).err().unwrap()), "InvalidArgument");
+
+    // Still usable after all of the above.
+    let again = JsIndex::from_regex("b+", &v, None).unwrap();
+    let mut g = JsGuide::new(&again, None).unwrap();
+    g.advance(1.0).unwrap();
+    assert!(g.can_finish());
+}
+
+#[wasm_bindgen_test]
+fn date_regex_generates_long_years() {
+    // outlines-core 0.2.14's benchmark regex; its leftmost-first DFA cannot finish this.
+    let tokens = Array::new();
+    for b in 0u8..128 {
+        tokens.push(&Uint8Array::from(&[b][..]).into());
+    }
+    let eos = Array::of1(&128.into());
+    let v = JsVocabulary::new(tokens.into(), eos.into()).unwrap();
+    let date = r"([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])(\.|-|/)([1-9]|0[1-9]|1[0-2])(\.|-|/)([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])|([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])(\.|-|/)([1-9]|0[1-9]|1[0-2])(\.|-|/)([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])";
+    let index = JsIndex::from_regex(date, &v, None).unwrap();
+    let mut guide = JsGuide::new(&index, None).unwrap();
+    for b in "12/05/2023".bytes() {
+        guide.advance(f64::from(b)).unwrap();
+    }
+    guide.advance(128.0).unwrap();
+    assert!(guide.is_finished());
+}
