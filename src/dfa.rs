@@ -35,7 +35,7 @@ pub const DEFAULT_DETERMINIZE_SIZE_LIMIT: usize = 32 << 20;
 pub const DEFAULT_NFA_SIZE_LIMIT: usize = 16 << 20;
 /// [`Minimize::Auto`] merges equivalent states when the co-accessible automaton has at
 /// most this many states.
-pub const AUTO_MINIMIZE_MAX_STATES: usize = 2_000;
+pub const AUTO_MINIMIZE_MAX_STATES: usize = 10_000;
 
 /// When to merge equivalent DFA states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

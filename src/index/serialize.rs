@@ -6,7 +6,7 @@
 //! u32  pattern length, pattern bytes
 //! u32  class count (stride)  u32 state count  u32 start state
 //! [u8; 256] byte classes
-//! u8   transition width (2 or 4)  then state count * stride transitions
+//! per state: LEB128 count of non-dead transitions, then (u8 class, LEB128 target) pairs
 //! bitset of final states          u8 has-pruning flag (+ bitset of accepted end states)
 //! u32  distinct rows; each: u8 form (0 ids, 1 bitset), u32 length,
 //!      ids as LEB128 deltas | bitset words as u32
@@ -61,13 +61,12 @@ impl Index {
         w.u32(dfa.state_count() as u32);
         w.u32(dfa.start());
         w.0.extend_from_slice(dfa.classes());
-        let narrow = dfa.state_count() <= 1 << 16;
-        w.u8(if narrow { 2 } else { 4 });
-        for &t in dfa.transitions() {
-            if narrow {
-                w.0.extend_from_slice(&(t as u16).to_le_bytes());
-            } else {
-                w.u32(t);
+        // Transitions row by row, sparse: most classes lead to the dead state.
+        for row in dfa.transitions().chunks(dfa.class_count()) {
+            w.leb(row.iter().filter(|&&t| t != 0).count() as u32);
+            for (class, &t) in row.iter().enumerate().filter(|(_, &t)| t != 0) {
+                w.u8(class as u8);
+                w.leb(t);
             }
         }
         w.bits(dfa.finals());
@@ -163,17 +162,25 @@ impl Index {
         let n = r.u32()? as usize;
         let start = r.u32()?;
         let classes: [u8; 256] = r.take(256)?.try_into().unwrap();
-        let width = r.u8()? as usize;
-        if width != 2 && width != 4 {
-            return Err(corrupt("bad transition width"));
+        if stride == 0 || stride > 256 {
+            return Err(corrupt("byte class count out of range"));
         }
-        let count = n.checked_mul(stride).ok_or_else(|| corrupt("transition table too large"))?;
-        let raw = r.take(count.checked_mul(width).ok_or_else(|| corrupt("transition table too large"))?)?;
-        let trans: Vec<u32> = if width == 2 {
-            raw.chunks_exact(2).map(|c| u32::from(u16::from_le_bytes([c[0], c[1]]))).collect()
-        } else {
-            raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
-        };
+        // At least one byte (the live-transition count) per state.
+        r.ensure(n)?;
+        let mut trans = vec![0u32; n * stride];
+        for row in trans.chunks_mut(stride) {
+            let live = r.leb()? as usize;
+            if live > stride {
+                return Err(corrupt("more transitions than byte classes"));
+            }
+            for _ in 0..live {
+                let class = r.u8()? as usize;
+                if class >= stride {
+                    return Err(corrupt("transition on an unknown byte class"));
+                }
+                row[class] = r.leb()?;
+            }
+        }
         let finals = r.bits(n)?;
         let dfa = Dfa::from_parts(classes, stride, trans, finals, start).map_err(|e| corrupt(&e))?;
         let end_ok = match r.u8()? {
