@@ -403,10 +403,17 @@ impl JsLogitsBuffer {
     /// A zeroed buffer of `length` floats.
     #[wasm_bindgen(constructor)]
     pub fn new(length: f64) -> JsResult<JsLogitsBuffer> {
-        match size_option(Some(length), "length")? {
-            Some(n) if n <= 1 << 28 => Ok(JsLogitsBuffer { data: vec![0.0; n] }),
-            _ => Err(invalid_argument(format!("length must be at most {}, got {length}", 1u32 << 28))),
-        }
+        let n = match size_option(Some(length), "length")? {
+            Some(n) if n <= 1 << 28 => n,
+            _ => return Err(invalid_argument(format!("length must be at most {}, got {length}", 1u32 << 28))),
+        };
+        // A failed allocation must be an error, not an abort of the whole module.
+        let mut data = Vec::new();
+        data.try_reserve_exact(n).map_err(|_| {
+            invalid_argument(format!("cannot allocate a LogitsBuffer of {n} floats in wasm memory"))
+        })?;
+        data.resize(n, 0.0);
+        Ok(JsLogitsBuffer { data })
     }
 
     /// Number of floats.
