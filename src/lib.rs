@@ -51,6 +51,8 @@ mod dfa;
 mod error;
 mod guide;
 mod index;
+pub mod json_schema;
+pub mod tokenizer;
 mod trie;
 mod vocabulary;
 #[cfg(feature = "wasm")]

@@ -1,0 +1,1 @@
+//! JSON Schema -> regex (work in progress).

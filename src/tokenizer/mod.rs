@@ -1,0 +1,2 @@
+//! Tokenizer loaders: build a [`Vocabulary`](crate::Vocabulary) from real tokenizer files
+//! (work in progress).
