@@ -92,8 +92,13 @@ fn parse_options<T: for<'de> Deserialize<'de> + Default>(
     let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
         return Ok(T::default());
     };
-    let Some(object) = value.dyn_ref::<js_sys::Object>() else {
-        return Err(invalid_argument(format!("{what} must be an object")));
+    // A plain object only: a Map or an array would hide its keys from the check below.
+    let plain = value.dyn_ref::<js_sys::Object>().filter(|o| {
+        let proto = js_sys::Object::get_prototype_of(o);
+        proto.is_null() || proto == js_sys::Object::get_prototype_of(&js_sys::Object::new())
+    });
+    let Some(object) = plain else {
+        return Err(invalid_argument(format!("{what} must be a plain object")));
     };
     for key in js_sys::Object::keys(object).iter() {
         let key = key.as_string().unwrap_or_default();
@@ -206,10 +211,12 @@ impl JsIndex {
     /// Builds an index for `regex` (full match, Unicode classes).
     #[wasm_bindgen(js_name = fromRegex)]
     pub fn from_regex(
-        regex: &str,
+        // Taken as a JsValue: wasm-bindgen's own string conversion traps on a non-string.
+        #[wasm_bindgen(unchecked_param_type = "string")] regex: JsValue,
         vocabulary: &JsVocabulary,
         #[wasm_bindgen(unchecked_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
+        let regex = regex.as_string().ok_or_else(|| invalid_argument("the regex must be a string".to_string()))?;
         let o: IndexOptions = parse_options(options, "IndexOptions", &["lazy", "dfaSizeLimit", "determinizeSizeLimit", "maxStates"])?;
         let mut config = IndexConfig::new().lazy(o.lazy.unwrap_or(false));
         if o.dfa_size_limit.is_some() {
@@ -221,7 +228,7 @@ impl JsIndex {
         if let Some(n) = size_option(o.max_states, "maxStates")? {
             config = config.max_states(n);
         }
-        crate::Index::with_config(regex, &vocabulary.inner, &config)
+        crate::Index::with_config(&regex, &vocabulary.inner, &config)
             .map(|i| JsIndex { inner: Arc::new(i) })
             .map_err(js_error)
     }
@@ -323,7 +330,11 @@ impl JsGuide {
     /// Writes the allowed set into `mask` (bit `id & 31` of word `id >> 5`); it needs at
     /// least `ceil(vocabSize / 32)` words, extra words are cleared. One copy, out of wasm.
     #[wasm_bindgen(js_name = fillMask)]
-    pub fn fill_mask(&self, mask: &Uint32Array) -> JsResult<()> {
+    pub fn fill_mask(&self, #[wasm_bindgen(unchecked_param_type = "Uint32Array")] mask: JsValue) -> JsResult<()> {
+        // Checked here: a wrongly typed argument must be a coded error that leaves the
+        // guide usable, not a glue-level exception.
+        let mask: Uint32Array =
+            mask.dyn_into().map_err(|_| invalid_argument("mask must be a Uint32Array".to_string()))?;
         let row = self.inner.allowed_tokens().map_err(js_error)?;
         let words = crate::mask_words(self.inner.index().vocab_size());
         let len = mask.length() as usize;
@@ -351,8 +362,13 @@ impl JsGuide {
     /// caller's array. wasm-bindgen copies the array in and back; `maskLogitsBuffer`
     /// avoids both copies.
     #[wasm_bindgen(js_name = maskLogits)]
-    pub fn mask_logits(&self, logits: &mut [f32]) -> JsResult<()> {
-        self.inner.mask_logits(logits).map_err(js_error)
+    pub fn mask_logits(&self, #[wasm_bindgen(unchecked_param_type = "Float32Array")] logits: JsValue) -> JsResult<()> {
+        let logits: Float32Array =
+            logits.dyn_into().map_err(|_| invalid_argument("logits must be a Float32Array".to_string()))?;
+        let mut data = logits.to_vec();
+        self.inner.mask_logits(&mut data).map_err(js_error)?;
+        logits.copy_from(&data);
+        Ok(())
     }
 
     /// Masks logits that live in wasm memory (see `LogitsBuffer`), with no copy.

@@ -1,0 +1,145 @@
+// The published shape: `npm pack` the repository, install the tarball into an empty
+// project outside the repository, and use it from CommonJS, ESM and the web build.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile, mkdir, realpath } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { REPO } from "./helpers.mjs";
+
+function run(cmd, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { timeout: 120_000, maxBuffer: 16 << 20, ...options }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${cmd} ${args.join(" ")} failed (${error.code}):\n${stdout}\n${stderr}`));
+      else resolve({ stdout, stderr });
+    });
+  });
+}
+
+let tmp;
+let consumer;
+let packed; // npm pack --json entry
+let tarball;
+
+// A private npm cache and no registry traffic (the package has no dependencies).
+const npmEnv = () => ({ ...process.env, npm_config_cache: path.join(tmp, "npm-cache"), npm_config_update_notifier: "false" });
+
+before(async () => {
+  tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), "logitmask-pack-")));
+  const { stdout } = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", tmp], { cwd: REPO, env: npmEnv() });
+  [packed] = JSON.parse(stdout);
+  tarball = path.join(tmp, packed.filename);
+  consumer = path.join(tmp, "consumer");
+  await mkdir(consumer);
+  await writeFile(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
+  await run("npm", ["install", tarball, "--no-audit", "--no-fund", "--offline", "--ignore-scripts"], { cwd: consumer, env: npmEnv() });
+});
+
+after(async () => {
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+test("the tarball holds the builds, the JS entry and the types, and nothing else", async () => {
+  const files = packed.files.map((f) => f.path).sort();
+  for (const f of [
+    "package.json",
+    "index.d.ts",
+    "js/node.mjs",
+    "js/node.d.mts",
+    "pkg/node/logitmask.js",
+    "pkg/node/logitmask.d.ts",
+    "pkg/node/logitmask_bg.wasm",
+    "pkg/node/package.json",
+    "pkg/web/logitmask.js",
+    "pkg/web/logitmask.d.ts",
+    "pkg/web/logitmask_bg.wasm",
+    "pkg/web/package.json",
+  ]) {
+    assert.ok(files.includes(f), `missing ${f} in ${files.join(", ")}`);
+  }
+  for (const f of files) {
+    assert.ok(!f.startsWith("src/") && !f.startsWith("tests/") && !f.startsWith("target/") && !f.startsWith("node_modules/"), `unexpected ${f}`);
+    assert.ok(
+      /^(pkg\/(node|web)\/|js\/|index\.d\.ts$|package\.json$|README\.md$|LICEN[SC]E)/.test(f),
+      `${f} is not part of the package's "files"`,
+    );
+  }
+  // The tarball itself agrees with npm's report.
+  const { stdout } = await run("tar", ["-tzf", tarball]);
+  const listed = stdout.trim().split("\n").map((l) => l.replace(/^package\//, "")).sort();
+  assert.deepEqual(listed, files);
+  const wasm = packed.files.find((f) => f.path === "pkg/web/logitmask_bg.wasm");
+  assert.ok(wasm.size > 10_000, "the wasm is not empty");
+});
+
+const WALK = `
+  const vocab = new Vocabulary(["1", "12", "/", "2023", "x", null], [5]);
+  const index = Index.fromRegex("[0-9]{1,2}/[0-9]{4}", vocab);
+  const guide = new Guide(index);
+  const first = Array.from(guide.allowedTokens());
+  const logits = new Float32Array(vocab.size).fill(0.5);
+  guide.maskLogits(logits);
+  for (const t of [1, 2, 3]) guide.advance(t);
+  const canFinish = guide.canFinish();
+  guide.advance(5);
+  let code;
+  try { guide.advance(0); } catch (e) { code = [e.name, e.code]; }
+  const roundTrip = Index.fromBytes(index.toBytes(), vocab).stateCount() === index.stateCount();
+  const result = { first, masked: Array.from(logits, (x) => (x === -Infinity ? "-inf" : x)), canFinish, finished: guide.isFinished(), code, roundTrip };
+`;
+const EXPECTED = {
+  first: [0, 1],
+  masked: [0.5, 0.5, "-inf", "-inf", "-inf", "-inf"],
+  canFinish: true,
+  finished: true,
+  code: ["LogitmaskError", "TokenNotAllowed"],
+  roundTrip: true,
+};
+
+async function runIn(file, source) {
+  await writeFile(path.join(consumer, file), source);
+  const { stdout } = await run(process.execPath, [file], { cwd: consumer });
+  return JSON.parse(stdout);
+}
+
+test("CommonJS: require('logitmask') from the installed package", async () => {
+  const out = await runIn(
+    "use.cjs",
+    `const { Vocabulary, Index, Guide } = require("logitmask");
+     ${WALK}
+     console.log(JSON.stringify({ ...result, resolved: require.resolve("logitmask") }));`,
+  );
+  assert.equal(out.resolved, path.join(consumer, "node_modules/logitmask/pkg/node/logitmask.js"));
+  delete out.resolved;
+  assert.deepEqual(out, EXPECTED);
+});
+
+test("ESM: import from 'logitmask' in Node", async () => {
+  const out = await runIn(
+    "use.mjs",
+    `import init, { Vocabulary, Index, Guide } from "logitmask";
+     await init();
+     ${WALK}
+     console.log(JSON.stringify({ ...result, resolved: import.meta.resolve("logitmask") }));`,
+  );
+  assert.equal(out.resolved, `file://${path.join(consumer, "node_modules/logitmask/js/node.mjs")}`);
+  delete out.resolved;
+  assert.deepEqual(out, EXPECTED);
+});
+
+test("the web build ('logitmask/web' + 'logitmask/logitmask_bg.wasm') initialised with bytes in Node", async () => {
+  const out = await runIn(
+    "use-web.mjs",
+    `import { readFile } from "node:fs/promises";
+     import { fileURLToPath } from "node:url";
+     import init, { Vocabulary, Index, Guide } from "logitmask/web";
+     const wasm = import.meta.resolve("logitmask/logitmask_bg.wasm");
+     await init({ module_or_path: await readFile(fileURLToPath(wasm)) });
+     ${WALK}
+     console.log(JSON.stringify({ ...result, wasm }));`,
+  );
+  assert.equal(out.wasm, `file://${path.join(consumer, "node_modules/logitmask/pkg/web/logitmask_bg.wasm")}`);
+  delete out.wasm;
+  assert.deepEqual(out, EXPECTED);
+});
