@@ -58,7 +58,7 @@ fn vocabulary_reports_size_eos_and_bytes() {
 fn eager_and_lazy_walk_to_finish() {
     let v = toy_vocab();
     for lazy in [false, true] {
-        let index = JsIndex::from_regex("(ab)+", &v, options(&[("lazy", lazy.into())])).unwrap();
+        let index = JsIndex::from_regex("(ab)+".into(), &v, options(&[("lazy", lazy.into())])).unwrap();
         let s0 = index.initial_state();
         assert_eq!(index.allowed_tokens(s0.into()).unwrap(), vec![0, 2]);
         let s1 = index.next_state(s0.into(), 2.0).unwrap().expect("ab allowed");
@@ -83,20 +83,26 @@ fn eager_and_lazy_walk_to_finish() {
 #[wasm_bindgen_test]
 fn masks_and_logits() {
     let v = toy_vocab();
-    let index = JsIndex::from_regex("(ab)+", &v, None).unwrap();
+    let index = JsIndex::from_regex("(ab)+".into(), &v, None).unwrap();
     let guide = JsGuide::new(&index, None).unwrap();
     let mask = Uint32Array::new_with_length(3);
     mask.fill(u32::MAX, 0, 3);
-    guide.fill_mask(&mask).unwrap();
+    guide.fill_mask(mask.clone().into()).unwrap();
     assert_eq!(mask.to_vec(), vec![0b101, 0, 0]);
-    let e = guide.fill_mask(&Uint32Array::new_with_length(0)).err().expect("an error");
+    let e = guide.fill_mask(Uint32Array::new_with_length(0).into()).err().expect("an error");
     assert_eq!(code(e), "BufferTooSmall");
+    let e = guide.fill_mask(Array::new().into()).err().expect("an error");
+    assert_eq!(code(e), "InvalidArgument");
 
-    let mut logits = vec![1.0f32; 9]; // padded past the vocabulary
-    guide.mask_logits(&mut logits).unwrap();
+    let logits = Float32Array::new_with_length(9); // padded past the vocabulary
+    logits.fill(1.0, 0, 9);
+    guide.mask_logits(logits.clone().into()).unwrap();
+    let logits = logits.to_vec();
     let kept: Vec<usize> = (0..9).filter(|&i| logits[i] == 1.0).collect();
     assert_eq!(kept, [0, 2]);
-    assert_eq!(code(guide.mask_logits(&mut [0.0; 6]).err().expect("an error")), "BufferTooSmall");
+    let short = Float32Array::new_with_length(6);
+    assert_eq!(code(guide.mask_logits(short.into()).err().expect("an error")), "BufferTooSmall");
+    assert_eq!(code(guide.mask_logits(JsValue::from(3)).err().expect("an error")), "InvalidArgument");
 
     let mut buffer = JsLogitsBuffer::new(8.0).unwrap();
     let view: Float32Array = buffer.view();
@@ -111,7 +117,7 @@ fn masks_and_logits() {
 #[wasm_bindgen_test]
 fn rollback_reset_and_limits() {
     let v = toy_vocab();
-    let index = JsIndex::from_regex("(ab)+", &v, None).unwrap();
+    let index = JsIndex::from_regex("(ab)+".into(), &v, None).unwrap();
     let mut guide = JsGuide::new(&index, options(&[("maxRollback", 2.into())])).unwrap();
     let s0 = guide.state();
     for t in [2.0, 0.0, 1.0] {
@@ -127,7 +133,7 @@ fn rollback_reset_and_limits() {
 #[wasm_bindgen_test]
 fn serialization_round_trip_and_corruption() {
     let v = toy_vocab();
-    let index = JsIndex::from_regex("a(b|ab)*", &v, options(&[("lazy", true.into())])).unwrap();
+    let index = JsIndex::from_regex("a(b|ab)*".into(), &v, options(&[("lazy", true.into())])).unwrap();
     let bytes = index.to_bytes().unwrap();
     let loaded = JsIndex::from_bytes(&bytes, &v).unwrap();
     assert_eq!(loaded.state_count(), index.state_count());
@@ -144,19 +150,19 @@ fn serialization_round_trip_and_corruption() {
 #[wasm_bindgen_test]
 fn every_error_has_its_code_and_the_module_keeps_working() {
     let v = toy_vocab();
-    let e = JsIndex::from_regex("(ab", &v, None).err().expect("an error");
+    let e = JsIndex::from_regex("(ab".into(), &v, None).err().expect("an error");
     assert!(message(&e).contains("(ab"), "{}", message(&e));
     assert_eq!(code(e), "InvalidRegex");
-    let e = JsIndex::from_regex(r"\w{30}", &v, options(&[("dfaSizeLimit", 1000.into())])).err().expect("an error");
+    let e = JsIndex::from_regex(r"\w{30}".into(), &v, options(&[("dfaSizeLimit", 1000.into())])).err().expect("an error");
     assert_eq!(code(e), "DfaTooLarge");
-    let e = JsIndex::from_regex("(ab){5}", &v, options(&[("maxStates", 2.into())])).err().expect("an error");
+    let e = JsIndex::from_regex("(ab){5}".into(), &v, options(&[("maxStates", 2.into())])).err().expect("an error");
     assert_eq!(code(e), "TooManyStates");
-    let e = JsIndex::from_regex("a", &v, options(&[("lazzy", true.into())])).err().expect("an error");
+    let e = JsIndex::from_regex("a".into(), &v, options(&[("lazzy", true.into())])).err().expect("an error");
     assert_eq!(code(e), "InvalidArgument");
-    let e = JsIndex::from_regex("a", &v, Some(3.into())).err().expect("an error");
+    let e = JsIndex::from_regex("a".into(), &v, Some(3.into())).err().expect("an error");
     assert_eq!(code(e), "InvalidArgument");
 
-    let index = JsIndex::from_regex("(ab)+", &v, None).unwrap();
+    let index = JsIndex::from_regex("(ab)+".into(), &v, None).unwrap();
     assert_eq!(code(index.allowed_tokens(0.0).err().expect("an error")), "InvalidState");
     assert_eq!(code(index.allowed_tokens(123456.0).err().expect("an error")), "InvalidState");
     assert_eq!(code(index.is_final(-1.0).err().expect("an error")), "InvalidState");
@@ -173,9 +179,10 @@ fn every_error_has_its_code_and_the_module_keeps_working() {
     assert_eq!(code(JsVocabulary::new(bad.into(), Array::new().into()).err().unwrap()), "InvalidTokenizer");
     assert_eq!(code(JsVocabulary::new(JsValue::from(1), Array::new().into()).err().unwrap()), "InvalidTokenizer");
     assert_eq!(code(JsLogitsBuffer::new(-1.0).err().unwrap()), "InvalidArgument");
+    assert_eq!(code(JsIndex::from_regex(JsValue::from(123), &v, None).err().unwrap()), "InvalidArgument");
 
     // Still usable after all of the above.
-    let again = JsIndex::from_regex("b+", &v, None).unwrap();
+    let again = JsIndex::from_regex("b+".into(), &v, None).unwrap();
     let mut g = JsGuide::new(&again, None).unwrap();
     g.advance(1.0).unwrap();
     assert!(g.can_finish());
@@ -191,7 +198,7 @@ fn date_regex_generates_long_years() {
     let eos = Array::of1(&128.into());
     let v = JsVocabulary::new(tokens.into(), eos.into()).unwrap();
     let date = r"([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])(\.|-|/)([1-9]|0[1-9]|1[0-2])(\.|-|/)([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])|([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])(\.|-|/)([1-9]|0[1-9]|1[0-2])(\.|-|/)([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])";
-    let index = JsIndex::from_regex(date, &v, None).unwrap();
+    let index = JsIndex::from_regex(date.into(), &v, None).unwrap();
     let mut guide = JsGuide::new(&index, None).unwrap();
     for b in "12/05/2023".bytes() {
         guide.advance(f64::from(b)).unwrap();
