@@ -483,8 +483,7 @@ fn compact(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<Dfa> {
     let whole = Dfa {
         classes,
         stride,
-        trans: std::iter::repeat(0)
-            .take(stride)
+        trans: std::iter::repeat_n(0, stride)
             .chain(edges.iter().map(|&t| if t != u32::MAX && live[t as usize] { t + 1 } else { 0 }))
             .collect(),
         finals: std::iter::once(false).chain(finals.iter().copied()).collect(),

@@ -331,7 +331,7 @@ impl Index {
 
     #[inline]
     pub(crate) fn accepts_end(&self, s: u32) -> bool {
-        self.end_ok.as_ref().map_or(true, |ok| ok[s as usize])
+        self.end_ok.as_ref().is_none_or(|ok| ok[s as usize])
     }
 
     /// Stores `row` for state `s`, sharing it with an identical row if one exists.
