@@ -250,7 +250,10 @@ impl Dfa {
         // (live states reach a match), so it starts apart.
         let mut block: Vec<u32> =
             (0..n).map(|s| if s == 0 { 0 } else if self.finals[s] { 2 } else { 1 }).collect();
-        let mut count = 3;
+        // The real number of initial blocks: when every live state is final there are
+        // two, and starting from three would stop refinement one round early.
+        let mut count = 1 + usize::from(self.finals.iter().any(|&f| f))
+            + usize::from((1..n).any(|s| !self.finals[s]));
         let mut sig: Vec<u32> = Vec::with_capacity(self.stride + 1);
         loop {
             let mut ids: HashMap<Vec<u32>, u32> = HashMap::with_capacity(n);
@@ -573,6 +576,17 @@ mod tests {
         let e = Dfa::with_config(r"\w{50}", &DfaConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
         assert!(e.message().contains("1000 bytes"), "{e}");
+    }
+
+    #[test]
+    fn minimization_keeps_bounded_repetitions_when_every_state_is_final() {
+        for p in ["a{0,2}", "(aa?)?", "a?b?c?", "[a-z]{0,10}"] {
+            let d = Dfa::with_config(p, &DfaConfig::new().minimize(Minimize::Always)).unwrap();
+            let oracle = Dfa::with_config(p, &DfaConfig::new().minimize(Minimize::Never)).unwrap();
+            for s in ["", "a", "aa", "aaa", "abc", "abcc", "abcdefghij", "abcdefghijk"] {
+                assert_eq!(d.is_match(s.as_bytes()), oracle.is_match(s.as_bytes()), "{p} on {s:?}");
+            }
+        }
     }
 
     #[test]
