@@ -24,7 +24,7 @@ for target in nodejs web; do
   # Options are optional (wasm-bindgen writes the unchecked type as required), and the
   # start hook is not part of the API.
   # The classes declare [Symbol.dispose]: reference its lib so `lib: ES2022` users compile.
-  sed -i -e 's/options: \(IndexOptions\|GuideOptions\))/options?: \1)/' -e '/^export function start(): void;$/d' \
+  sed -i -e 's/options: \(IndexOptions\|GuideOptions\|TokenizerOptions\|TiktokenOptions\))/options?: \1)/' -e '/^export function start(): void;$/d' \
     -e '1i /// <reference lib="esnext.disposable" />' "$out/logitmask.d.ts"
 done
 echo '{"type": "commonjs"}' > pkg/node/package.json

@@ -28,6 +28,16 @@ export interface IndexOptions {
   /** Cap on the number of states with rows (default 100000). */
   maxStates?: number;
 }
+/** Options of the tokenizer loaders. Unknown keys are an error. */
+export interface TokenizerOptions {
+  /** The EOS ids (an empty array: none). Default: the tokenizer's own end markers. */
+  eosTokenIds?: number[];
+}
+/** Options of `Vocabulary.fromTiktoken`. */
+export interface TiktokenOptions extends TokenizerOptions {
+  /** Special tokens, which `.tiktoken` files do not list: text -> id. */
+  specialTokens?: Record<string, number>;
+}
 /** Options of `new Guide`. Unknown keys are an error. */
 export interface GuideOptions {
   /** Steps `rollback` can undo (default 32). */
@@ -82,15 +92,11 @@ fn state_from_js(x: f64) -> JsResult<StateId> {
         .ok_or_else(|| js_error(Error::new(ErrorKind::InvalidState, format!("state {x} does not belong to this index"))))
 }
 
-/// Parses an optional options object; unknown keys (a typo would otherwise be
-/// ignored silently) and wrong types are errors.
-fn parse_options<T: for<'de> Deserialize<'de> + Default>(
-    value: Option<JsValue>,
-    what: &str,
-    keys: &[&str],
-) -> JsResult<T> {
+/// An optional options object: `None` for undefined/null, else a plain object whose
+/// keys are all known (a typo would otherwise be ignored silently).
+fn plain_object(value: Option<JsValue>, what: &str, keys: &[&str]) -> JsResult<Option<JsValue>> {
     let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
-        return Ok(T::default());
+        return Ok(None);
     };
     // A plain object only: a Map or an array would hide its keys from the check below.
     let plain = value.dyn_ref::<js_sys::Object>().filter(|o| {
@@ -106,7 +112,19 @@ fn parse_options<T: for<'de> Deserialize<'de> + Default>(
             return Err(invalid_argument(format!("unknown key {key:?} in {what} (known: {})", keys.join(", "))));
         }
     }
-    serde_wasm_bindgen::from_value(value).map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
+    Ok(Some(value))
+}
+
+/// Parses an optional options object into `T` (defaults when absent).
+fn parse_options<T: for<'de> Deserialize<'de> + Default>(
+    value: Option<JsValue>,
+    what: &str,
+    keys: &[&str],
+) -> JsResult<T> {
+    match plain_object(value, what, keys)? {
+        None => Ok(T::default()),
+        Some(v) => serde_wasm_bindgen::from_value(v).map_err(|e| invalid_argument(format!("invalid {what}: {e}"))),
+    }
 }
 
 fn size_option(x: Option<f64>, name: &str) -> JsResult<Option<usize>> {
@@ -154,6 +172,76 @@ impl JsVocabulary {
         crate::Vocabulary::new(list, &eos).map(|v| JsVocabulary { inner: Arc::new(v) }).map_err(js_error)
     }
 
+    /// Loads a Hugging Face `tokenizer.json` (its text, or the parsed object).
+    #[wasm_bindgen(js_name = fromTokenizerJson)]
+    pub fn from_tokenizer_json(
+        #[wasm_bindgen(unchecked_param_type = "string | object")] json: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TokenizerOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsVocabulary> {
+        let text = json_text(&json, "tokenizer.json")?;
+        let options = load_options(options)?;
+        crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
+    /// Loads tiktoken ranks (`base64 rank` lines) plus the special tokens, which the
+    /// ranks file does not carry (e.g. `{"<|endoftext|>": 199999}`).
+    #[wasm_bindgen(js_name = fromTiktoken)]
+    pub fn from_tiktoken(
+        #[wasm_bindgen(unchecked_param_type = "string")] ranks: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TiktokenOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsVocabulary> {
+        let ranks = ranks.as_string().ok_or_else(|| invalid_argument("ranks must be a string".to_string()))?;
+        let special = match options.as_ref().filter(|o| o.is_object()) {
+            Some(o) => special_tokens(&js_sys::Reflect::get(o, &"specialTokens".into()).unwrap_or(JsValue::UNDEFINED))?,
+            None => Vec::new(),
+        };
+        let options = parse_eos_options(options, "TiktokenOptions", &["eosTokenIds", "specialTokens"])?;
+        crate::Vocabulary::from_tiktoken(&ranks, &special, &options).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
+    /// Loads the vocabulary from a GGUF file's metadata: the whole file, or any prefix
+    /// that holds all the metadata (tensors are never read).
+    #[wasm_bindgen(js_name = fromGguf)]
+    pub fn from_gguf(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TokenizerOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsVocabulary> {
+        let bytes: Uint8Array =
+            bytes.dyn_into().map_err(|_| invalid_argument("GGUF bytes must be a Uint8Array".to_string()))?;
+        let options = load_options(options)?;
+        crate::Vocabulary::from_gguf(&bytes.to_vec(), &options).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
+    /// From a loaded transformers.js tokenizer (`AutoTokenizer.from_pretrained(...)` or
+    /// `new PreTrainedTokenizer(tokenizerJson, tokenizerConfig)`): reads the tokenizer.json
+    /// it was built from, never decodes tokens to strings (decoding one token at a time
+    /// turns partial UTF-8 into U+FFFD). EOS: `options.eosTokenIds`, else the tokenizer's
+    /// `eos_token_id`, else the tokenizer.json's own markers.
+    #[wasm_bindgen(js_name = fromTransformers)]
+    pub fn from_transformers(
+        #[wasm_bindgen(unchecked_param_type = "object")] tokenizer: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "TokenizerOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsVocabulary> {
+        let json = js_sys::Reflect::get(&tokenizer, &"_tokenizerJSON".into())
+            .ok()
+            .filter(|j| j.is_object())
+            .ok_or_else(|| {
+                js_error(Error::new(
+                    ErrorKind::UnsupportedTokenizer,
+                    "unsupported tokenizer: this object has no `_tokenizerJSON` (expected a transformers.js PreTrainedTokenizer, version 3 or 4)",
+                ))
+            })?;
+        let text = json_text(&json, "tokenizer.json")?;
+        let mut options = load_options(options)?;
+        if options.get_eos_token_ids().is_none() {
+            let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
+            if let Some(id) = eos.as_f64().and_then(|x| id_from_js(x, "eos_token_id").ok().flatten()) {
+                options = options.eos_token_ids(&[id]);
+            }
+        }
+        crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
     /// Number of ids (the largest token or EOS id + 1).
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> u32 {
@@ -172,6 +260,64 @@ impl JsVocabulary {
         let id = id_from_js(id, "a token id")?;
         Ok(id.and_then(|id| self.inner.token_bytes(id)).map(<[u8]>::to_vec))
     }
+}
+
+impl JsVocabulary {
+    fn wrap(v: crate::Vocabulary) -> JsVocabulary {
+        JsVocabulary { inner: Arc::new(v) }
+    }
+}
+
+/// A JSON document given as text or as an already parsed object.
+fn json_text(value: &JsValue, what: &str) -> JsResult<String> {
+    if let Some(s) = value.as_string() {
+        return Ok(s);
+    }
+    if value.is_object() {
+        if let Ok(s) = js_sys::JSON::stringify(value) {
+            if let Some(s) = s.as_string() {
+                return Ok(s);
+            }
+        }
+    }
+    Err(invalid_argument(format!("{what} must be a JSON string or an object")))
+}
+
+/// `{ eosTokenIds?: number[] }`: the caller's EOS ids, else the loader's own rule.
+fn load_options(options: Option<JsValue>) -> JsResult<crate::tokenizer::LoadOptions> {
+    parse_eos_options(options, "TokenizerOptions", &["eosTokenIds"])
+}
+
+fn parse_eos_options(options: Option<JsValue>, what: &str, keys: &[&str]) -> JsResult<crate::tokenizer::LoadOptions> {
+    let eos = plain_object(options, what, keys)?
+        .and_then(|o| js_sys::Reflect::get(&o, &"eosTokenIds".into()).ok())
+        .filter(|v| !v.is_undefined() && !v.is_null());
+    Ok(match eos {
+        Some(v) => crate::tokenizer::LoadOptions::new().eos_token_ids(&ids_from_js(&v, "eosTokenIds")?),
+        None => crate::tokenizer::LoadOptions::new(),
+    })
+}
+
+/// `{ "<|endoftext|>": 199999, ... }` -> pairs.
+fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    let object = value
+        .dyn_ref::<js_sys::Object>()
+        .ok_or_else(|| invalid_argument("specialTokens must be an object mapping text to id".to_string()))?;
+    let mut out = Vec::new();
+    for entry in js_sys::Object::entries(object).iter() {
+        let pair: Array = entry.unchecked_into();
+        let text = pair.get(0).as_string().unwrap_or_default();
+        let id = pair
+            .get(1)
+            .as_f64()
+            .and_then(|x| id_from_js(x, "a special token id").ok().flatten())
+            .ok_or_else(|| invalid_argument(format!("specialTokens[{text:?}] must be a token id")))?;
+        out.push((text, id));
+    }
+    Ok(out)
 }
 
 fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
