@@ -92,18 +92,24 @@ fn state_from_js(x: f64) -> JsResult<StateId> {
         .ok_or_else(|| js_error(Error::new(ErrorKind::InvalidState, format!("state {x} does not belong to this index"))))
 }
 
+/// `value` as a plain object (`{...}` or `Object.create(null)`): a Map, an array or a
+/// class instance would hide its entries from `Object.keys`/`Object.entries`.
+fn as_plain_object(value: &JsValue) -> Option<&js_sys::Object> {
+    if !value.is_object() {
+        return None;
+    }
+    let object = value.unchecked_ref::<js_sys::Object>();
+    let proto = js_sys::Object::get_prototype_of(object);
+    (proto.is_null() || proto == js_sys::Object::get_prototype_of(&js_sys::Object::new())).then_some(object)
+}
+
 /// An optional options object: `None` for undefined/null, else a plain object whose
 /// keys are all known (a typo would otherwise be ignored silently).
 fn plain_object(value: Option<JsValue>, what: &str, keys: &[&str]) -> JsResult<Option<JsValue>> {
     let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
         return Ok(None);
     };
-    // A plain object only: a Map or an array would hide its keys from the check below.
-    let plain = value.dyn_ref::<js_sys::Object>().filter(|o| {
-        let proto = js_sys::Object::get_prototype_of(o);
-        proto.is_null() || proto == js_sys::Object::get_prototype_of(&js_sys::Object::new())
-    });
-    let Some(object) = plain else {
+    let Some(object) = as_plain_object(&value) else {
         return Err(invalid_argument(format!("{what} must be a plain object")));
     };
     for key in js_sys::Object::keys(object).iter() {
@@ -192,7 +198,8 @@ impl JsVocabulary {
     ) -> JsResult<JsVocabulary> {
         let ranks = ranks.as_string().ok_or_else(|| invalid_argument("ranks must be a string".to_string()))?;
         let special = match options.as_ref().filter(|o| o.is_object()) {
-            Some(o) => special_tokens(&js_sys::Reflect::get(o, &"specialTokens".into()).unwrap_or(JsValue::UNDEFINED))?,
+            // A throwing getter is passed on, not taken for an absent option.
+            Some(o) => special_tokens(&js_sys::Reflect::get(o, &"specialTokens".into())?)?,
             None => Vec::new(),
         };
         let options = parse_eos_options(options, "TiktokenOptions", &["eosTokenIds", "specialTokens"])?;
@@ -289,9 +296,11 @@ fn load_options(options: Option<JsValue>) -> JsResult<crate::tokenizer::LoadOpti
 }
 
 fn parse_eos_options(options: Option<JsValue>, what: &str, keys: &[&str]) -> JsResult<crate::tokenizer::LoadOptions> {
-    let eos = plain_object(options, what, keys)?
-        .and_then(|o| js_sys::Reflect::get(&o, &"eosTokenIds".into()).ok())
-        .filter(|v| !v.is_undefined() && !v.is_null());
+    let eos = match plain_object(options, what, keys)? {
+        Some(o) => Some(js_sys::Reflect::get(&o, &"eosTokenIds".into())?),
+        None => None,
+    }
+    .filter(|v| !v.is_undefined() && !v.is_null());
     Ok(match eos {
         Some(v) => crate::tokenizer::LoadOptions::new().eos_token_ids(&ids_from_js(&v, "eosTokenIds")?),
         None => crate::tokenizer::LoadOptions::new(),
@@ -303,9 +312,8 @@ fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
     if value.is_undefined() || value.is_null() {
         return Ok(Vec::new());
     }
-    let object = value
-        .dyn_ref::<js_sys::Object>()
-        .ok_or_else(|| invalid_argument("specialTokens must be an object mapping text to id".to_string()))?;
+    let object = as_plain_object(value)
+        .ok_or_else(|| invalid_argument("specialTokens must be a plain object mapping text to id".to_string()))?;
     let mut out = Vec::new();
     for entry in js_sys::Object::entries(object).iter() {
         let pair: Array = entry.unchecked_into();
