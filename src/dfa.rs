@@ -380,7 +380,11 @@ fn build_dense(pattern: &str, config: &DfaConfig) -> Result<dense::DFA<Vec<u32>>
         )
         .build(pattern)
         .map_err(|e| {
-            if e.is_size_limit_exceeded() {
+            // The NFA's own size limit comes wrapped as an NFA build error.
+            let nfa_limit = std::error::Error::source(&e)
+                .and_then(|s| s.downcast_ref::<thompson::BuildError>())
+                .is_some_and(|b| b.size_limit().is_some());
+            if e.is_size_limit_exceeded() || nfa_limit {
                 Error::with_source(
                     ErrorKind::DfaTooLarge,
                     format!(

@@ -1,1 +1,352 @@
-//! JSON Schema -> regex (work in progress).
+//! JSON Schema -> regex, for [`Index`] to compile.
+//!
+//! [`regex_from_json_schema_str`] turns a schema (draft 2020-12, 2019-09, and the
+//! draft-04/06/07 forms people still write) into a regex whose full matches are exactly
+//! some JSON texts of instances that validate: the regex never accepts an invalid
+//! instance, and it accepts every valid instance written in the *target form*:
+//!
+//! * compact (no whitespace between tokens) unless [`Config::whitespace`] allows some;
+//! * declared properties in schema order (`properties`, then names only in `required`),
+//!   then any other properties;
+//! * numbers as `JSON.stringify` writes them (integers without fraction or exponent;
+//!   fractions and trailing zeros allowed where a value range does not forbid them);
+//! * strings with any JSON escapes, except inside `pattern`/`format`/`enum` strings and
+//!   undeclared property names, which are written canonically (only `"`, `\` and control
+//!   characters escaped, as `JSON.stringify` does).
+//!
+//! Whatever the schema needs that the regex cannot express is an error
+//! ([`ErrorKind::UnsupportedSchema`] naming the keyword and its location, e.g.
+//! `unsupported keyword "not" at #/properties/a`); malformed schemas are
+//! [`ErrorKind::InvalidSchema`]. Nothing is silently ignored but annotations and
+//! keywords of no vocabulary.
+//!
+//! ```
+//! use logitmask::json_schema::{regex_from_json_schema_str, Config};
+//! use logitmask::Dfa;
+//!
+//! let schema = r#"{
+//!     "type": "object",
+//!     "properties": {
+//!         "name": {"type": "string", "maxLength": 10},
+//!         "age": {"type": "integer", "minimum": 0, "maximum": 150}
+//!     },
+//!     "required": ["name"]
+//! }"#;
+//! let regex = regex_from_json_schema_str(schema, &Config::new())?;
+//! let dfa = Dfa::new(&regex)?;
+//! assert!(dfa.is_match(br#"{"name":"Ada","age":36}"#));
+//! assert!(dfa.is_match(br#"{"name":"Ada"}"#));            // optional "age" absent
+//! assert!(!dfa.is_match(br#"{"name":"Ada","age":151}"#)); // out of range
+//! assert!(!dfa.is_match(br#"{"age":36}"#));               // "name" is required
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ## Supported keywords
+//!
+//! | keyword | support |
+//! | --- | --- |
+//! | `type` (string or array) | all seven types |
+//! | `enum`, `const` | any JSON values; filtered by the other keywords; objects with up to 4 members in every key order |
+//! | `true`, `{}` | any JSON value, nesting bounded by [`Config::any_value_depth`] |
+//! | `false` | matches nothing (a schema that matches nothing is an error) |
+//! | `properties`, `required` | schema order; optional properties may be absent |
+//! | `additionalProperties` | `false`, `true` or a schema (absent: see [`Config::allow_additional_properties`]); other names are written canonically and differ from declared ones |
+//! | `minProperties`, `maxProperties` | counted exactly (duplicate undeclared keys count twice) |
+//! | `items`, `prefixItems` (and draft-04 to 2019-09 array `items` + `additionalItems`) | exact |
+//! | `minItems`, `maxItems` | exact |
+//! | `contains` | without `prefixItems`; `minContains` only without `maxItems`; no `maxContains` |
+//! | `uniqueItems` | only where trivially true (`maxItems` <= 1) or on `enum` values |
+//! | `minLength`, `maxLength` | in characters (an escape is one character); with `pattern`/`format` only where the pattern has one variable-length part or implies the limit |
+//! | `pattern` | ECMA-262 syntax, code point semantics; anchors at the ends only; no backreferences, lookaround or `\b` |
+//! | `format` | `date-time`, `date`, `time`, `duration`, `uuid`, `email`, `uri`, `uri-reference`, `ipv4`, `ipv6`, `hostname`, `json-pointer`, `relative-json-pointer` (asserted); others are errors where a string is possible |
+//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numbers or draft-04 booleans) | exact digit-range regexes for integers and decimals of any size |
+//! | `multipleOf` | `10^-k` for numbers; integer divisors `2^a 5^b`; any divisor in a bounded range of at most 1000 multiples |
+//! | `allOf` | merged keyword by keyword (never concatenated); conflicting `pattern`/`format`/`contains` are errors |
+//! | `anyOf` | distributed over the sibling keywords |
+//! | `oneOf` | as `anyOf` where the branches are provably exclusive (types, enum values, ranges, a required property with exclusive values), else an error |
+//! | `$ref` | to `#`, JSON pointers, `$defs`/`definitions`, `$id`s and `$anchor`s in the document; recursion to [`Config::max_recursion_depth`] |
+//! | `not` | only `not: {"type": ...}` (and `true`/`false`) |
+//! | `if`/`then`/`else`, `dependentRequired`, `dependentSchemas`, `dependencies`, `patternProperties`, `propertyNames`, `$dynamicRef`, `$recursiveRef`, `maxContains` | errors (no-op forms such as empty maps are accepted) |
+//! | `unevaluatedProperties`, `unevaluatedItems` | as `additionalProperties` / `items` when no in-place applicator sits beside them, else an error |
+//!
+//! ## Limits, all documented choices
+//!
+//! * Integers are written without fraction or exponent (`1`, not `1.0` or `1e0`), so
+//!   integers from 1e21 up (which `JSON.stringify` writes as `1e+21`) are not produced
+//!   for `"type": "integer"`.
+//! * A number with a range is written in plain decimal form; the exponent forms
+//!   `JSON.stringify` uses below 1e-6 and from 1e21 are accepted only where the whole
+//!   class lies in the range. `-0` is not written where a range applies.
+//! * Free-form values (`{}`, `true`, absent `items`/`additionalProperties`) nest at most
+//!   [`Config::any_value_depth`] arrays/objects deep.
+//! * Recursive `$ref`s are expanded [`Config::max_recursion_depth`] times; past that
+//!   the reference matches nothing (an optional property there is absent).
+//! * `format`s that are not small regular languages are strict subsets: leap seconds
+//!   only at 23:59:60 UTC written with `Z`/`+00:00`; host names of up to 3 labels of 63
+//!   characters or 4 to 8 labels of 30 (never over 253 characters), no `xn--`-style
+//!   labels; email local parts within 64 characters (one atom, two of up to 31 and 32,
+//!   three or four of up to 15, or a quoted string of up to 31), domains within 185;
+//!   URIs and emails in ASCII.
+//! * Unbounded numbers follow the JSON grammar exactly, so they may exceed what an f64
+//!   holds (`1e400`), as JSON allows.
+//! * The regex is at most [`Config::max_regex_size`] bytes, and `anyOf`/`oneOf`
+//!   distribution at most 10,000 branches; beyond, an error.
+
+mod compile;
+mod fragments;
+pub(crate) mod json;
+mod number;
+mod pattern;
+mod re;
+mod schema;
+
+use std::sync::Arc;
+
+use crate::dfa::{Dfa, DEAD};
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::{Index, IndexConfig};
+use crate::vocabulary::Vocabulary;
+use json::Json;
+use re::Re;
+
+/// Default for [`Config::max_recursion_depth`].
+pub const DEFAULT_MAX_RECURSION_DEPTH: usize = 3;
+/// Default for [`Config::any_value_depth`].
+pub const DEFAULT_ANY_VALUE_DEPTH: usize = 2;
+/// Default for [`Config::max_regex_size`]: 1 MiB.
+pub const DEFAULT_MAX_REGEX_SIZE: usize = 1 << 20;
+
+/// How declared properties may be ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PropertyOrder {
+    /// In schema order (`properties`, then names only in `required`). The default: the
+    /// regex stays small, and models follow the order they are shown.
+    #[default]
+    Schema,
+    /// In any order. Every order is listed in the regex, so objects may declare at most
+    /// 6 properties.
+    Any,
+}
+
+/// Options for turning a JSON Schema into a regex.
+///
+/// ```
+/// use logitmask::json_schema::{regex_from_json_schema_str, Config, PropertyOrder};
+/// use logitmask::Dfa;
+///
+/// let config = Config::new().whitespace(Some(r"[ \n]{0,2}")).property_order(PropertyOrder::Any);
+/// let regex = regex_from_json_schema_str(
+///     r#"{"properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}}}"#,
+///     &config,
+/// )?;
+/// assert!(Dfa::new(&regex)?.is_match(b"{ \"b\": true, \"a\": 1 }"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    whitespace: Option<String>,
+    max_recursion_depth: usize,
+    any_value_depth: usize,
+    property_order: PropertyOrder,
+    allow_additional_properties: bool,
+    max_regex_size: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            whitespace: None,
+            max_recursion_depth: DEFAULT_MAX_RECURSION_DEPTH,
+            any_value_depth: DEFAULT_ANY_VALUE_DEPTH,
+            property_order: PropertyOrder::Schema,
+            allow_additional_properties: false,
+            max_regex_size: DEFAULT_MAX_REGEX_SIZE,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults: compact output, recursion depth 3, free-form nesting 2, schema
+    /// property order, no undeclared properties next to declared ones, regex size cap
+    /// 1 MiB.
+    pub fn new() -> Config {
+        Config::default()
+    }
+
+    /// A regex for the whitespace allowed between JSON tokens (after `{`, `[`, `,`,
+    /// `:`, and before `}`, `]`, `:`, `,`), e.g. `[ \n]{0,2}` or `[ ]?`. It may only match
+    /// JSON whitespace (space, tab, newline, carriage return). `None` (the default):
+    /// compact, no whitespace; models given unbounded whitespace tend to ramble.
+    pub fn whitespace(mut self, pattern: Option<&str>) -> Config {
+        self.whitespace = pattern.map(str::to_string);
+        self
+    }
+
+    /// How many times a recursive `$ref` is expanded along one path (default 3); past
+    /// that it matches nothing.
+    pub fn max_recursion_depth(mut self, depth: usize) -> Config {
+        self.max_recursion_depth = depth;
+        self
+    }
+
+    /// How deeply free-form values (`{}`, `true`, absent `items`) nest arrays and
+    /// objects (default 2; 0: scalars only). Each level roughly doubles the automaton
+    /// (about 620 states at 2, 1,300 at 3 once minimized).
+    pub fn any_value_depth(mut self, depth: usize) -> Config {
+        self.any_value_depth = depth;
+        self
+    }
+
+    /// How declared properties are ordered (default [`PropertyOrder::Schema`]).
+    pub fn property_order(mut self, order: PropertyOrder) -> Config {
+        self.property_order = order;
+        self
+    }
+
+    /// Whether an object that declares properties (`properties` or `required`) but says
+    /// nothing of `additionalProperties` accepts other properties too. JSON Schema says
+    /// it does; the default `false` writes only the declared ones (as outlines-core
+    /// does): models then do not invent keys, and the automaton stays small (free-form
+    /// extra members cost hundreds of states per object). Objects that declare no
+    /// property (`{"type": "object"}`) are free-form either way.
+    pub fn allow_additional_properties(mut self, yes: bool) -> Config {
+        self.allow_additional_properties = yes;
+        self
+    }
+
+    /// Cap on the regex size in bytes (default 1 MiB); a larger regex is a
+    /// [`ErrorKind::DfaTooLarge`] error.
+    pub fn max_regex_size(mut self, bytes: usize) -> Config {
+        self.max_regex_size = bytes;
+        self
+    }
+
+    /// The whitespace pattern.
+    pub fn get_whitespace(&self) -> Option<&str> {
+        self.whitespace.as_deref()
+    }
+    /// The recursion depth.
+    pub fn get_max_recursion_depth(&self) -> usize {
+        self.max_recursion_depth
+    }
+    /// The free-form nesting depth.
+    pub fn get_any_value_depth(&self) -> usize {
+        self.any_value_depth
+    }
+    /// The property order.
+    pub fn get_property_order(&self) -> PropertyOrder {
+        self.property_order
+    }
+    /// Whether undeclared properties are allowed where `additionalProperties` is absent.
+    pub fn get_allow_additional_properties(&self) -> bool {
+        self.allow_additional_properties
+    }
+    /// The regex size cap.
+    pub fn get_max_regex_size(&self) -> usize {
+        self.max_regex_size
+    }
+}
+
+/// The regex for a schema given as a `serde_json::Value`.
+///
+/// Property order is the order of the value's maps: sorted by name unless serde_json's
+/// `preserve_order` feature is on. To keep the order written in the schema, pass its
+/// text to [`regex_from_json_schema_str`].
+pub fn regex_from_json_schema(schema: &serde_json::Value, config: &Config) -> Result<String> {
+    regex_from_json(&Json::from_value(schema), config)
+}
+
+/// The regex for a schema given as JSON text (property order as written).
+///
+/// Errors: [`ErrorKind::InvalidSchema`] (not JSON, malformed keywords, a schema that
+/// matches nothing), [`ErrorKind::UnsupportedSchema`] (a keyword or combination the
+/// regex cannot express), [`ErrorKind::DfaTooLarge`] (regex over the size cap),
+/// [`ErrorKind::InvalidArgument`] (a whitespace pattern that matches other text).
+pub fn regex_from_json_schema_str(schema: &str, config: &Config) -> Result<String> {
+    let json: Json = serde_json::from_str(schema)
+        .map_err(|e| Error::with_source(ErrorKind::InvalidSchema, format!("the schema is not valid JSON: {e}"), e))?;
+    regex_from_json(&json, config)
+}
+
+fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
+    let ws = whitespace_re(config)?;
+    if matches!(schema, Json::Bool(false)) {
+        return Err(Error::new(ErrorKind::InvalidSchema, "the schema is `false`: no value validates"));
+    }
+    let mut compiler = compile::Compiler::new(schema, config, ws);
+    let re = compiler.compile_root()?;
+    if re.is_never() {
+        return Err(Error::new(
+            ErrorKind::InvalidSchema,
+            "no value validates against the schema (within the documented limits: recursion depth, formats, number forms)",
+        ));
+    }
+    if re.size() > config.max_regex_size as u64 {
+        return Err(Error::new(
+            ErrorKind::DfaTooLarge,
+            format!(
+                "the regex for this schema would exceed max_regex_size ({} bytes; about {} needed)",
+                config.max_regex_size,
+                re.size()
+            ),
+        ));
+    }
+    Ok(re.render())
+}
+
+/// The whitespace regex, checked to match only JSON whitespace.
+fn whitespace_re(config: &Config) -> Result<Re> {
+    let Some(p) = &config.whitespace else { return Ok(Re::empty()) };
+    let dfa = Dfa::new(p).map_err(|e| {
+        Error::new(ErrorKind::InvalidArgument, format!("invalid whitespace pattern {p:?}: {}", e.message()))
+    })?;
+    for s in 1..dfa.state_count() as u32 {
+        for b in 0..=255u8 {
+            if !matches!(b, b' ' | b'\t' | b'\n' | b'\r') && dfa.step(s, b) != DEAD {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    format!("the whitespace pattern {p:?} matches more than JSON whitespace (byte 0x{b:02x})"),
+                ));
+            }
+        }
+    }
+    Ok(Re::raw(p.clone()))
+}
+
+impl Index {
+    /// Builds an index for a JSON Schema given as JSON text (property order as written).
+    ///
+    /// ```
+    /// use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
+    /// use std::sync::Arc;
+    /// let vocab = Arc::new(Vocabulary::new(
+    ///     [Some("{\""), Some("ok"), Some("\":"), Some("true"), Some("false"), Some("}"), None],
+    ///     &[6],
+    /// )?);
+    /// let schema = r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#;
+    /// let index = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &json_schema::Config::new())?;
+    /// assert_eq!(index.allowed_tokens(index.initial_state())?.to_vec(), [0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_json_schema_str(
+        schema: &str,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+        schema_config: &Config,
+    ) -> Result<Index> {
+        let regex = regex_from_json_schema_str(schema, schema_config)?;
+        Index::with_config(&regex, vocab, config)
+    }
+
+    /// Builds an index for a JSON Schema given as a `serde_json::Value` (property order:
+    /// see [`regex_from_json_schema`]).
+    pub fn from_json_schema(
+        schema: &serde_json::Value,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+        schema_config: &Config,
+    ) -> Result<Index> {
+        let regex = regex_from_json_schema(schema, schema_config)?;
+        Index::with_config(&regex, vocab, config)
+    }
+}

@@ -28,6 +28,21 @@ export interface IndexOptions {
   /** Cap on the number of states with rows (default 100000). */
   maxStates?: number;
 }
+/** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
+export interface JsonSchemaOptions {
+  /** A regex for the whitespace allowed between JSON tokens, e.g. "[ \\n]{0,2}"; default none (compact). */
+  whitespace?: string | null;
+  /** How deep `$ref` recursion unrolls (default 3). */
+  maxRecursionDepth?: number;
+  /** Nesting depth of free-form values (`{}` / `true` schemas), default 2. */
+  anyValueDepth?: number;
+  /** Declared properties in schema order (default) or in any order. */
+  propertyOrder?: "schema" | "any";
+  /** Allow undeclared properties where the schema does not forbid them (default false). */
+  allowAdditionalProperties?: boolean;
+  /** Cap on the regex size in bytes (default 1 MiB). */
+  maxRegexSize?: number;
+}
 /** Options of the tokenizer loaders. Unknown keys are an error. */
 export interface TokenizerOptions {
   /** The EOS ids (an empty array: none). Default: the tokenizer's own end markers. */
@@ -354,6 +369,82 @@ struct IndexOptions {
     max_states: Option<f64>,
 }
 
+const INDEX_OPTION_KEYS: [&str; 4] = ["lazy", "dfaSizeLimit", "determinizeSizeLimit", "maxStates"];
+const SCHEMA_OPTION_KEYS: [&str; 6] =
+    ["whitespace", "maxRecursionDepth", "anyValueDepth", "propertyOrder", "allowAdditionalProperties", "maxRegexSize"];
+
+impl IndexOptions {
+    fn config(&self) -> JsResult<IndexConfig> {
+        let mut config = IndexConfig::new().lazy(self.lazy.unwrap_or(false));
+        if self.dfa_size_limit.is_some() {
+            config = config.dfa_size_limit(size_option(self.dfa_size_limit, "dfaSizeLimit")?);
+        }
+        if self.determinize_size_limit.is_some() {
+            config = config.determinize_size_limit(size_option(self.determinize_size_limit, "determinizeSizeLimit")?);
+        }
+        if let Some(n) = size_option(self.max_states, "maxStates")? {
+            config = config.max_states(n);
+        }
+        Ok(config)
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct JsonSchemaOptions {
+    whitespace: Option<String>,
+    max_recursion_depth: Option<f64>,
+    any_value_depth: Option<f64>,
+    property_order: Option<String>,
+    allow_additional_properties: Option<bool>,
+    max_regex_size: Option<f64>,
+}
+
+impl JsonSchemaOptions {
+    fn config(&self) -> JsResult<crate::json_schema::Config> {
+        let mut c = crate::json_schema::Config::new().whitespace(self.whitespace.as_deref());
+        if let Some(n) = size_option(self.max_recursion_depth, "maxRecursionDepth")? {
+            c = c.max_recursion_depth(n);
+        }
+        if let Some(n) = size_option(self.any_value_depth, "anyValueDepth")? {
+            c = c.any_value_depth(n);
+        }
+        if let Some(n) = size_option(self.max_regex_size, "maxRegexSize")? {
+            c = c.max_regex_size(n);
+        }
+        if let Some(yes) = self.allow_additional_properties {
+            c = c.allow_additional_properties(yes);
+        }
+        match self.property_order.as_deref() {
+            None | Some("schema") => {}
+            Some("any") => c = c.property_order(crate::json_schema::PropertyOrder::Any),
+            Some(other) => {
+                return Err(invalid_argument(format!("propertyOrder must be \"schema\" or \"any\", got {other:?}")))
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// The JSON Schema as text; an object is serialized with `JSON.stringify`, which keeps
+/// the property order the schema was written in.
+fn schema_text(schema: &JsValue) -> JsResult<String> {
+    if schema.as_bool().is_some() {
+        return Ok(schema.as_bool().map(|b| b.to_string()).unwrap_or_default());
+    }
+    json_text(schema, "the JSON Schema")
+}
+
+/// Turns a JSON Schema (text or object) into the regex an index compiles.
+#[wasm_bindgen(js_name = regexFromJsonSchema)]
+pub fn regex_from_json_schema(
+    #[wasm_bindgen(unchecked_param_type = "string | object | boolean")] schema: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "JsonSchemaOptions")] options: Option<JsValue>,
+) -> JsResult<String> {
+    let o: JsonSchemaOptions = parse_options(options, "JsonSchemaOptions", &SCHEMA_OPTION_KEYS)?;
+    crate::json_schema::regex_from_json_schema_str(&schema_text(&schema)?, &o.config()?).map_err(js_error)
+}
+
 /// For each DFA state, the tokens that may come next. Immutable; share it between guides.
 #[wasm_bindgen(js_name = Index)]
 pub struct JsIndex {
@@ -371,20 +462,33 @@ impl JsIndex {
         #[wasm_bindgen(unchecked_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
         let regex = regex.as_string().ok_or_else(|| invalid_argument("the regex must be a string".to_string()))?;
-        let o: IndexOptions = parse_options(options, "IndexOptions", &["lazy", "dfaSizeLimit", "determinizeSizeLimit", "maxStates"])?;
-        let mut config = IndexConfig::new().lazy(o.lazy.unwrap_or(false));
-        if o.dfa_size_limit.is_some() {
-            config = config.dfa_size_limit(size_option(o.dfa_size_limit, "dfaSizeLimit")?);
-        }
-        if o.determinize_size_limit.is_some() {
-            config = config.determinize_size_limit(size_option(o.determinize_size_limit, "determinizeSizeLimit")?);
-        }
-        if let Some(n) = size_option(o.max_states, "maxStates")? {
-            config = config.max_states(n);
-        }
+        let o: IndexOptions = parse_options(options, "IndexOptions", &INDEX_OPTION_KEYS)?;
+        let config = o.config()?;
         crate::Index::with_config(&regex, &vocabulary.inner, &config)
             .map(|i| JsIndex { inner: Arc::new(i) })
             .map_err(js_error)
+    }
+
+    /// Builds an index for a JSON Schema (text or object); options combine the index's
+    /// and the schema conversion's.
+    #[wasm_bindgen(js_name = fromJsonSchema)]
+    pub fn from_json_schema(
+        #[wasm_bindgen(unchecked_param_type = "string | object | boolean")] schema: JsValue,
+        vocabulary: &JsVocabulary,
+        #[wasm_bindgen(unchecked_param_type = "IndexOptions & JsonSchemaOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsIndex> {
+        let keys: Vec<&str> = INDEX_OPTION_KEYS.iter().chain(SCHEMA_OPTION_KEYS.iter()).copied().collect();
+        let options = plain_object(options, "options", &keys)?;
+        let index_options: IndexOptions = parse_options(options.clone(), "options", &keys)?;
+        let schema_options: JsonSchemaOptions = parse_options(options, "options", &keys)?;
+        crate::Index::from_json_schema_str(
+            &schema_text(&schema)?,
+            &vocabulary.inner,
+            &index_options.config()?,
+            &schema_options.config()?,
+        )
+        .map(|i| JsIndex { inner: Arc::new(i) })
+        .map_err(js_error)
     }
 
     /// Loads bytes made by `toBytes` for the same vocabulary.

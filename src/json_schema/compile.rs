@@ -1,0 +1,1276 @@
+//! Schema -> regex: the compiler.
+//!
+//! A schema's language is the union, over the JSON types it allows, of the values of
+//! that type satisfying its keywords for that type, so each type is compiled on its own
+//! and the results are alternated. Composition is resolved first: `$ref` and `allOf`
+//! are merged into one schema ([`schema::merge`]), then each `anyOf` / `oneOf` is
+//! distributed (`A & (B | C)` = `A&B | A&C`).
+
+use std::collections::HashMap;
+
+use super::fragments::{self, JSON_CHAR};
+use super::json::{canonical_char, write_json_string, Json};
+use super::number::{self, in_range};
+use super::pattern::{self, Pat, PropCache};
+use super::re::Re;
+use super::schema::{both, merge, unsupported, Doc, Node, NodeRef, Sch};
+use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
+use super::{Config, PropertyOrder};
+use crate::dfa::Dfa;
+use crate::error::{Error, ErrorKind, Result};
+
+/// At most this many `anyOf`/`oneOf` branches are expanded in one schema.
+pub(crate) const MAX_BRANCHES: usize = 10_000;
+/// With [`PropertyOrder::Any`], at most this many declared properties per object.
+pub(crate) const MAX_ANY_ORDER_PROPERTIES: usize = 6;
+/// `contains` with `maxItems` writes one alternative per position: at most this many.
+const MAX_CONTAINS_POSITIONS: u64 = 256;
+/// Enum objects with at most this many members are accepted in every key order.
+const MAX_PERMUTED_MEMBERS: usize = 4;
+
+pub(crate) struct Compiler<'a> {
+    doc: Doc<'a>,
+    config: &'a Config,
+    /// The whitespace allowed between tokens (empty when compact).
+    ws: Re,
+    ref_stack: Vec<String>,
+    any_cache: HashMap<(usize, bool), Re>,
+    format_cache: HashMap<String, Re>,
+    props: PropCache,
+    branches: usize,
+    flatten_depth: usize,
+}
+
+impl<'a> Compiler<'a> {
+    pub(crate) fn new(root: &'a Json, config: &'a Config, ws: Re) -> Compiler<'a> {
+        Compiler {
+            doc: Doc::new(root),
+            config,
+            ws,
+            ref_stack: vec!["#".to_string()],
+            any_cache: HashMap::new(),
+            format_cache: HashMap::new(),
+            props: PropCache::default(),
+            branches: 0,
+            flatten_depth: 0,
+        }
+    }
+
+    pub(crate) fn compile_root(&mut self) -> Result<Re> {
+        let root = self.doc.node_at("#")?;
+        self.compile_node(&root)
+    }
+
+    fn compact(&self) -> bool {
+        self.ws.is_empty()
+    }
+
+    fn compile_node(&mut self, n: &NodeRef) -> Result<Re> {
+        match &**n {
+            Node::Any => Ok(self.any(self.config.any_value_depth)),
+            Node::Nothing => Ok(Re::never()),
+            _ => {
+                let mark = self.ref_stack.len();
+                let flat = self.flatten(n);
+                let out = match flat {
+                    Ok(Some(s)) => self.compile_flat(s),
+                    Ok(None) => Ok(Re::never()),
+                    Err(e) => Err(e),
+                };
+                self.ref_stack.truncate(mark);
+                out
+            }
+        }
+    }
+
+    /// Merges a node's `$ref`s and `allOf` into one schema (`None`: nothing validates).
+    /// The references followed stay on the stack (the caller truncates it).
+    fn flatten(&mut self, n: &NodeRef) -> Result<Option<Sch>> {
+        self.flatten_depth += 1;
+        let out = self.flatten_inner(n);
+        self.flatten_depth -= 1;
+        out
+    }
+
+    fn flatten_inner(&mut self, n: &NodeRef) -> Result<Option<Sch>> {
+        if self.flatten_depth > 64 {
+            return Err(Error::new(ErrorKind::UnsupportedSchema, "allOf/$ref nested more than 64 deep".to_string()));
+        }
+        match &**n {
+            Node::Any => Ok(Some(Sch::default())),
+            Node::Nothing => Ok(None),
+            Node::AllOf(parts) => {
+                let mut acc: Option<Sch> = None;
+                for p in parts {
+                    let Some(f) = self.flatten(p)? else { return Ok(None) };
+                    acc = Some(match acc {
+                        None => f,
+                        Some(a) => merge(&a, &f)?,
+                    });
+                }
+                Ok(Some(acc.unwrap_or_default()))
+            }
+            Node::Schema(s) => {
+                let mut base: Sch = (**s).clone();
+                base.refs.clear();
+                base.all_of.clear();
+                for (uri, at) in &s.refs {
+                    let target = self.doc.resolve_ref(uri, at)?;
+                    let seen = self.ref_stack.iter().filter(|t| **t == target).count();
+                    if seen > self.config.max_recursion_depth {
+                        // Recursion deeper than allowed: nothing more can be written here.
+                        return Ok(None);
+                    }
+                    self.ref_stack.push(target.clone());
+                    let node = self.doc.node_at(&target)?;
+                    let Some(t) = self.flatten(&node)? else { return Ok(None) };
+                    base = merge(&base, &t)?;
+                }
+                for part in &s.all_of {
+                    let Some(t) = self.flatten(part)? else { return Ok(None) };
+                    base = merge(&base, &t)?;
+                }
+                Ok(Some(base))
+            }
+        }
+    }
+
+    fn count_branch(&mut self, at: &str) -> Result<()> {
+        self.branches += 1;
+        if self.branches > MAX_BRANCHES {
+            return Err(unsupported(
+                "anyOf",
+                at,
+                &format!("the combinations of anyOf/oneOf branches exceed {MAX_BRANCHES}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Compiles a schema free of `$ref`/`allOf`, distributing `anyOf`/`oneOf`.
+    fn compile_flat(&mut self, s: Sch) -> Result<Re> {
+        if let Some((group, at)) = s.any_of.first().cloned() {
+            let mut rest = s.clone();
+            rest.any_of.remove(0);
+            let mut alts = Vec::new();
+            for b in &group {
+                self.count_branch(&at)?;
+                let mark = self.ref_stack.len();
+                let out = match self.flatten(b) {
+                    Ok(Some(fb)) => merge(&rest, &fb).and_then(|m| self.compile_flat(m)),
+                    Ok(None) => Ok(Re::never()),
+                    Err(e) => Err(e),
+                };
+                self.ref_stack.truncate(mark);
+                alts.push(out?);
+            }
+            return Ok(Re::alt(alts));
+        }
+        if let Some((group, at)) = s.one_of.first().cloned() {
+            let mut rest = s.clone();
+            rest.one_of.remove(0);
+            // Merge every branch with the rest, remembering the references each followed.
+            let mut merged: Vec<(Sch, Vec<String>)> = Vec::new();
+            for b in &group {
+                self.count_branch(&at)?;
+                let mark = self.ref_stack.len();
+                let out = self.flatten(b).and_then(|fb| fb.map(|fb| merge(&rest, &fb)).transpose());
+                let pushed = self.ref_stack[mark..].to_vec();
+                self.ref_stack.truncate(mark);
+                if let Some(m) = out? {
+                    merged.push((m, pushed));
+                }
+            }
+            for i in 0..merged.len() {
+                for j in i + 1..merged.len() {
+                    let (a, b) = (merged[i].0.clone(), merged[j].0.clone());
+                    if !self.disjoint(&a, &b, 0)? {
+                        return Err(unsupported(
+                            "oneOf",
+                            &s.ptr,
+                            &format!(
+                                "branches {} and {} are not provably exclusive, so oneOf cannot be written as anyOf",
+                                i, j
+                            ),
+                        ));
+                    }
+                }
+            }
+            let mut alts = Vec::new();
+            for (m, pushed) in merged {
+                let mark = self.ref_stack.len();
+                self.ref_stack.extend(pushed);
+                let out = self.compile_flat(m);
+                self.ref_stack.truncate(mark);
+                alts.push(out?);
+            }
+            return Ok(Re::alt(alts));
+        }
+        self.compile_types(&s)
+    }
+
+    fn compile_types(&mut self, s: &Sch) -> Result<Re> {
+        if !s.enums.is_empty() {
+            return self.compile_enum(s);
+        }
+        if s.is_trivial() {
+            // `{}`: the same free-form value as `true`.
+            return Ok(self.any(self.config.any_value_depth));
+        }
+        let types = s.types.unwrap_or(ALL_TYPES);
+        let mut alts = Vec::new();
+        if types & NULL != 0 {
+            alts.push(Re::lit(fragments::NULL));
+        }
+        if types & BOOLEAN != 0 {
+            alts.push(Re::raw(fragments::BOOLEAN));
+        }
+        if types & (NUMBER | INTEGER) == NUMBER {
+            // Numbers that are not integers (`not: {"type": "integer"}`).
+            if s.lo.is_some() || s.hi.is_some() || !s.multiple_of.is_empty() {
+                return Err(unsupported("not", &s.ptr, "non-integer numbers with a range or multipleOf"));
+            }
+            alts.push(Re::raw(number::NON_INTEGER));
+        } else if types & (NUMBER | INTEGER) != 0 {
+            alts.push(self.number(s, types & NUMBER == 0)?);
+        }
+        if types & STRING != 0 {
+            alts.push(self.string(s)?);
+        }
+        if types & ARRAY != 0 {
+            alts.push(self.array(s)?);
+        }
+        if types & OBJECT != 0 {
+            alts.push(self.object(s)?);
+        }
+        Ok(Re::alt(alts))
+    }
+
+    // ------------------------------------------------------------------------------
+    // enum / const
+
+    fn compile_enum(&mut self, s: &Sch) -> Result<Re> {
+        let (first, _) = &s.enums[0];
+        let values: Vec<&Json> =
+            first.iter().filter(|v| s.enums[1..].iter().all(|(list, _)| list.iter().any(|w| w.equals(v)))).collect();
+        let types = s.types.unwrap_or(ALL_TYPES);
+        let mut rest = s.clone();
+        rest.enums.clear();
+        rest.types = None;
+        let unique = rest.unique.take().is_some();
+        // Whether the other keywords constrain anything beyond the type: then each value
+        // is checked against the regex of the rest, compiled compactly.
+        let needs_check = rest.lo.is_some()
+            || rest.hi.is_some()
+            || !rest.multiple_of.is_empty()
+            || rest.min_len > 0
+            || rest.max_len.is_some()
+            || !rest.patterns.is_empty()
+            || !rest.formats.is_empty()
+            || !rest.prefix.is_empty()
+            || rest.items.is_some()
+            || rest.min_items > 0
+            || rest.max_items.is_some()
+            || !rest.contains.is_empty()
+            || !rest.props.is_empty()
+            || !rest.required.is_empty()
+            || rest.additional.is_some()
+            || rest.min_props > 0
+            || rest.max_props.is_some();
+        let checker = if needs_check {
+            let saved = std::mem::replace(&mut self.ws, Re::empty());
+            let re = self.compile_flat(rest);
+            self.ws = saved;
+            let re = re?;
+            if re.is_never() {
+                return Ok(Re::never());
+            }
+            Some(Dfa::new(&re.render())?)
+        } else {
+            None
+        };
+        let mut alts = Vec::new();
+        for v in values {
+            if value_types(v) & types == 0 {
+                continue;
+            }
+            if unique {
+                if let Json::Array(items) = v {
+                    if items.iter().enumerate().any(|(i, x)| items[..i].iter().any(|y| y.equals(x))) {
+                        continue;
+                    }
+                }
+            }
+            if let Some(dfa) = &checker {
+                let ok = spellings(v).iter().any(|sp| dfa.is_match(sp.as_bytes()));
+                if !ok {
+                    continue;
+                }
+            }
+            alts.push(self.literal(v));
+        }
+        Ok(Re::alt(alts))
+    }
+
+    /// The spellings of a value: numbers with optional trailing fraction zeros (and the
+    /// exponent form `JSON.stringify` uses), strings canonically escaped, small objects
+    /// in every key order; whitespace as configured between tokens.
+    fn literal(&self, v: &Json) -> Re {
+        match v {
+            Json::Null | Json::Bool(_) | Json::String(_) => Re::lit(v.to_compact()),
+            Json::Number(d) => number::literal_number_re(d),
+            Json::Array(items) => {
+                if items.is_empty() {
+                    return Re::concat([Re::lit("["), self.ws.clone(), Re::lit("]")]);
+                }
+                let mut parts = vec![Re::lit("["), self.ws.clone()];
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        parts.push(self.sep());
+                    }
+                    parts.push(self.literal(x));
+                }
+                parts.extend([self.ws.clone(), Re::lit("]")]);
+                Re::concat(parts)
+            }
+            Json::Object(members) => {
+                if members.is_empty() {
+                    return Re::concat([Re::lit("{"), self.ws.clone(), Re::lit("}")]);
+                }
+                let rendered: Vec<Re> =
+                    members.iter().map(|(k, x)| self.member(Re::lit(key_text(k)), self.literal(x))).collect();
+                let orders = if members.len() <= MAX_PERMUTED_MEMBERS {
+                    permutations(members.len())
+                } else {
+                    vec![(0..members.len()).collect()]
+                };
+                let alts = orders.into_iter().map(|order| {
+                    let mut parts = vec![Re::lit("{"), self.ws.clone()];
+                    for (i, &j) in order.iter().enumerate() {
+                        if i > 0 {
+                            parts.push(self.sep());
+                        }
+                        parts.push(rendered[j].clone());
+                    }
+                    parts.extend([self.ws.clone(), Re::lit("}")]);
+                    Re::concat(parts)
+                });
+                Re::alt(alts)
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------
+    // Numbers
+
+    fn number(&mut self, s: &Sch, integer: bool) -> Result<Re> {
+        let (lo, hi) = (s.lo.as_ref(), s.hi.as_ref());
+        match s.multiple_of.len() {
+            0 => Ok(if integer { number::integer_re(lo, hi) } else { number::number_re(lo, hi, None) }),
+            1 => {
+                let (m, at) = &s.multiple_of[0];
+                number::multiple_of_re(m, lo, hi, integer).ok_or_else(|| {
+                    unsupported(
+                        "multipleOf",
+                        parent(at),
+                        &format!(
+                            "multipleOf {} is expressible only as 10^-k for numbers, for integer divisors 2^a*5^b without bounds that cut a sign, or for bounded ranges with at most {} multiples",
+                            m.to_plain_string(),
+                            number::MAX_ENUMERATED_MULTIPLES
+                        ),
+                    )
+                })
+            }
+            _ => Err(unsupported("multipleOf", parent(&s.multiple_of[1].1), "several different multipleOf")),
+        }
+    }
+
+    // ------------------------------------------------------------------------------
+    // Strings
+
+    fn string(&mut self, s: &Sch) -> Result<Re> {
+        let (min, max) = (s.min_len, s.max_len);
+        if max.is_some_and(|m| m < min) {
+            return Ok(Re::never());
+        }
+        let quote = || Re::lit("\"");
+        if s.patterns.len() + s.formats.len() > 1 {
+            let at = s.patterns.first().map(|p| &p.1).or(s.formats.first().map(|f| &f.1)).unwrap();
+            return Err(unsupported(
+                if s.patterns.len() > 1 { "pattern" } else { "format" },
+                parent(at),
+                "a string constrained by several patterns/formats (no regex intersection)",
+            ));
+        }
+        let body = if let Some((p, at)) = s.patterns.first() {
+            let pat = pattern::parse(p).map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
+            self.constrained(pat, min, max, "pattern", at)?
+        } else if let Some((f, at)) = s.formats.first() {
+            let Some(src) = fragments::format_pattern(f) else {
+                return Err(unsupported(
+                    "format",
+                    parent(at),
+                    &format!("format \"{f}\" is not supported (supported: {})", fragments::FORMATS.join(", ")),
+                ));
+            };
+            let pat = pattern::parse(&format!("^(?:{src})$")).expect("format patterns parse");
+            if let (0, None) = (min, max) {
+                if let Some(re) = self.format_cache.get(f) {
+                    re.clone()
+                } else {
+                    let re = self.constrained(pat, 0, None, "format", at)?;
+                    self.format_cache.insert(f.clone(), re.clone());
+                    re
+                }
+            } else {
+                self.constrained(pat, min, max, "format", at)?
+            }
+        } else {
+            let max = max.map(|m| u32::try_from(m).unwrap_or(u32::MAX));
+            let min = u32::try_from(min).unwrap_or(u32::MAX);
+            Re::repeat(Re::raw(JSON_CHAR), min, max)
+        };
+        Ok(Re::concat([quote(), body, quote()]))
+    }
+
+    /// A pattern's strings (as JSON string content), with a length range applied.
+    fn constrained(&mut self, pat: Pat, min: u64, max: Option<u64>, keyword: &str, at: &str) -> Result<Re> {
+        let err = |why: &str| unsupported(keyword, parent(at), why);
+        let branches = pattern::branches(pat).map_err(|e| err(&e))?;
+        let mut alts = Vec::new();
+        for b in branches {
+            // Items, with unanchored ends as free runs of characters (None).
+            let mut items: Vec<Option<Pat>> = b.items.into_iter().map(|p| Some(unwrap_single(p))).collect();
+            if !b.anchored_start {
+                items.insert(0, None);
+            }
+            if !b.anchored_end {
+                items.push(None);
+            }
+            let range = |it: &Option<Pat>| it.as_ref().map_or((0, None), |p| p.len_range());
+            let (lo, hi) = items.iter().fold((0u64, Some(0u64)), |(a, b), it| {
+                let (x, y) = range(it);
+                (a.saturating_add(x), b.and_then(|b| y.map(|y| b.saturating_add(y))))
+            });
+            let implied = min <= lo && max.is_none_or(|m| hi.is_some_and(|h| h <= m));
+            let mut adjust: Option<(usize, u64, Option<u64>)> = None;
+            if !implied {
+                // Exactly one variable-length item, a repeated single class (or a free
+                // run), takes the length constraint.
+                let variable: Vec<usize> = (0..items.len())
+                    .filter(|&i| {
+                        let (x, y) = range(&items[i]);
+                        Some(x) != y
+                    })
+                    .collect();
+                let ok = variable.len() == 1
+                    && match &items[variable[0]] {
+                        None => true,
+                        Some(Pat::Repeat(inner, _, _)) => matches!(**inner, Pat::Class(_)),
+                        _ => false,
+                    };
+                if !ok {
+                    return Err(err("a length limit (minLength/maxLength) that the pattern does not imply, on a pattern whose length is not one repeated class"));
+                }
+                let v = variable[0];
+                let fixed: u64 = (0..items.len()).filter(|&i| i != v).map(|i| range(&items[i]).0).sum();
+                let (rmin, rmax) = match &items[v] {
+                    Some(Pat::Repeat(_, a, b)) => (*a as u64, b.map(|b| b as u64)),
+                    _ => (0, None),
+                };
+                let nmin = rmin.max(min.saturating_sub(fixed));
+                let nmax = match (rmax, max) {
+                    (Some(a), Some(m)) => {
+                        if m < fixed {
+                            alts.push(Re::never());
+                            continue;
+                        }
+                        Some(a.min(m - fixed))
+                    }
+                    (a, None) => a,
+                    (None, Some(m)) => {
+                        if m < fixed {
+                            alts.push(Re::never());
+                            continue;
+                        }
+                        Some(m - fixed)
+                    }
+                };
+                adjust = Some((v, nmin, nmax));
+            }
+            let mut parts = Vec::new();
+            for (i, it) in items.into_iter().enumerate() {
+                let (rmin, rmax) = match adjust {
+                    Some((v, a, b)) if v == i => (Some(a), Some(b)),
+                    _ => (None, None),
+                };
+                let re = match it {
+                    None => {
+                        let (a, b) = (rmin.unwrap_or(0), rmax.flatten());
+                        Re::repeat(Re::raw(JSON_CHAR), clamp32(a), b.map(clamp32))
+                    }
+                    Some(p) => match (rmin, p) {
+                        (Some(a), Pat::Repeat(inner, _, _)) => {
+                            let inner = inner.to_json_re(&mut self.props).map_err(|e| err(&e))?;
+                            Re::repeat(inner, clamp32(a), rmax.flatten().map(clamp32))
+                        }
+                        (_, p) => p.to_json_re(&mut self.props).map_err(|e| err(&e))?,
+                    },
+                };
+                parts.push(re);
+            }
+            alts.push(Re::concat(parts));
+        }
+        Ok(Re::alt(alts))
+    }
+
+    // ------------------------------------------------------------------------------
+    // Arrays
+
+    fn sep(&self) -> Re {
+        Re::concat([self.ws.clone(), Re::lit(","), self.ws.clone()])
+    }
+
+    fn member(&self, key: Re, value: Re) -> Re {
+        Re::concat([key, self.ws.clone(), Re::lit(":"), self.ws.clone(), value])
+    }
+
+    /// `open ws (body ws)? close`, or without the `?` when the body cannot be empty.
+    fn container(&self, open: &str, body: Re, empty_ok: bool, close: &str) -> Re {
+        let inner = Re::concat([body, self.ws.clone()]);
+        let inner = if empty_ok { Re::opt(inner) } else { inner };
+        Re::concat([Re::lit(open), self.ws.clone(), inner, Re::lit(close)])
+    }
+
+    fn array(&mut self, s: &Sch) -> Result<Re> {
+        let (min, max) = (s.min_items, s.max_items);
+        if max.is_some_and(|m| m < min) {
+            return Ok(Re::never());
+        }
+        if let Some(at) = &s.unique {
+            if max.is_none_or(|m| m > 1) {
+                return Err(unsupported(
+                    "uniqueItems",
+                    parent(at),
+                    "item uniqueness is not a regular language (allowed only with maxItems <= 1)",
+                ));
+            }
+        }
+        if let Some((_, at)) = &s.max_contains {
+            if !s.contains.is_empty() {
+                return Err(unsupported("maxContains", parent(at), ""));
+            }
+        }
+        let min_contains = s.min_contains.as_ref().map_or(1, |x| x.0);
+        let any = || -> NodeRef { std::rc::Rc::new(Node::Any) };
+        let items_node = s.items.clone().unwrap_or_else(any);
+        if !s.contains.is_empty() && min_contains > 0 {
+            let at = &s.contains[0].1;
+            if s.contains.len() > 1 {
+                return Err(unsupported("contains", parent(at), "several contains in allOf"));
+            }
+            if !s.prefix.is_empty() {
+                return Err(unsupported("contains", parent(at), "together with prefixItems"));
+            }
+            let item = self.compile_node(&items_node)?;
+            let hit = self.compile_node(&both(&items_node, &s.contains[0].0))?;
+            if hit.is_never() {
+                return Ok(Re::never());
+            }
+            let sep = self.sep();
+            let before = Re::concat([item.clone(), sep.clone()]);
+            let after = Re::concat([sep.clone(), item.clone()]);
+            let body = if min_contains > 1 {
+                if max.is_some() || min > min_contains {
+                    return Err(unsupported("minContains", parent(at), "together with maxItems or a larger minItems"));
+                }
+                let again = Re::concat([sep.clone(), Re::star(before.clone()), hit.clone()]);
+                Re::concat([
+                    Re::star(before.clone()),
+                    hit.clone(),
+                    Re::repeat(again, clamp32(min_contains - 1), Some(clamp32(min_contains - 1))),
+                    Re::star(after.clone()),
+                ])
+            } else {
+                let lo = min.max(1);
+                match max {
+                    None => {
+                        let mut alts = Vec::new();
+                        for j in 0..lo.saturating_sub(1) {
+                            alts.push(Re::concat([
+                                Re::repeat(before.clone(), clamp32(j), Some(clamp32(j))),
+                                hit.clone(),
+                                Re::repeat(after.clone(), clamp32(lo - 1 - j), None),
+                            ]));
+                        }
+                        alts.push(Re::concat([
+                            Re::repeat(before.clone(), clamp32(lo - 1), None),
+                            hit.clone(),
+                            Re::star(after.clone()),
+                        ]));
+                        Re::alt(alts)
+                    }
+                    Some(mx) => {
+                        if mx > MAX_CONTAINS_POSITIONS {
+                            return Err(unsupported(
+                                "contains",
+                                parent(at),
+                                &format!("together with maxItems above {MAX_CONTAINS_POSITIONS}"),
+                            ));
+                        }
+                        let mut alts = Vec::new();
+                        for j in 0..mx {
+                            let k_lo = lo.saturating_sub(1 + j);
+                            let k_hi = mx - 1 - j;
+                            alts.push(Re::concat([
+                                Re::repeat(before.clone(), clamp32(j), Some(clamp32(j))),
+                                hit.clone(),
+                                Re::repeat(after.clone(), clamp32(k_lo), Some(clamp32(k_hi))),
+                            ]));
+                        }
+                        Re::alt(alts)
+                    }
+                }
+            };
+            return Ok(self.container("[", body, false, "]"));
+        }
+        let prefix: Vec<Re> = s.prefix.iter().map(|p| self.compile_node(p)).collect::<Result<_>>()?;
+        let item = self.compile_node(&items_node)?;
+        // R(j): the elements after j of them were written.
+        let k = prefix.len() as u64;
+        let sep = self.sep();
+        let mut tail: Option<Re> = None; // R(j+1), built from the end
+        let start_j = k.min(max.unwrap_or(u64::MAX));
+        for j in (0..=start_j).rev() {
+            let r = if j >= k {
+                // Only `items` from here: count in [min - j, max - j].
+                let lo = min.saturating_sub(j);
+                let hi = max.map(|m| m.saturating_sub(j));
+                if j == 0 {
+                    // Nothing written yet: first item without a separator.
+                    if hi == Some(0) {
+                        Re::empty()
+                    } else {
+                        let rest = Re::repeat(
+                            Re::concat([sep.clone(), item.clone()]),
+                            clamp32(lo.saturating_sub(1)),
+                            hi.map(|h| clamp32(h - 1)),
+                        );
+                        let one = Re::concat([item.clone(), rest]);
+                        if lo == 0 {
+                            Re::alt([Re::empty(), one])
+                        } else {
+                            one
+                        }
+                    }
+                } else {
+                    Re::repeat(Re::concat([sep.clone(), item.clone()]), clamp32(lo), hi.map(clamp32))
+                }
+            } else {
+                let next = tail.clone().unwrap_or_else(Re::empty);
+                let head = if j == 0 { Re::empty() } else { sep.clone() };
+                let present = if max.is_some_and(|m| j >= m) {
+                    Re::never()
+                } else {
+                    Re::concat([head, prefix[j as usize].clone(), next])
+                };
+                if j >= min {
+                    Re::alt([Re::empty(), present])
+                } else {
+                    present
+                }
+            };
+            tail = Some(r);
+        }
+        let body = tail.unwrap_or_else(Re::empty);
+        if body.is_never() {
+            return Ok(Re::never());
+        }
+        if body.is_empty() {
+            return Ok(Re::concat([Re::lit("["), self.ws.clone(), Re::lit("]")]));
+        }
+        Ok(self.container("[", body, min == 0, "]"))
+    }
+
+    // ------------------------------------------------------------------------------
+    // Objects
+
+    fn object(&mut self, s: &Sch) -> Result<Re> {
+        let (min, max) = (s.min_props, s.max_props);
+        if max.is_some_and(|m| m < min) {
+            return Ok(Re::never());
+        }
+        let mut names: Vec<String> = Vec::new();
+        let mut members: Vec<(Re, bool)> = Vec::new();
+        for (k, node) in &s.props {
+            names.push(k.clone());
+            let required = s.required.contains(k);
+            let v = self.compile_node(node)?;
+            if v.is_never() {
+                if required {
+                    return Ok(Re::never());
+                }
+                continue;
+            }
+            members.push((self.member(Re::lit(key_text(k)), v), required));
+        }
+        let extra_node = s.additional.clone();
+        for r in &s.required {
+            if names.contains(r) {
+                continue;
+            }
+            names.push(r.clone());
+            let v = match &extra_node {
+                None => self.any(self.config.any_value_depth),
+                Some(n) => self.compile_node(n)?,
+            };
+            if v.is_never() {
+                return Ok(Re::never());
+            }
+            members.push((self.member(Re::lit(key_text(r)), v), true));
+        }
+        let extra_value = match &extra_node {
+            // Undeclared properties next to declared ones only if asked for.
+            None if !names.is_empty() && !self.config.allow_additional_properties => Re::never(),
+            None => self.any(self.config.any_value_depth),
+            Some(n) => self.compile_node(n)?,
+        };
+        let extra = if extra_value.is_never() {
+            None
+        } else {
+            let key = if names.is_empty() {
+                Re::concat([Re::lit("\""), Re::star(Re::raw(JSON_CHAR)), Re::lit("\"")])
+            } else {
+                key_not_in(&names)
+            };
+            Some(self.member(key, extra_value))
+        };
+        let parts = ObjectParts { members, extra, min, max, sep: self.sep() };
+        let (body, empty_ok) = match self.config.property_order {
+            PropertyOrder::Schema => parts.schema_order(),
+            PropertyOrder::Any => {
+                if parts.members.len() > MAX_ANY_ORDER_PROPERTIES {
+                    return Err(Error::new(
+                        ErrorKind::UnsupportedSchema,
+                        format!(
+                            "an object with {} declared properties at {} under PropertyOrder::Any (at most {}: the regex lists every order)",
+                            parts.members.len(),
+                            show(&s.ptr),
+                            MAX_ANY_ORDER_PROPERTIES
+                        ),
+                    ));
+                }
+                parts.any_order()
+            }
+        };
+        if body.is_never() {
+            return Ok(if empty_ok { Re::concat([Re::lit("{"), self.ws.clone(), Re::lit("}")]) } else { Re::never() });
+        }
+        Ok(self.container("{", body, empty_ok, "}"))
+    }
+
+    // ------------------------------------------------------------------------------
+    // Any value
+
+    /// Any JSON value with at most `depth` levels of nested arrays/objects.
+    fn any(&mut self, depth: usize) -> Re {
+        let key = (depth, self.compact());
+        if let Some(r) = self.any_cache.get(&key) {
+            return r.clone();
+        }
+        let string = Re::concat([Re::lit("\""), Re::star(Re::raw(JSON_CHAR)), Re::lit("\"")]);
+        let mut alts = vec![Re::lit("null"), Re::raw(fragments::BOOLEAN), Re::raw(number::NUMBER), string.clone()];
+        if depth > 0 {
+            let inner = self.any(depth - 1);
+            let sep = self.sep();
+            let elems = Re::concat([inner.clone(), Re::star(Re::concat([sep.clone(), inner.clone()]))]);
+            alts.push(self.container("[", elems, true, "]"));
+            let member = self.member(string, inner);
+            let members = Re::concat([member.clone(), Re::star(Re::concat([sep, member]))]);
+            alts.push(self.container("{", members, true, "}"));
+        }
+        let r = Re::alt(alts);
+        self.any_cache.insert(key, r.clone());
+        r
+    }
+
+    // ------------------------------------------------------------------------------
+    // oneOf: provable exclusivity
+
+    /// Whether no instance can satisfy both (conservative: `false` when unsure).
+    fn disjoint(&mut self, a: &Sch, b: &Sch, depth: usize) -> Result<bool> {
+        let ta = possible_types(a);
+        let tb = possible_types(b);
+        if ta & tb == 0 {
+            return Ok(true);
+        }
+        if let (Some(va), Some(vb)) = (enum_values(a), enum_values(b)) {
+            if va.iter().all(|x| vb.iter().all(|y| !x.equals(y))) {
+                return Ok(true);
+            }
+        }
+        for (one, other) in [(a, b), (b, a)] {
+            if let Some(vals) = enum_values(one) {
+                // Every value of one's enum is excluded by a simple check of the other.
+                if vals.iter().all(|v| simply_excluded(v, other)) {
+                    return Ok(true);
+                }
+            }
+        }
+        let common = ta & tb;
+        let mut all = true;
+        for t in [NULL, BOOLEAN, OBJECT, ARRAY, STRING, NUMBER | INTEGER] {
+            if common & t == 0 {
+                continue;
+            }
+            let d = match t {
+                NULL | BOOLEAN => false,
+                STRING => {
+                    let lo = a.min_len.max(b.min_len);
+                    let hi = match (a.max_len, b.max_len) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    };
+                    hi.is_some_and(|h| h < lo)
+                }
+                ARRAY => {
+                    let lo = a.min_items.max(b.min_items);
+                    let hi = match (a.max_items, b.max_items) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    };
+                    hi.is_some_and(|h| h < lo)
+                }
+                OBJECT => {
+                    let lo = a.min_props.max(b.min_props);
+                    let hi = match (a.max_props, b.max_props) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    };
+                    let mut d = hi.is_some_and(|h| h < lo);
+                    if !d && depth < 4 {
+                        for k in a.required.iter().filter(|k| b.required.contains(k)) {
+                            let pa = prop_node(a, k);
+                            let pb = prop_node(b, k);
+                            let mark = self.ref_stack.len();
+                            let fa = self.flatten(&pa);
+                            let fb = self.flatten(&pb);
+                            let res = match (fa, fb) {
+                                (Ok(Some(x)), Ok(Some(y))) => self.disjoint(&x, &y, depth + 1),
+                                (Ok(None), _) | (_, Ok(None)) => Ok(true),
+                                (Err(e), _) | (_, Err(e)) => Err(e),
+                            };
+                            self.ref_stack.truncate(mark);
+                            if res? {
+                                d = true;
+                                break;
+                            }
+                        }
+                    }
+                    d
+                }
+                _ => {
+                    let lo = number::tighter_lower(a.lo.clone(), b.lo.clone());
+                    let hi = number::tighter_upper(a.hi.clone(), b.hi.clone());
+                    number::range_is_empty(lo.as_ref(), hi.as_ref())
+                }
+            };
+            if !d {
+                all = false;
+                break;
+            }
+        }
+        Ok(all)
+    }
+}
+
+/// Parts of an object body: declared members (`"key":value`, required or not) in
+/// order, the pattern of any other member, the member count range, the separator.
+struct ObjectParts {
+    members: Vec<(Re, bool)>,
+    extra: Option<Re>,
+    min: u64,
+    max: Option<u64>,
+    sep: Re,
+}
+
+impl ObjectParts {
+    fn counting(&self) -> bool {
+        self.min > 0 || self.max.is_some()
+    }
+
+    /// Counts above what matters are equivalent: clamp them.
+    fn clamp(&self, c: u64) -> u64 {
+        if !self.counting() {
+            0
+        } else if let Some(m) = self.max {
+            c.min(m + 1)
+        } else {
+            c.min(self.min)
+        }
+    }
+
+    /// Other members after `c` members; `emitted`: whether something was written.
+    fn extras(&self, c: u64, emitted: bool) -> Re {
+        if self.max.is_some_and(|m| c > m) {
+            return Re::never();
+        }
+        let lo = self.min.saturating_sub(c);
+        let hi = self.max.map(|m| m - c);
+        let Some(extra) = &self.extra else {
+            return if lo == 0 && emitted { Re::empty() } else { Re::never() };
+        };
+        let more = Re::concat([self.sep.clone(), extra.clone()]);
+        if emitted {
+            Re::repeat(more, clamp32(lo), hi.map(clamp32))
+        } else {
+            if hi == Some(0) {
+                return Re::never();
+            }
+            Re::concat([extra.clone(), Re::repeat(more, clamp32(lo.saturating_sub(1)), hi.map(|h| clamp32(h - 1)))])
+        }
+    }
+
+    /// Declared members in order, each optional one present or not, commas only between
+    /// present ones. `F(i)` (nothing written yet) and `S(i, c)` (c written) refer to
+    /// `S(i+1, ..)` and `F(i+1)`, so the regex grows quadratically with the number of
+    /// optional members (linearly in the number of `S` nodes, shared), and counts are
+    /// tracked only when min/maxProperties ask for it. Returns the non-empty body and
+    /// whether the empty object is allowed.
+    fn schema_order(&self) -> (Re, bool) {
+        if !self.counting() {
+            return self.schema_order_linear();
+        }
+        let n = self.members.len();
+        let mut s_memo: HashMap<(usize, u64), Re> = HashMap::new();
+        // S(i, c) for i from n down.
+        fn s_of(p: &ObjectParts, i: usize, c: u64, memo: &mut HashMap<(usize, u64), Re>) -> Re {
+            if let Some(r) = memo.get(&(i, c)) {
+                return r.clone();
+            }
+            let r = if p.max.is_some_and(|m| c > m) {
+                Re::never()
+            } else if i == p.members.len() {
+                p.extras(c, true)
+            } else {
+                let (m, required) = &p.members[i];
+                let present = Re::concat([p.sep.clone(), m.clone(), s_of(p, i + 1, p.clamp(c + 1), memo)]);
+                if *required {
+                    present
+                } else {
+                    Re::alt([present, s_of(p, i + 1, c, memo)])
+                }
+            };
+            memo.insert((i, c), r.clone());
+            r
+        }
+        let mut f = self.extras(0, false);
+        for i in (0..n).rev() {
+            let (m, required) = &self.members[i];
+            let present = Re::concat([m.clone(), s_of(self, i + 1, self.clamp(1), &mut s_memo)]);
+            f = if *required { present } else { Re::alt([present, f]) };
+        }
+        let empty_ok = self.min == 0 && self.members.iter().all(|(_, r)| !r);
+        (f, empty_ok)
+    }
+
+    /// Without counts: `G(k)`, the non-empty sequences of members 1..k (each optional
+    /// one present or not, every required one present), is `G(k-1)(,Pk)? | Pk` (or
+    /// `G(k-1),Pk | Pk` for a required member, `Pk` alone only if nothing before is
+    /// required), so the regex grows linearly with the number of members. Each step
+    /// nests a group, and regex syntax limits nesting, so members go in blocks (at most
+    /// 16 steps per object): within a block, the non-empty sequences are listed by their
+    /// first member (`Pj(,Pj+1)?...`), quadratic in the block's size only. Other members
+    /// follow, each after a comma.
+    fn schema_order_linear(&self) -> (Re, bool) {
+        let n = self.members.len();
+        let block = n.div_ceil(16).max(1);
+        let mut g = Re::never();
+        let mut empty_ok = true;
+        for chunk in self.members.chunks(block) {
+            // `, Pi` for each member of the block, optional ones optional.
+            let tails: Vec<Re> = chunk
+                .iter()
+                .map(|(m, required)| {
+                    let after = Re::concat([self.sep.clone(), m.clone()]);
+                    if *required {
+                        after
+                    } else {
+                        Re::opt(after)
+                    }
+                })
+                .collect();
+            // Non-empty sequences of this block alone, by their first member.
+            let mut firsts = Vec::new();
+            for (j, (m, required)) in chunk.iter().enumerate() {
+                firsts.push(Re::concat(std::iter::once(m.clone()).chain(tails[j + 1..].iter().cloned())));
+                if *required {
+                    break;
+                }
+            }
+            let extend = Re::concat(std::iter::once(g.clone()).chain(tails.iter().cloned()));
+            let alone = if empty_ok { Re::alt(firsts) } else { Re::never() };
+            g = Re::alt([extend, alone]);
+            if chunk.iter().any(|(_, r)| *r) {
+                empty_ok = false;
+            }
+        }
+        let Some(extra) = &self.extra else { return (g, empty_ok) };
+        let first = if empty_ok { Re::alt([g, extra.clone()]) } else { g };
+        let body = Re::concat([first, Re::star(Re::concat([self.sep.clone(), extra.clone()]))]);
+        (body, empty_ok)
+    }
+
+    /// Declared members in any order (every order listed), then other members.
+    fn any_order(&self) -> (Re, bool) {
+        let n = self.members.len();
+        let required: u32 = self.members.iter().enumerate().filter(|(_, (_, r))| *r).fold(0, |a, (i, _)| a | 1 << i);
+        let mut memo: HashMap<(u32, bool), Re> = HashMap::new();
+        fn g(
+            p: &ObjectParts,
+            n: usize,
+            required: u32,
+            mask: u32,
+            emitted: bool,
+            memo: &mut HashMap<(u32, bool), Re>,
+        ) -> Re {
+            if let Some(r) = memo.get(&(mask, emitted)) {
+                return r.clone();
+            }
+            let c = mask.count_ones() as u64;
+            let mut alts = Vec::new();
+            if mask & required == required {
+                alts.push(p.extras(c, emitted));
+            }
+            if p.max.is_none_or(|m| c < m) {
+                for i in 0..n {
+                    if mask & (1 << i) != 0 {
+                        continue;
+                    }
+                    let head = if emitted { p.sep.clone() } else { Re::empty() };
+                    alts.push(Re::concat([head, p.members[i].0.clone(), g(p, n, required, mask | 1 << i, true, memo)]));
+                }
+            }
+            let r = Re::alt(alts);
+            memo.insert((mask, emitted), r.clone());
+            r
+        }
+        let body = g(self, n, required, 0, false, &mut memo);
+        (body, self.min == 0 && required == 0)
+    }
+}
+
+/// The regex of JSON string literals that are none of `names`.
+///
+/// A trie of the names, walked character by character in canonical spelling (each
+/// character has exactly one, see [`canonical_char`]); leaving the trie (a character no
+/// name has there, or continuing past a name's end) makes the key differ from every name,
+/// and any spelling may follow.
+fn key_not_in(names: &[String]) -> Re {
+    #[derive(Default)]
+    struct Trie {
+        end: bool,
+        children: Vec<(char, Trie)>,
+    }
+    let mut root = Trie::default();
+    for n in names {
+        let mut t = &mut root;
+        for c in n.chars() {
+            let i = match t.children.iter().position(|(x, _)| *x == c) {
+                Some(i) => i,
+                None => {
+                    t.children.push((c, Trie::default()));
+                    t.children.len() - 1
+                }
+            };
+            t = &mut t.children[i].1;
+        }
+        t.end = true;
+    }
+    fn walk(t: &Trie) -> Re {
+        let mut alts = Vec::new();
+        if !t.end {
+            alts.push(Re::empty());
+        }
+        for (c, child) in &t.children {
+            let mut s = String::new();
+            canonical_char(*c, &mut s);
+            alts.push(Re::concat([Re::lit(s), walk(child)]));
+        }
+        alts.push(Re::concat([canonical_other(t.children.iter().map(|(c, _)| *c)), Re::star(Re::raw(JSON_CHAR))]));
+        Re::alt(alts)
+    }
+    Re::concat([Re::lit("\""), walk(&root), Re::lit("\"")])
+}
+
+/// One canonically spelled JSON string character other than those of `except`.
+fn canonical_other(except: impl Iterator<Item = char>) -> Re {
+    let except: Vec<char> = except.collect();
+    let mut class = String::from(r#"[^"\\\x00-\x1F"#);
+    for c in &except {
+        class.push_str(&super::re::class_char(*c));
+    }
+    class.push(']');
+    let mut alts = vec![Re::class(class)];
+    for c in (0u32..0x20).map(|c| char::from_u32(c).unwrap()).chain(['"', '\\']) {
+        if !except.contains(&c) {
+            let mut s = String::new();
+            canonical_char(c, &mut s);
+            alts.push(Re::lit(s));
+        }
+    }
+    Re::alt(alts)
+}
+
+/// A key as JSON text, quotes included.
+fn key_text(k: &str) -> String {
+    let mut s = String::new();
+    write_json_string(k, &mut s);
+    s
+}
+
+/// `(?:x)` -> `x`.
+fn unwrap_single(p: Pat) -> Pat {
+    match p {
+        Pat::Concat(mut v) if v.len() == 1 => unwrap_single(v.pop().unwrap()),
+        Pat::Alt(mut v) if v.len() == 1 => unwrap_single(v.pop().unwrap()),
+        other => other,
+    }
+}
+
+fn clamp32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+fn show(ptr: &str) -> &str {
+    if ptr.is_empty() {
+        "#"
+    } else {
+        ptr
+    }
+}
+
+/// The schema location of a keyword location (`#/a/minimum` -> `#/a`).
+fn parent(at: &str) -> &str {
+    match at.rfind('/') {
+        Some(i) if i > 0 => &at[..i],
+        _ => "#",
+    }
+}
+
+fn value_types(v: &Json) -> u8 {
+    match v {
+        Json::Null => NULL,
+        Json::Bool(_) => BOOLEAN,
+        Json::Number(d) => {
+            if d.is_integer() {
+                INTEGER
+            } else {
+                NUMBER
+            }
+        }
+        Json::String(_) => STRING,
+        Json::Array(_) => ARRAY,
+        Json::Object(_) => OBJECT,
+    }
+}
+
+/// The values an enum-constrained schema allows (before other keywords), if any.
+fn enum_values(s: &Sch) -> Option<Vec<Json>> {
+    let (first, _) = s.enums.first()?;
+    let types = s.types.unwrap_or(ALL_TYPES);
+    Some(
+        first
+            .iter()
+            .filter(|v| s.enums[1..].iter().all(|(l, _)| l.iter().any(|w| w.equals(v))))
+            .filter(|v| value_types(v) & types != 0)
+            .cloned()
+            .collect(),
+    )
+}
+
+fn possible_types(s: &Sch) -> u8 {
+    let t = s.types.unwrap_or(ALL_TYPES);
+    match enum_values(s) {
+        Some(vals) => vals.iter().fold(0, |acc, v| acc | value_types(v)) & t,
+        None => t,
+    }
+}
+
+/// A value that a schema rejects by its type or number bounds or string length alone.
+fn simply_excluded(v: &Json, s: &Sch) -> bool {
+    if value_types(v) & s.types.unwrap_or(ALL_TYPES) == 0 {
+        return true;
+    }
+    if let Some(vals) = enum_values(s) {
+        if !vals.iter().any(|w| w.equals(v)) {
+            return true;
+        }
+    }
+    match v {
+        Json::Number(d) => !in_range(d, s.lo.as_ref(), s.hi.as_ref()),
+        Json::String(x) => {
+            let n = x.chars().count() as u64;
+            n < s.min_len || s.max_len.is_some_and(|m| n > m)
+        }
+        _ => false,
+    }
+}
+
+fn prop_node(s: &Sch, k: &str) -> NodeRef {
+    s.props
+        .iter()
+        .find(|(n, _)| n == k)
+        .map(|(_, v)| v.clone())
+        .or_else(|| s.additional.clone())
+        .unwrap_or_else(|| std::rc::Rc::new(Node::Any))
+}
+
+/// Every order of `0..n`.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}
+
+/// Compact spellings of a value to test against a regex: canonical text, and every key
+/// order of small objects.
+fn spellings(v: &Json) -> Vec<String> {
+    match v {
+        Json::Array(items) => {
+            let mut acc = vec![String::from("[")];
+            for (i, x) in items.iter().enumerate() {
+                let subs = spellings(x);
+                let mut next = Vec::new();
+                for a in &acc {
+                    for s in &subs {
+                        if next.len() >= 64 {
+                            break;
+                        }
+                        next.push(format!("{a}{}{s}", if i > 0 { "," } else { "" }));
+                    }
+                }
+                acc = next;
+            }
+            acc.into_iter().map(|a| a + "]").collect()
+        }
+        Json::Object(members) if members.len() <= MAX_PERMUTED_MEMBERS => {
+            let mut out = Vec::new();
+            for order in permutations(members.len()) {
+                let reordered = Json::Object(order.iter().map(|&i| members[i].clone()).collect());
+                out.push(reordered.to_compact());
+            }
+            out
+        }
+        _ => vec![v.to_compact()],
+    }
+}

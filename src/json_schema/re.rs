@@ -1,0 +1,331 @@
+//! A small regex tree with simplifying constructors, rendered to regex-automata syntax.
+//!
+//! Building the tree instead of concatenating strings lets the compiler reason about
+//! the empty language ([`Re::never`]: a required property that can never be written
+//! makes its whole object impossible, an optional one just drops out), share subtrees
+//! (nodes are reference-counted, so a recursion or an "any value" used many times costs
+//! one node each), and know the rendered size before rendering it, so that a schema
+//! whose regex would explode is refused quickly instead of hanging.
+
+use std::fmt::Write;
+use std::rc::Rc;
+
+/// A regular expression over bytes (regex-automata syntax, Unicode mode).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Re(Rc<Node>);
+
+#[derive(Debug, PartialEq)]
+struct Node {
+    kind: Kind,
+    /// Upper estimate of the rendered length in bytes (saturating).
+    size: u64,
+}
+
+#[derive(Debug, PartialEq)]
+enum Kind {
+    /// Matches nothing.
+    Never,
+    /// Matches only the empty string.
+    Empty,
+    /// Literal text.
+    Lit(String),
+    /// A single-character class, already in regex syntax (`[0-9]`, `\x{22}`).
+    Class(String),
+    /// A complete regex in regex syntax; wrapped in a group where precedence needs it.
+    Raw(String),
+    Concat(Vec<Re>),
+    Alt(Vec<Re>),
+    Repeat(Re, u32, Option<u32>),
+}
+
+fn node(kind: Kind) -> Re {
+    let size = match &kind {
+        Kind::Never | Kind::Empty => 0,
+        Kind::Lit(s) => 2 * s.len() as u64,
+        Kind::Class(s) => s.len() as u64,
+        Kind::Raw(s) => s.len() as u64 + 4,
+        Kind::Concat(v) => v.iter().fold(0u64, |a, r| a.saturating_add(r.size())),
+        Kind::Alt(v) => v.iter().fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
+        Kind::Repeat(r, _, _) => r.size().saturating_add(28),
+    };
+    Re(Rc::new(Node { kind, size }))
+}
+
+impl Re {
+    /// The empty language.
+    pub(crate) fn never() -> Re {
+        node(Kind::Never)
+    }
+    /// The empty string.
+    pub(crate) fn empty() -> Re {
+        node(Kind::Empty)
+    }
+    /// Literal text (escaped when rendered).
+    pub(crate) fn lit(s: impl Into<String>) -> Re {
+        let s = s.into();
+        if s.is_empty() {
+            Re::empty()
+        } else {
+            node(Kind::Lit(s))
+        }
+    }
+    /// A single-character class in regex syntax.
+    pub(crate) fn class(s: impl Into<String>) -> Re {
+        node(Kind::Class(s.into()))
+    }
+    /// A complete regex in regex syntax.
+    pub(crate) fn raw(s: impl Into<String>) -> Re {
+        node(Kind::Raw(s.into()))
+    }
+
+    /// Whether this is the empty language.
+    pub(crate) fn is_never(&self) -> bool {
+        matches!(self.0.kind, Kind::Never)
+    }
+    /// Whether this is exactly the empty string.
+    pub(crate) fn is_empty(&self) -> bool {
+        matches!(self.0.kind, Kind::Empty)
+    }
+    /// Upper estimate of the rendered size in bytes.
+    pub(crate) fn size(&self) -> u64 {
+        self.0.size
+    }
+
+    /// `parts` one after the other.
+    pub(crate) fn concat(parts: impl IntoIterator<Item = Re>) -> Re {
+        let mut out: Vec<Re> = Vec::new();
+        for p in parts {
+            match &p.0.kind {
+                Kind::Never => return Re::never(),
+                Kind::Empty => {}
+                Kind::Concat(v) => out.extend(v.iter().cloned()),
+                Kind::Lit(s) => {
+                    if let Some(Kind::Lit(prev)) = out.last().map(|r| &r.0.kind) {
+                        let joined = format!("{prev}{s}");
+                        out.pop();
+                        out.push(Re::lit(joined));
+                    } else {
+                        out.push(p.clone());
+                    }
+                }
+                _ => out.push(p),
+            }
+        }
+        match out.len() {
+            0 => Re::empty(),
+            1 => out.pop().unwrap(),
+            _ => node(Kind::Concat(out)),
+        }
+    }
+
+    /// Any one of `alts`.
+    pub(crate) fn alt(alts: impl IntoIterator<Item = Re>) -> Re {
+        let mut out: Vec<Re> = Vec::new();
+        let mut has_empty = false;
+        for a in alts {
+            match &a.0.kind {
+                Kind::Never => {}
+                Kind::Empty => has_empty = true,
+                Kind::Alt(v) => {
+                    for x in v {
+                        push_unique(&mut out, x.clone());
+                    }
+                }
+                Kind::Repeat(inner, 0, Some(1)) => {
+                    has_empty = true;
+                    match &inner.0.kind {
+                        Kind::Alt(v) => {
+                            for x in v {
+                                push_unique(&mut out, x.clone());
+                            }
+                        }
+                        _ => push_unique(&mut out, inner.clone()),
+                    }
+                }
+                _ => push_unique(&mut out, a),
+            }
+        }
+        let body = match out.len() {
+            0 => return if has_empty { Re::empty() } else { Re::never() },
+            1 => out.pop().unwrap(),
+            _ => node(Kind::Alt(out)),
+        };
+        if has_empty {
+            Re::repeat(body, 0, Some(1))
+        } else {
+            body
+        }
+    }
+
+    /// `r` or nothing.
+    pub(crate) fn opt(r: Re) -> Re {
+        Re::repeat(r, 0, Some(1))
+    }
+
+    /// `r` repeated `min..=max` times (`max` `None`: unbounded).
+    pub(crate) fn repeat(r: Re, min: u32, max: Option<u32>) -> Re {
+        if let Some(max) = max {
+            if max < min {
+                return Re::never();
+            }
+            if max == 0 {
+                return Re::empty();
+            }
+        }
+        match &r.0.kind {
+            Kind::Never => return if min == 0 { Re::empty() } else { Re::never() },
+            Kind::Empty => return Re::empty(),
+            _ => {}
+        }
+        if min == 1 && max == Some(1) {
+            return r;
+        }
+        // (x?)? = x?, (x*)? = x*, ...
+        if let Kind::Repeat(inner, 0, imax) = &r.0.kind {
+            if min == 0 && max == Some(1) {
+                return r.clone();
+            }
+            if (*imax == Some(1) || imax.is_none()) && max.is_none() {
+                return Re::repeat(inner.clone(), 0, None);
+            }
+        }
+        node(Kind::Repeat(r, min, max))
+    }
+
+    /// `r` zero or more times.
+    pub(crate) fn star(r: Re) -> Re {
+        Re::repeat(r, 0, None)
+    }
+
+    /// Renders to regex syntax. The caller checks [`Re::size`] against its budget first.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::with_capacity(self.size().min(1 << 24) as usize);
+        self.render_into(&mut out, Prec::Alt);
+        out
+    }
+
+    fn render_into(&self, out: &mut String, prec: Prec) {
+        match &self.0.kind {
+            // Only reachable at the top: simplification removes Never everywhere else.
+            Kind::Never => out.push_str(r"[a&&b]"),
+            Kind::Empty => {
+                if prec == Prec::Atom {
+                    out.push_str("(?:)");
+                }
+            }
+            Kind::Lit(s) => {
+                let wrap = prec == Prec::Atom && s.chars().count() > 1;
+                if wrap {
+                    out.push_str("(?:");
+                }
+                for c in s.chars() {
+                    escape_char(c, out);
+                }
+                if wrap {
+                    out.push(')');
+                }
+            }
+            Kind::Class(s) => out.push_str(s),
+            Kind::Raw(s) => {
+                if prec == Prec::Alt {
+                    out.push_str(s);
+                } else {
+                    out.push_str("(?:");
+                    out.push_str(s);
+                    out.push(')');
+                }
+            }
+            Kind::Concat(v) => {
+                let wrap = prec == Prec::Atom;
+                if wrap {
+                    out.push_str("(?:");
+                }
+                for r in v {
+                    r.render_into(out, Prec::Concat);
+                }
+                if wrap {
+                    out.push(')');
+                }
+            }
+            Kind::Alt(v) => {
+                let wrap = prec != Prec::Alt;
+                if wrap {
+                    out.push_str("(?:");
+                }
+                for (i, r) in v.iter().enumerate() {
+                    if i > 0 {
+                        out.push('|');
+                    }
+                    r.render_into(out, Prec::Alt);
+                }
+                if wrap {
+                    out.push(')');
+                }
+            }
+            Kind::Repeat(r, min, max) => {
+                let inner_is_repeat = matches!(r.0.kind, Kind::Repeat(..));
+                if inner_is_repeat {
+                    out.push_str("(?:");
+                    r.render_into(out, Prec::Alt);
+                    out.push(')');
+                } else {
+                    r.render_into(out, Prec::Atom);
+                }
+                match (min, max) {
+                    (0, Some(1)) => out.push('?'),
+                    (0, None) => out.push('*'),
+                    (1, None) => out.push('+'),
+                    (n, None) => {
+                        let _ = write!(out, "{{{n},}}");
+                    }
+                    (n, Some(m)) if n == m => {
+                        let _ = write!(out, "{{{n}}}");
+                    }
+                    (n, Some(m)) => {
+                        let _ = write!(out, "{{{n},{m}}}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn push_unique(out: &mut Vec<Re>, r: Re) {
+    // Cheap duplicate check: identical nodes, or equal small literals and classes.
+    let dup = out.iter().any(|x| {
+        Rc::ptr_eq(&x.0, &r.0)
+            || match (&x.0.kind, &r.0.kind) {
+                (Kind::Lit(a), Kind::Lit(b)) | (Kind::Class(a), Kind::Class(b)) => a == b,
+                _ => false,
+            }
+    });
+    if !dup {
+        out.push(r);
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prec {
+    Alt,
+    Concat,
+    Atom,
+}
+
+/// Escapes one literal character for regex syntax.
+pub(crate) fn escape_char(c: char, out: &mut String) {
+    match c {
+        '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$' | '#' | '&' | '-' | '~' => {
+            out.push('\\');
+            out.push(c);
+        }
+        c if (c as u32) < 0x20 || c == '\u{7f}' || c == ' ' => {
+            let _ = write!(out, "\\x{{{:x}}}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// `c` as a one-character regex class item (inside `[...]`).
+pub(crate) fn class_char(c: char) -> String {
+    format!("\\x{{{:x}}}", c as u32)
+}

@@ -1,0 +1,843 @@
+//! Parsing a schema document into checked keywords, resolving `$ref`, merging `allOf`.
+//!
+//! Each subschema becomes a [`Node`]: `true`/`{}` ([`Node::Any`]), `false`
+//! ([`Node::Nothing`]), or a [`Sch`] holding the keywords logitmask implements, already
+//! type-checked. Every validation keyword of draft-04 to 2020-12 is either implemented,
+//! refused with an error naming it and its location, or (where it is provably a no-op)
+//! skipped; keywords of no vocabulary (annotations, unknown names) are ignored, as JSON
+//! Schema specifies.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::json::{pointer_push, Json};
+use super::number::{tighter_lower, tighter_upper, Bound, Decimal};
+use crate::error::{Error, ErrorKind, Result};
+
+/// Instance types as bits. `NUMBER` is the non-integer numbers; the keyword `number`
+/// means `NUMBER | INTEGER`.
+pub(crate) const NULL: u8 = 1;
+pub(crate) const BOOLEAN: u8 = 2;
+pub(crate) const OBJECT: u8 = 4;
+pub(crate) const ARRAY: u8 = 8;
+pub(crate) const STRING: u8 = 16;
+pub(crate) const NUMBER: u8 = 32;
+pub(crate) const INTEGER: u8 = 64;
+pub(crate) const ALL_TYPES: u8 = 127;
+
+pub(crate) type NodeRef = Rc<Node>;
+
+/// A subschema.
+#[derive(Debug)]
+pub(crate) enum Node {
+    Any,
+    Nothing,
+    Schema(Box<Sch>),
+    /// Several subschemas that must all hold (merged when compiled).
+    AllOf(Vec<NodeRef>),
+}
+
+/// The implemented keywords of one (sub)schema. Absent keywords hold no constraint.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Sch {
+    /// Where this schema is, as a URI fragment (`#/properties/a`), for messages.
+    pub(crate) ptr: String,
+    pub(crate) types: Option<u8>,
+    /// `enum` / `const` constraints (each must hold), with their locations.
+    pub(crate) enums: Vec<(Vec<Json>, String)>,
+    pub(crate) lo: Option<Bound>,
+    pub(crate) hi: Option<Bound>,
+    pub(crate) multiple_of: Vec<(Decimal, String)>,
+    pub(crate) min_len: u64,
+    pub(crate) max_len: Option<u64>,
+    pub(crate) patterns: Vec<(String, String)>,
+    pub(crate) formats: Vec<(String, String)>,
+    pub(crate) prefix: Vec<NodeRef>,
+    /// Items after `prefix` (`None`: any).
+    pub(crate) items: Option<NodeRef>,
+    pub(crate) min_items: u64,
+    pub(crate) max_items: Option<u64>,
+    pub(crate) contains: Vec<(NodeRef, String)>,
+    pub(crate) min_contains: Option<(u64, String)>,
+    pub(crate) max_contains: Option<(u64, String)>,
+    /// `uniqueItems: true`, with its location.
+    pub(crate) unique: Option<String>,
+    pub(crate) props: Vec<(String, NodeRef)>,
+    pub(crate) required: Vec<String>,
+    /// Properties not in `props` (`None`: any).
+    pub(crate) additional: Option<NodeRef>,
+    pub(crate) min_props: u64,
+    pub(crate) max_props: Option<u64>,
+    pub(crate) all_of: Vec<NodeRef>,
+    pub(crate) any_of: Vec<(Vec<NodeRef>, String)>,
+    pub(crate) one_of: Vec<(Vec<NodeRef>, String)>,
+    /// `$ref`s, as absolute URIs with fragment, with their locations.
+    pub(crate) refs: Vec<(String, String)>,
+}
+
+impl Sch {
+    /// Whether no keyword constrains anything (`{}`).
+    pub(crate) fn is_trivial(&self) -> bool {
+        self.types.is_none_or(|t| t == ALL_TYPES)
+            && self.enums.is_empty()
+            && self.lo.is_none()
+            && self.hi.is_none()
+            && self.multiple_of.is_empty()
+            && self.min_len == 0
+            && self.max_len.is_none()
+            && self.patterns.is_empty()
+            && self.formats.is_empty()
+            && self.prefix.is_empty()
+            && self.items.as_ref().is_none_or(|n| matches!(**n, Node::Any))
+            && self.min_items == 0
+            && self.max_items.is_none()
+            && self.contains.is_empty()
+            && self.min_contains.is_none()
+            && self.max_contains.is_none()
+            && self.unique.is_none()
+            && self.props.is_empty()
+            && self.required.is_empty()
+            && self.additional.as_ref().is_none_or(|n| matches!(**n, Node::Any))
+            && self.min_props == 0
+            && self.max_props.is_none()
+            && self.all_of.is_empty()
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+            && self.refs.is_empty()
+    }
+}
+
+pub(crate) fn unsupported(keyword: &str, ptr: &str, why: &str) -> Error {
+    let ptr = if ptr.is_empty() { "#" } else { ptr };
+    if why.is_empty() {
+        Error::new(ErrorKind::UnsupportedSchema, format!("unsupported keyword \"{keyword}\" at {ptr}"))
+    } else {
+        Error::new(ErrorKind::UnsupportedSchema, format!("unsupported keyword \"{keyword}\" at {ptr}: {why}"))
+    }
+}
+
+pub(crate) fn invalid(keyword: &str, ptr: &str, why: &str) -> Error {
+    let ptr = if ptr.is_empty() { "#" } else { ptr };
+    Error::new(ErrorKind::InvalidSchema, format!("invalid \"{keyword}\" at {ptr}: {why}"))
+}
+
+/// Which draft's rules apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Draft {
+    /// draft-04: `id`, boolean `exclusiveMinimum`, `$ref` siblings ignored.
+    Four,
+    /// draft-06 and draft-07: `$ref` siblings ignored.
+    SixOrSeven,
+    /// 2019-09, 2020-12 and unknown.
+    Modern,
+}
+
+impl Draft {
+    pub(crate) fn of(root: &Json) -> Draft {
+        match root.get("$schema") {
+            Some(Json::String(s)) if s.contains("draft-04") || s.contains("draft-03") => Draft::Four,
+            Some(Json::String(s)) if s.contains("draft-06") || s.contains("draft-07") => Draft::SixOrSeven,
+            _ => Draft::Modern,
+        }
+    }
+    fn id_keyword(self) -> &'static str {
+        if self == Draft::Four {
+            "id"
+        } else {
+            "$id"
+        }
+    }
+}
+
+/// Base URI of a document without `$id`.
+const DEFAULT_BASE: &str = "https://logitmask.invalid/schema.json";
+
+/// The document: its root, draft, and where each `$id` and anchor is.
+pub(crate) struct Doc<'a> {
+    pub(crate) root: &'a Json,
+    pub(crate) draft: Draft,
+    /// Absolute URI (no fragment) -> pointer of the resource.
+    resources: HashMap<String, String>,
+    /// (absolute URI, anchor name) -> pointer.
+    anchors: HashMap<(String, String), String>,
+    /// Parsed nodes by pointer.
+    cache: HashMap<String, NodeRef>,
+}
+
+impl<'a> Doc<'a> {
+    pub(crate) fn new(root: &'a Json) -> Doc<'a> {
+        let draft = Draft::of(root);
+        let mut doc = Doc { root, draft, resources: HashMap::new(), anchors: HashMap::new(), cache: HashMap::new() };
+        doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
+        doc.resources.entry(DEFAULT_BASE.to_string()).or_insert_with(|| "#".to_string());
+        doc
+    }
+
+    /// Records `$id`s and anchors of every subschema (following only keywords whose
+    /// values are subschemas, so that `const` and `enum` values are not mistaken).
+    fn scan(&mut self, node: &Json, ptr: String, base: String) {
+        let Json::Object(_) = node else { return };
+        let mut base = base;
+        if let Some(Json::String(id)) = node.get(self.draft.id_keyword()) {
+            if let Some(anchor) = id.strip_prefix('#') {
+                // draft-06/07 plain-name fragment ids.
+                if !anchor.is_empty() && !anchor.starts_with('/') {
+                    self.anchors.insert((strip_fragment(&base).to_string(), anchor.to_string()), ptr.clone());
+                }
+            } else {
+                base = resolve_uri(&base, id);
+                self.resources.insert(strip_fragment(&base).to_string(), ptr.clone());
+            }
+        }
+        for key in ["$anchor", "$dynamicAnchor"] {
+            if let Some(Json::String(a)) = node.get(key) {
+                self.anchors.insert((strip_fragment(&base).to_string(), a.clone()), ptr.clone());
+            }
+        }
+        const MAPS: [&str; 6] =
+            ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
+        const ONES: [&str; 13] = [
+            "additionalProperties",
+            "items",
+            "additionalItems",
+            "contains",
+            "propertyNames",
+            "not",
+            "if",
+            "then",
+            "else",
+            "unevaluatedItems",
+            "unevaluatedProperties",
+            "contentSchema",
+            "extends",
+        ];
+        const LISTS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+        for key in MAPS {
+            if let Some(Json::Object(members)) = node.get(key) {
+                for (k, v) in members {
+                    self.scan(v, pointer_push(&pointer_push(&ptr, key), k), base.clone());
+                }
+            }
+        }
+        for key in ONES {
+            if let Some(v @ Json::Object(_)) = node.get(key) {
+                self.scan(v, pointer_push(&ptr, key), base.clone());
+            }
+        }
+        for key in LISTS {
+            if let Some(Json::Array(items)) = node.get(key) {
+                for (i, v) in items.iter().enumerate() {
+                    self.scan(v, pointer_push(&pointer_push(&ptr, key), &i.to_string()), base.clone());
+                }
+            }
+        }
+    }
+
+    /// The JSON at a pointer (`#/a/b`).
+    pub(crate) fn at(&self, ptr: &str) -> Option<&'a Json> {
+        let mut node = self.root;
+        let path = ptr.strip_prefix('#')?;
+        if path.is_empty() {
+            return Some(node);
+        }
+        for token in path.strip_prefix('/')?.split('/') {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            node = match node {
+                Json::Object(_) => node.get(&token)?,
+                Json::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// The base URI in effect at a pointer.
+    fn base_at(&self, ptr: &str) -> String {
+        let mut base = DEFAULT_BASE.to_string();
+        let mut node = self.root;
+        let apply = |node: &Json, base: &mut String| {
+            if let Some(Json::String(id)) = node.get(self.draft.id_keyword()) {
+                if !id.starts_with('#') {
+                    *base = resolve_uri(base, id);
+                }
+            }
+        };
+        apply(node, &mut base);
+        let path = ptr.strip_prefix('#').unwrap_or("");
+        if let Some(path) = path.strip_prefix('/') {
+            for token in path.split('/') {
+                let token = token.replace("~1", "/").replace("~0", "~");
+                let next = match node {
+                    Json::Object(_) => node.get(&token),
+                    Json::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+                    _ => None,
+                };
+                let Some(next) = next else { break };
+                node = next;
+                apply(node, &mut base);
+            }
+        }
+        base
+    }
+
+    /// The pointer a `$ref` (already absolute) designates, if it is in this document.
+    pub(crate) fn resolve_ref(&self, uri: &str, at: &str) -> Result<String> {
+        let (base, fragment) = match uri.split_once('#') {
+            Some((b, f)) => (b, f),
+            None => (uri, ""),
+        };
+        let fragment = percent_decode(fragment);
+        let Some(resource) = self.resources.get(base) else {
+            return Err(unsupported(
+                "$ref",
+                at,
+                &format!("\"{uri}\" is not in this document (remote references are not fetched)"),
+            ));
+        };
+        if fragment.is_empty() {
+            return Ok(resource.clone());
+        }
+        if fragment.starts_with('/') {
+            let ptr = format!("{}{}", resource, fragment);
+            if self.at(&ptr).is_none() {
+                return Err(invalid("$ref", at, &format!("\"{uri}\" points at nothing")));
+            }
+            return Ok(ptr);
+        }
+        self.anchors
+            .get(&(base.to_string(), fragment.clone()))
+            .cloned()
+            .ok_or_else(|| invalid("$ref", at, &format!("no anchor \"{fragment}\" for \"{uri}\"")))
+    }
+
+    /// The parsed node at a pointer (cached).
+    pub(crate) fn node_at(&mut self, ptr: &str) -> Result<NodeRef> {
+        if let Some(n) = self.cache.get(ptr) {
+            return Ok(n.clone());
+        }
+        let json = self.at(ptr).ok_or_else(|| invalid("$ref", ptr, "points at nothing"))?;
+        let base = self.base_at(ptr);
+        let node = self.parse(json, ptr, &base)?;
+        self.cache.insert(ptr.to_string(), node.clone());
+        Ok(node)
+    }
+
+    /// Parses a subschema and, eagerly, its subschemas (not what `$ref`s point at).
+    pub(crate) fn parse(&self, json: &Json, ptr: &str, base: &str) -> Result<NodeRef> {
+        let members = match json {
+            Json::Bool(true) => return Ok(Rc::new(Node::Any)),
+            Json::Bool(false) => return Ok(Rc::new(Node::Nothing)),
+            Json::Object(m) => m,
+            other => {
+                return Err(Error::new(
+                    ErrorKind::InvalidSchema,
+                    format!(
+                        "invalid schema at {}: a schema is an object or a boolean, not {}",
+                        show(ptr),
+                        other.type_name()
+                    ),
+                ))
+            }
+        };
+        let mut base = base.to_string();
+        if let Some(Json::String(id)) = json.get(self.draft.id_keyword()) {
+            if !id.starts_with('#') {
+                base = resolve_uri(&base, id);
+            }
+        }
+        let legacy_ref = self.draft != Draft::Modern && json.get("$ref").is_some();
+        let mut s = Sch { ptr: ptr.to_string(), ..Sch::default() };
+        let kw = |k: &str| pointer_push(ptr, k);
+        let mut meaningful = false;
+        for (key, value) in members {
+            if legacy_ref && key != "$ref" {
+                continue;
+            }
+            let key = key.as_str();
+            let at = || kw(key);
+            match key {
+                "type" => {
+                    s.types = Some(parse_types(value, &at())?);
+                }
+                "enum" => {
+                    let Json::Array(values) = value else { return Err(invalid(key, ptr, "not an array")) };
+                    s.enums.push((values.clone(), at()));
+                }
+                "const" => s.enums.push((vec![value.clone()], at())),
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    self.parse_bound(&mut s, json, key, value, ptr)?;
+                }
+                "multipleOf" | "divisibleBy" => {
+                    let m = number(value).filter(|m| !m.is_neg() && !m.is_zero());
+                    let m = m.ok_or_else(|| invalid(key, ptr, "not a number > 0"))?;
+                    s.multiple_of.push((m, at()));
+                }
+                "minLength" => s.min_len = count(value, key, ptr)?,
+                "maxLength" => s.max_len = Some(count(value, key, ptr)?),
+                "pattern" => {
+                    let Json::String(p) = value else { return Err(invalid(key, ptr, "not a string")) };
+                    s.patterns.push((p.clone(), at()));
+                }
+                "format" => {
+                    let Json::String(f) = value else { return Err(invalid(key, ptr, "not a string")) };
+                    s.formats.push((f.clone(), at()));
+                }
+                "prefixItems" => {
+                    let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
+                    s.prefix = self.parse_list(list, &at(), &base)?;
+                }
+                "items" => match value {
+                    Json::Array(list) => {
+                        // draft-04 to 2019-09 tuple form.
+                        s.prefix = self.parse_list(list, &at(), &base)?;
+                        s.items = match json.get("additionalItems") {
+                            Some(ai) => Some(self.parse(ai, &kw("additionalItems"), &base)?),
+                            None => None,
+                        };
+                    }
+                    _ => s.items = Some(self.parse(value, &at(), &base)?),
+                },
+                "additionalItems" => {} // with the tuple form of `items` only (see above)
+                "minItems" => s.min_items = count(value, key, ptr)?,
+                "maxItems" => s.max_items = Some(count(value, key, ptr)?),
+                "contains" => s.contains.push((self.parse(value, &at(), &base)?, at())),
+                "minContains" => s.min_contains = Some((count(value, key, ptr)?, at())),
+                "maxContains" => s.max_contains = Some((count(value, key, ptr)?, at())),
+                "uniqueItems" => match value {
+                    Json::Bool(true) => s.unique = Some(at()),
+                    Json::Bool(false) => {}
+                    _ => return Err(invalid(key, ptr, "not a boolean")),
+                },
+                "properties" => {
+                    let Json::Object(props) = value else { return Err(invalid(key, ptr, "not an object")) };
+                    for (name, sub) in props {
+                        let node = self.parse(sub, &pointer_push(&at(), name), &base)?;
+                        s.props.push((name.clone(), node));
+                    }
+                }
+                "required" => match value {
+                    Json::Array(names) => {
+                        for n in names {
+                            let Json::String(n) = n else { return Err(invalid(key, ptr, "not an array of strings")) };
+                            if !s.required.contains(n) {
+                                s.required.push(n.clone());
+                            }
+                        }
+                    }
+                    // draft-03's boolean `required` inside a property: refused below.
+                    _ => return Err(invalid(key, ptr, "not an array of strings")),
+                },
+                "additionalProperties" => s.additional = Some(self.parse(value, &at(), &base)?),
+                "minProperties" => s.min_props = count(value, key, ptr)?,
+                "maxProperties" => s.max_props = Some(count(value, key, ptr)?),
+                "allOf" | "anyOf" | "oneOf" => {
+                    let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
+                    if list.is_empty() {
+                        return Err(invalid(key, ptr, "an empty array"));
+                    }
+                    let nodes = self.parse_list(list, &at(), &base)?;
+                    match key {
+                        "allOf" => s.all_of.extend(nodes),
+                        "anyOf" => s.any_of.push((nodes, at())),
+                        _ => s.one_of.push((nodes, at())),
+                    }
+                }
+                "$ref" => {
+                    let Json::String(r) = value else { return Err(invalid(key, ptr, "not a string")) };
+                    s.refs.push((resolve_uri(&base, r), ptr.to_string()));
+                }
+                "not" => {
+                    // Supported when it only excludes types: `not: {"type": ...}`.
+                    let excluded = match value {
+                        Json::Bool(false) => 0,
+                        Json::Object(m) if m.is_empty() => ALL_TYPES,
+                        Json::Bool(true) => ALL_TYPES,
+                        Json::Object(m) if m.iter().all(|(k, _)| k == "type" || is_annotation(k)) => {
+                            match value.get("type") {
+                                Some(t) => parse_types(t, &pointer_push(&at(), "type"))?,
+                                None => ALL_TYPES,
+                            }
+                        }
+                        _ => return Err(unsupported(key, ptr, "only `not: {\"type\": ...}` is supported")),
+                    };
+                    s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
+                }
+                "if" if json.get("then").is_some() || json.get("else").is_some() => {
+                    return Err(unsupported(key, ptr, "conditional schemas (if/then/else) are not supported"));
+                }
+                "if" => {}            // no effect without "then"/"else"
+                "then" | "else" => {} // no effect without "if"
+                "dependentRequired" | "dependentSchemas" | "dependencies" | "patternProperties" => {
+                    let empty = matches!(value, Json::Object(m) if m.is_empty());
+                    let only_empty_lists = key == "dependentRequired"
+                        && matches!(value, Json::Object(m) if m.iter().all(|(_, v)| matches!(v, Json::Array(a) if a.is_empty())));
+                    if !empty && !only_empty_lists {
+                        return Err(unsupported(key, ptr, ""));
+                    }
+                }
+                "propertyNames" => match value {
+                    Json::Bool(true) => {}
+                    Json::Object(m) if m.iter().all(|(k, _)| is_annotation(k)) => {}
+                    Json::Bool(false) => s.max_props = Some(0),
+                    _ => return Err(unsupported(key, ptr, "")),
+                },
+                "unevaluatedProperties" | "unevaluatedItems" => {
+                    // Without in-place applicators, "unevaluated" is "not covered by the
+                    // adjacent keywords", which additionalProperties / items express.
+                    let applicators = [
+                        "allOf",
+                        "anyOf",
+                        "oneOf",
+                        "not",
+                        "if",
+                        "$ref",
+                        "$dynamicRef",
+                        "dependentSchemas",
+                        "$recursiveRef",
+                    ];
+                    if matches!(value, Json::Bool(true)) || matches!(value, Json::Object(m) if m.is_empty()) {
+                        continue;
+                    }
+                    if applicators.iter().any(|a| json.get(a).is_some())
+                        || (key == "unevaluatedItems" && json.get("contains").is_some())
+                    {
+                        return Err(unsupported(key, ptr, "next to in-place applicators (allOf, anyOf, $ref, ...)"));
+                    }
+                    meaningful = true;
+                }
+                "$dynamicRef" | "$recursiveRef" | "extends" | "disallow" => {
+                    return Err(unsupported(key, ptr, ""));
+                }
+                _ => {} // annotations, $defs, $id, $schema, unknown keywords
+            }
+        }
+        if meaningful {
+            if let Some(u) = json.get("unevaluatedProperties") {
+                if json.get("additionalProperties").is_none() {
+                    s.additional = Some(self.parse(u, &kw("unevaluatedProperties"), &base)?);
+                }
+            }
+            if let Some(u) = json.get("unevaluatedItems") {
+                if json.get("items").is_none()
+                    || matches!(json.get("items"), Some(Json::Array(_))) && json.get("additionalItems").is_none()
+                {
+                    s.items = Some(self.parse(u, &kw("unevaluatedItems"), &base)?);
+                }
+            }
+        }
+        Ok(Rc::new(Node::Schema(Box::new(s))))
+    }
+
+    fn parse_list(&self, list: &[Json], ptr: &str, base: &str) -> Result<Vec<NodeRef>> {
+        list.iter().enumerate().map(|(i, v)| self.parse(v, &pointer_push(ptr, &i.to_string()), base)).collect()
+    }
+
+    fn parse_bound(&self, s: &mut Sch, json: &Json, key: &str, value: &Json, ptr: &str) -> Result<()> {
+        // draft-04: booleans that make minimum/maximum exclusive (read with those).
+        if let ("exclusiveMinimum" | "exclusiveMaximum", Json::Bool(_)) = (key, value) {
+            return Ok(());
+        }
+        let v = number(value).ok_or_else(|| invalid(key, ptr, "not a number"))?;
+        let excl_flag = |k: &str| matches!(json.get(k), Some(Json::Bool(true)));
+        match key {
+            "minimum" => s.lo = tighter_lower(s.lo.take(), Some(Bound::new(v, !excl_flag("exclusiveMinimum")))),
+            "maximum" => s.hi = tighter_upper(s.hi.take(), Some(Bound::new(v, !excl_flag("exclusiveMaximum")))),
+            "exclusiveMinimum" => s.lo = tighter_lower(s.lo.take(), Some(Bound::new(v, false))),
+            _ => s.hi = tighter_upper(s.hi.take(), Some(Bound::new(v, false))),
+        }
+        Ok(())
+    }
+}
+
+/// Keywords that carry no constraint.
+pub(crate) fn is_annotation(k: &str) -> bool {
+    matches!(
+        k,
+        "title"
+            | "description"
+            | "default"
+            | "examples"
+            | "deprecated"
+            | "readOnly"
+            | "writeOnly"
+            | "$comment"
+            | "$schema"
+            | "$id"
+            | "id"
+            | "$anchor"
+            | "$dynamicAnchor"
+            | "$vocabulary"
+            | "$defs"
+            | "definitions"
+            | "contentMediaType"
+            | "contentEncoding"
+            | "contentSchema"
+    )
+}
+
+fn show(ptr: &str) -> &str {
+    if ptr.is_empty() {
+        "#"
+    } else {
+        ptr
+    }
+}
+
+fn number(v: &Json) -> Option<Decimal> {
+    match v {
+        Json::Number(d) => Some(d.clone()),
+        _ => None,
+    }
+}
+
+/// A non-negative integer keyword value (`2.0` counts as 2).
+fn count(v: &Json, key: &str, ptr: &str) -> Result<u64> {
+    match v {
+        Json::Number(d) if d.is_integer() && !d.is_neg() => Ok(d.int_digits().parse::<u64>().unwrap_or(u64::MAX)),
+        _ => Err(invalid(key, ptr, "not a non-negative integer")),
+    }
+}
+
+fn parse_types(v: &Json, at: &str) -> Result<u8> {
+    let one = |t: &Json| -> Result<u8> {
+        match t {
+            Json::String(s) => Ok(match s.as_str() {
+                "null" => NULL,
+                "boolean" => BOOLEAN,
+                "object" => OBJECT,
+                "array" => ARRAY,
+                "string" => STRING,
+                "number" => NUMBER | INTEGER,
+                "integer" => INTEGER,
+                other => {
+                    return Err(Error::new(
+                        ErrorKind::InvalidSchema,
+                        format!("invalid \"type\" at {at}: unknown type \"{other}\""),
+                    ))
+                }
+            }),
+            _ => Err(Error::new(ErrorKind::InvalidSchema, format!("invalid \"type\" at {at}: not a type name"))),
+        }
+    };
+    match v {
+        Json::Array(list) => list.iter().try_fold(0u8, |acc, t| Ok(acc | one(t)?)),
+        t => one(t),
+    }
+}
+
+fn strip_fragment(uri: &str) -> &str {
+    uri.split_once('#').map_or(uri, |(b, _)| b)
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|v| v as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// RFC 3986 section 5.2 reference resolution (enough for `$id` and `$ref`).
+pub(crate) fn resolve_uri(base: &str, reference: &str) -> String {
+    let has_scheme = |s: &str| {
+        let mut chars = s.chars();
+        chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+            && s.find(':').is_some_and(|i| s[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)))
+    };
+    if has_scheme(reference) {
+        return reference.to_string();
+    }
+    let base_nf = strip_fragment(base);
+    if reference.is_empty() {
+        return base_nf.to_string();
+    }
+    if let Some(frag) = reference.strip_prefix('#') {
+        return format!("{base_nf}#{frag}");
+    }
+    let scheme_end = base_nf.find(':').map_or(0, |i| i + 1);
+    let scheme = &base_nf[..scheme_end];
+    let rest = &base_nf[scheme_end..];
+    if let Some(r) = reference.strip_prefix("//") {
+        return format!("{scheme}//{r}");
+    }
+    let (authority, path) = if let Some(r) = rest.strip_prefix("//") {
+        match r.find('/') {
+            Some(i) => (format!("//{}", &r[..i]), r[i..].to_string()),
+            None => (format!("//{r}"), String::new()),
+        }
+    } else {
+        (String::new(), rest.to_string())
+    };
+    let path = path.split(['?']).next().unwrap_or("").to_string();
+    let (ref_path, ref_tail) = match reference.find(['?', '#']) {
+        Some(i) => (&reference[..i], &reference[i..]),
+        None => (reference, ""),
+    };
+    let merged = if ref_path.starts_with('/') {
+        ref_path.to_string()
+    } else if ref_path.is_empty() {
+        path.clone()
+    } else {
+        match path.rfind('/') {
+            Some(i) => format!("{}{}", &path[..=i], ref_path),
+            None if !authority.is_empty() => format!("/{ref_path}"),
+            None => ref_path.to_string(),
+        }
+    };
+    format!("{scheme}{authority}{}{ref_tail}", remove_dot_segments(&merged))
+}
+
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').collect();
+    for (i, seg) in segments.iter().enumerate() {
+        match *seg {
+            "." => {
+                if i == segments.len() - 1 {
+                    out.push("");
+                }
+            }
+            ".." => {
+                if out.len() > 1 {
+                    out.pop();
+                }
+                if i == segments.len() - 1 {
+                    out.push("");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    out.join("/")
+}
+
+// ---------------------------------------------------------------------------------------
+// allOf: merging two schemas into one that holds exactly when both do.
+
+fn all_of(a: &Option<NodeRef>, b: &Option<NodeRef>) -> Option<NodeRef> {
+    match (a, b) {
+        (None, x) | (x, None) => x.clone(),
+        (Some(a), Some(b)) => Some(both(a, b)),
+    }
+}
+
+/// A node requiring both.
+pub(crate) fn both(a: &NodeRef, b: &NodeRef) -> NodeRef {
+    match (&**a, &**b) {
+        (Node::Any, _) => b.clone(),
+        (_, Node::Any) => a.clone(),
+        (Node::Nothing, _) => a.clone(),
+        (_, Node::Nothing) => b.clone(),
+        _ => Rc::new(Node::AllOf(vec![a.clone(), b.clone()])),
+    }
+}
+
+/// Merges `b` into `a` (both already free of `$ref` and `allOf`). Errors where the
+/// conjunction cannot be written as one schema.
+pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
+    let mut m = a.clone();
+    m.types = match (a.types, b.types) {
+        (Some(x), Some(y)) => Some(x & y),
+        (x, y) => x.or(y),
+    };
+    m.enums.extend(b.enums.iter().cloned());
+    m.lo = tighter_lower(a.lo.clone(), b.lo.clone());
+    m.hi = tighter_upper(a.hi.clone(), b.hi.clone());
+    for mo in &b.multiple_of {
+        if !m.multiple_of.iter().any(|(x, _)| x == &mo.0) {
+            m.multiple_of.push(mo.clone());
+        }
+    }
+    m.min_len = a.min_len.max(b.min_len);
+    m.max_len = min_opt(a.max_len, b.max_len);
+    for p in &b.patterns {
+        if !m.patterns.iter().any(|(x, _)| *x == p.0) {
+            m.patterns.push(p.clone());
+        }
+    }
+    for f in &b.formats {
+        if !m.formats.iter().any(|(x, _)| *x == f.0) {
+            m.formats.push(f.clone());
+        }
+    }
+    // Arrays: position i holds under both schemas' rule for position i.
+    let n = a.prefix.len().max(b.prefix.len());
+    let eff = |s: &Sch, i: usize| -> Option<NodeRef> { s.prefix.get(i).cloned().or_else(|| s.items.clone()) };
+    m.prefix = (0..n).map(|i| all_of(&eff(a, i), &eff(b, i)).unwrap_or_else(|| Rc::new(Node::Any))).collect();
+    m.items = all_of(&a.items, &b.items);
+    m.min_items = a.min_items.max(b.min_items);
+    m.max_items = min_opt(a.max_items, b.max_items);
+    m.contains.extend(b.contains.iter().cloned());
+    m.min_contains = a.min_contains.clone().or_else(|| b.min_contains.clone());
+    if a.min_contains.is_some()
+        && b.min_contains.is_some()
+        && a.min_contains.as_ref().map(|x| x.0) != b.min_contains.as_ref().map(|x| x.0)
+    {
+        return Err(unsupported("minContains", &b.ptr, "two different minContains in allOf"));
+    }
+    m.max_contains = a.max_contains.clone().or_else(|| b.max_contains.clone());
+    m.unique = a.unique.clone().or_else(|| b.unique.clone());
+    // Objects: a property holds under both schemas' rule for that name.
+    let eff_prop = |s: &Sch, k: &str| -> Option<NodeRef> {
+        s.props.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).or_else(|| s.additional.clone())
+    };
+    let mut names: Vec<String> = a.props.iter().map(|(k, _)| k.clone()).collect();
+    for (k, _) in &b.props {
+        if !names.contains(k) {
+            names.push(k.clone());
+        }
+    }
+    m.props = names
+        .into_iter()
+        .map(|k| {
+            let node = all_of(&eff_prop(a, &k), &eff_prop(b, &k)).unwrap_or_else(|| Rc::new(Node::Any));
+            (k, node)
+        })
+        .collect();
+    for r in &b.required {
+        if !m.required.contains(r) {
+            m.required.push(r.clone());
+        }
+    }
+    m.additional = all_of(&a.additional, &b.additional);
+    m.min_props = a.min_props.max(b.min_props);
+    m.max_props = min_opt(a.max_props, b.max_props);
+    m.all_of.extend(b.all_of.iter().cloned());
+    m.any_of.extend(b.any_of.iter().cloned());
+    m.one_of.extend(b.one_of.iter().cloned());
+    m.refs.extend(b.refs.iter().cloned());
+    Ok(m)
+}
+
+fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uri_resolution() {
+        assert_eq!(resolve_uri("http://x.y/a/b.json", "c.json"), "http://x.y/a/c.json");
+        assert_eq!(resolve_uri("http://x.y/a/b.json", "#/defs"), "http://x.y/a/b.json#/defs");
+        assert_eq!(resolve_uri("http://x.y/a/b.json", "/z"), "http://x.y/z");
+        assert_eq!(resolve_uri("http://x.y/a/b.json", "../c"), "http://x.y/c");
+        assert_eq!(resolve_uri("http://x.y/a/b.json", "urn:q"), "urn:q");
+        assert_eq!(percent_decode("a%25b"), "a%b");
+    }
+}

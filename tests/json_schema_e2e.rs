@@ -1,0 +1,190 @@
+//! End to end: a guide for each JSON schema of `tests/testdata/bench-cases.json`, over the
+//! real o200k vocabulary, generates only JSON that validates.
+//!
+//! 200 random walks per schema over the allowed tokens, until EOS; every text must parse
+//! as JSON and validate against the schema (with the `jsonschema` crate, formats
+//! asserted). The walks lean towards structural tokens (`"`, `,`, `}`, ...) and towards
+//! EOS so that they end in a reasonable number of steps; any allowed token can be drawn.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use logitmask::json_schema::{self, Config};
+use logitmask::{Guide, Index, IndexConfig};
+
+/// xorshift64*: deterministic, seedable, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, p: f64) -> bool {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
+    }
+}
+
+fn bench_schemas() -> Vec<(String, serde_json::Value)> {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/testdata/bench-cases.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut out: Vec<(String, serde_json::Value)> =
+        v["json_schemas"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn random_guide_walks_validate() {
+    let vocab = common::o200k();
+    let eos = vocab.eos_token_ids()[0];
+    // Tokens that carry JSON structure: drawn often, so that strings and numbers end.
+    let structural: Vec<u32> = (0..vocab.size() as u32)
+        .filter(|&id| {
+            !vocab.is_eos(id)
+                && vocab
+                    .token_bytes(id)
+                    .is_some_and(|b| !b.is_empty() && b.len() <= 4 && b.iter().any(|c| b"\"{}[],:".contains(c)))
+        })
+        .collect();
+    for (name, schema) in bench_schemas() {
+        let validator = jsonschema::options().should_validate_formats(true).build(&schema).unwrap();
+        let t = Instant::now();
+        // The text API keeps the schema's property order; the Value API is tested too.
+        let text = serde_json::to_string(&schema).unwrap();
+        let index = Arc::new(Index::from_json_schema_str(&text, &vocab, &IndexConfig::new(), &Config::new()).unwrap());
+        let by_value =
+            Index::from_json_schema(&schema, &vocab, &IndexConfig::new().lazy(true), &json_schema::Config::new())
+                .unwrap();
+        assert_eq!(by_value.pattern(), index.pattern());
+        println!(
+            "{name}: regex {} bytes, {} states, index built in {:?}",
+            index.pattern().len(),
+            index.state_count(),
+            t.elapsed()
+        );
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
+        let mut total_tokens = 0;
+        for walk in 0..200 {
+            let mut guide = Guide::new(index.clone());
+            let mut bytes: Vec<u8> = Vec::new();
+            let mut steps = 0;
+            loop {
+                steps += 1;
+                assert!(
+                    steps < 5000,
+                    "{name} walk {walk}: no end after 5000 tokens: {}",
+                    String::from_utf8_lossy(&bytes)
+                );
+                let allowed = guide.allowed_tokens().unwrap();
+                if guide.can_finish() && rng.chance(0.5) {
+                    guide.advance(eos).unwrap();
+                    break;
+                }
+                // Lean towards structure as the text grows.
+                let p_struct = if steps > 40 { 0.9 } else { 0.4 };
+                let mut pick = None;
+                let pools: [&[u32]; 1] = [&structural];
+                if rng.chance(p_struct) {
+                    for _ in 0..200 {
+                        let id = pools[0][rng.below(pools[0].len())];
+                        if allowed.contains(id) {
+                            pick = Some(id);
+                            break;
+                        }
+                    }
+                }
+                if pick.is_none() {
+                    for _ in 0..64 {
+                        let id = rng.below(vocab.size()) as u32;
+                        if id != eos && allowed.contains(id) {
+                            pick = Some(id);
+                            break;
+                        }
+                    }
+                }
+                let id = match pick {
+                    Some(id) => id,
+                    None => {
+                        let ids: Vec<u32> = allowed.iter().filter(|&i| i != eos).collect();
+                        if ids.is_empty() {
+                            assert!(guide.can_finish(), "{name}: stuck with no allowed token");
+                            guide.advance(eos).unwrap();
+                            break;
+                        }
+                        ids[rng.below(ids.len())]
+                    }
+                };
+                guide.advance(id).unwrap();
+                bytes.extend_from_slice(vocab.token_bytes(id).unwrap());
+            }
+            total_tokens += steps;
+            assert!(guide.is_finished());
+            let text = String::from_utf8(bytes).unwrap_or_else(|e| panic!("{name} walk {walk}: not UTF-8: {e}"));
+            // JSON numbers have no range; serde_json stops at f64's. Numbers beyond it
+            // (`1e400`, 400 digits) stand in as `1e300` for the check: these schemas put
+            // no bounds on numbers, so only their type matters.
+            let checked = finite_numbers(&text);
+            let value: serde_json::Value =
+                serde_json::from_str(&checked).unwrap_or_else(|e| panic!("{name} walk {walk}: not JSON ({e}): {text}"));
+            if let Err(e) = validator.validate(&value) {
+                panic!("{name} walk {walk}: does not validate ({e}): {text}");
+            }
+            if walk < 3 {
+                println!("  {text}");
+            }
+        }
+        println!("  200 walks, {total_tokens} tokens in all");
+    }
+}
+
+/// `text` with every number token (outside strings) that does not fit an f64 replaced by
+/// `1e300` / `-1e300` (same sign and type; these schemas bound no number).
+fn finite_numbers(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(b.len());
+                out.push_str(&text[start..i]);
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    i += 1;
+                }
+                let num = &text[start..i];
+                if num.parse::<f64>().is_ok_and(|v| v.is_finite()) {
+                    out.push_str(num);
+                } else {
+                    out.push_str(if num.starts_with('-') { "-1e300" } else { "1e300" });
+                }
+            }
+            _ => {
+                let start = i;
+                i += 1;
+                while i < b.len() && !text.is_char_boundary(i) {
+                    i += 1;
+                }
+                out.push_str(&text[start..i]);
+            }
+        }
+    }
+    out
+}
