@@ -1,0 +1,413 @@
+#!/usr/bin/env node
+// `npm start`: a real small model (SmolLM2-135M-Instruct, GGUF, run by node-llama-cpp on the
+// CPU) writes a JSON object for a JSON Schema (or text for a regex) while every step's logits
+// are masked by a logitmask Guide. The vocabulary comes from the GGUF through logitmask's own
+// loader; the masking and the sampling are ours (js/generate.mjs), not the runtime's grammar.
+//
+//   node examples/main.mjs [--schema FILE | --regex REGEX] [--prompt TEXT] [--max-tokens N]
+//                          [--seed N] [--temperature T] [--fast] [--model FILE] [--threads N] [--json]
+//
+// The functions are exported for tests/js/main.test.mjs, which runs this code path.
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import { Vocabulary, Index } from "../js/node.mjs";
+import { generate, chatMLPrompt, percentiles, DEFAULT_SAMPLING } from "../js/generate.mjs";
+
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const DEFAULT_MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+export const DEFAULT_SCHEMA = path.join(REPO, "examples/person.schema.json");
+/** The default schema's compact JSON as a regex: used while Index.fromJsonSchema is missing. */
+export const FALLBACK_REGEX = String.raw`\{"name":"[^"\\\x00-\x1F]{1,24}","age":(0|[1-9][0-9]?|1[01][0-9]|120),"city":"[^"\\\x00-\x1F]{1,24}"\}`;
+
+const USAGE = `Usage: npm start -- [options]     (or: node examples/main.mjs [options])
+
+Generates with SmolLM2-135M-Instruct while a logitmask Guide masks every step.
+
+  --schema FILE       a JSON Schema (default: examples/person.schema.json)
+  --regex REGEX       a regex instead (full match)
+  --prompt TEXT       the user message (default: one that asks for the constrained output)
+  --max-tokens N      text tokens at most (default 64)
+  --seed N            sampling seed (default 0)
+  --temperature T     0 = greedy (default ${DEFAULT_SAMPLING.temperature}; top-k ${DEFAULT_SAMPLING.topK}, top-p ${DEFAULT_SAMPLING.topP})
+  --fast              sample in llama.cpp with the mask as a token bias (exact; see js/generate.mjs)
+  --model FILE        a GGUF model (default: the SmolLM2 file the set-up fetches)
+  --threads N         CPU threads (default: all, ${os.availableParallelism()} here)
+  --json              print one JSON object instead of the report
+  --help`;
+
+/** Parses the command line; throws on a bad flag or value. */
+export function parseCli(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    allowPositionals: false,
+    options: {
+      schema: { type: "string" },
+      regex: { type: "string" },
+      prompt: { type: "string" },
+      "max-tokens": { type: "string" },
+      seed: { type: "string" },
+      temperature: { type: "string" },
+      fast: { type: "boolean" },
+      model: { type: "string" },
+      threads: { type: "string" },
+      json: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const int = (name, v, min) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  if (values.schema !== undefined && values.regex !== undefined) throw new Error("give --schema or --regex, not both");
+  const temperature = values.temperature === undefined ? DEFAULT_SAMPLING.temperature : Number(values.temperature);
+  if (!Number.isFinite(temperature) || temperature < 0) throw new Error(`--temperature must be a number >= 0, got ${JSON.stringify(values.temperature)}`);
+  return {
+    help: values.help ?? false,
+    schemaFile: values.regex === undefined ? (values.schema ?? DEFAULT_SCHEMA) : undefined,
+    schemaIsDefault: values.regex === undefined && values.schema === undefined,
+    regex: values.regex,
+    prompt: values.prompt,
+    maxTokens: values["max-tokens"] === undefined ? 64 : int("max-tokens", values["max-tokens"], 1),
+    seed: values.seed === undefined ? 0 : int("seed", values.seed, 0),
+    temperature,
+    fast: values.fast ?? false,
+    modelPath: values.model ?? DEFAULT_MODEL,
+    threads: values.threads === undefined ? os.availableParallelism() : int("threads", values.threads, 1),
+    json: values.json ?? false,
+  };
+}
+
+/** Loads the model (node-llama-cpp, CPU, prebuilt binaries) and its vocabulary (logitmask). */
+export async function loadRuntime({ modelPath = DEFAULT_MODEL, threads = os.availableParallelism(), contextSize = 2048 } = {}) {
+  let bytes;
+  try {
+    bytes = readFileSync(modelPath);
+  } catch (e) {
+    throw new Error(`cannot read the model ${modelPath} (${e.code ?? e.message}): run \`bash scripts/setup.sh\` (npm start does)`);
+  }
+  let t = performance.now();
+  const vocabulary = Vocabulary.fromGguf(bytes);
+  const vocabularyMs = performance.now() - t;
+  bytes = undefined;
+  t = performance.now();
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath });
+  // Always pass threads: node-llama-cpp's default ran at 0.3 tokens/s on 2 cores.
+  const context = await model.createContext({ contextSize, threads });
+  const sequence = context.getSequence();
+  const modelLoadMs = performance.now() - t;
+  return {
+    llama,
+    model,
+    context,
+    sequence,
+    vocabulary,
+    threads,
+    modelName: path.basename(modelPath),
+    timings: { vocabularyMs, modelLoadMs },
+    async dispose() {
+      sequence.dispose();
+      await context.dispose();
+      await model.dispose();
+      await llama.dispose();
+      vocabulary.free();
+    },
+  };
+}
+
+/**
+ * Builds the index for `{regex}` or `{schemaFile}` / `{schema}` (a JSON Schema object or text).
+ * The vocabulary's token trie is built on first use; it is timed apart from the index.
+ */
+export function buildConstraint({ regex, schemaFile, schema, schemaIsDefault = false }, vocabulary) {
+  let t = performance.now();
+  Index.fromRegex("x", vocabulary).free(); // builds (once) the vocabulary's token trie
+  const trieMs = performance.now() - t;
+  if (regex === undefined) {
+    let text = schema;
+    if (text === undefined) {
+      try {
+        text = readFileSync(schemaFile, "utf8");
+      } catch (e) {
+        throw new Error(`cannot read the schema ${schemaFile}: ${e.code ?? e.message}`);
+      }
+    }
+    let parsed = text;
+    if (typeof text === "string") {
+      try {
+        parsed = JSON.parse(text);
+      } catch (e) {
+        throw new Error(`the schema ${schemaFile ?? ""} is not JSON: ${e.message}`);
+      }
+    }
+    if (typeof Index.fromJsonSchema !== "function") {
+      if (!schemaIsDefault) {
+        throw new Error("this logitmask build has no JSON Schema support yet (Index.fromJsonSchema is missing): use --regex");
+      }
+      // The default schema, spelled as a regex by hand, until JSON Schema support lands.
+      t = performance.now();
+      const index = Index.fromRegex(FALLBACK_REGEX, vocabulary);
+      const indexMs = performance.now() - t;
+      const note = "Index.fromJsonSchema is missing: a hand-written regex for the default schema is used";
+      return { kind: "schema", schema: parsed, source: schemaFile, index, states: index.stateCount(), timings: { trieMs, indexMs }, note };
+    }
+    t = performance.now();
+    const index = Index.fromJsonSchema(typeof text === "string" ? text : JSON.stringify(text), vocabulary);
+    const indexMs = performance.now() - t;
+    return { kind: "schema", schema: parsed, source: schemaFile ?? "(inline schema)", index, states: index.stateCount(), timings: { trieMs, indexMs } };
+  }
+  t = performance.now();
+  const index = Index.fromRegex(regex, vocabulary);
+  const indexMs = performance.now() - t;
+  return { kind: "regex", regex, source: regex, index, states: index.stateCount(), timings: { trieMs, indexMs } };
+}
+
+export function defaultPrompt(constraint) {
+  if (constraint.kind === "schema") {
+    const { title, properties } = constraint.schema ?? {};
+    const keys = properties ? Object.keys(properties) : [];
+    const what = typeof title === "string" ? ` describing ${title.replace(/^(.)/, (c) => c.toLowerCase())}` : "";
+    const with_ = keys.length ? ` with the keys ${keys.length > 1 ? `${keys.slice(0, -1).join(", ")} and ${keys.at(-1)}` : keys[0]}` : "";
+    return `Reply with a JSON object${what}${with_}.`;
+  }
+  return `Answer with text that matches the regular expression ${constraint.regex}`;
+}
+
+/** A JS RegExp for the whole match, when the regex is also valid JS syntax (else undefined). */
+export function jsRegExp(regex) {
+  try {
+    return new RegExp(`^(?:${regex})$`, "u");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Walks the tokens through the index: does the text end in a final (fully matching) state? */
+export function walkIndex(index, tokens) {
+  let state = index.initialState;
+  for (const t of tokens) {
+    state = index.nextState(state, t);
+    if (state === undefined) return false;
+  }
+  return index.isFinal(state);
+}
+
+// --- A small JSON Schema validator, independent of the regex the index was built from. It
+// covers the keywords an object schema like examples/person.schema.json uses (and a few more);
+// a keyword it does not know is reported as unchecked, never as valid.
+const ANNOTATIONS = new Set(["$schema", "$id", "$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "format"]);
+function typeOf(v) {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  if (typeof v === "number") return Number.isInteger(v) ? "integer" : "number";
+  return typeof v;
+}
+function equalJson(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+export function validateJson(value, schema, root = schema, at = "#", out = { errors: [], unchecked: new Set() }) {
+  if (schema === true) return out;
+  if (schema === false) {
+    out.errors.push(`${at}: no value is allowed`);
+    return out;
+  }
+  for (const [k, s] of Object.entries(schema)) {
+    const t = typeOf(value);
+    switch (k) {
+      case "type": {
+        const types = Array.isArray(s) ? s : [s];
+        if (!types.some((ty) => ty === t || (ty === "number" && t === "integer"))) out.errors.push(`${at}: ${t} is not ${types.join("|")}`);
+        break;
+      }
+      case "enum":
+        if (!s.some((e) => equalJson(e, value))) out.errors.push(`${at}: not one of the enum values`);
+        break;
+      case "const":
+        if (!equalJson(s, value)) out.errors.push(`${at}: not the const value`);
+        break;
+      case "properties":
+        if (t === "object") for (const [p, ps] of Object.entries(s)) if (p in value) validateJson(value[p], ps, root, `${at}/${p}`, out);
+        break;
+      case "required":
+        if (t === "object") for (const p of s) if (!(p in value)) out.errors.push(`${at}: "${p}" is missing`);
+        break;
+      case "additionalProperties":
+        if (t === "object")
+          for (const p of Object.keys(value))
+            if (!(schema.properties && p in schema.properties)) {
+              if (s === false) out.errors.push(`${at}: property "${p}" is not allowed`);
+              else validateJson(value[p], s, root, `${at}/${p}`, out);
+            }
+        break;
+      case "items":
+        if (t === "array") value.slice(schema.prefixItems?.length ?? 0).forEach((v, i) => validateJson(v, s, root, `${at}/${i}`, out));
+        break;
+      case "prefixItems":
+        if (t === "array") s.forEach((ps, i) => i < value.length && validateJson(value[i], ps, root, `${at}/${i}`, out));
+        break;
+      case "minItems":
+      case "maxItems":
+        if (t === "array" && (k === "minItems" ? value.length < s : value.length > s)) out.errors.push(`${at}: ${value.length} items (${k} ${s})`);
+        break;
+      case "minLength":
+      case "maxLength":
+        if (t === "string") {
+          const n = [...value].length;
+          if (k === "minLength" ? n < s : n > s) out.errors.push(`${at}: ${n} characters (${k} ${s})`);
+        }
+        break;
+      case "pattern":
+        if (t === "string" && !new RegExp(s, "u").test(value)) out.errors.push(`${at}: does not match ${s}`);
+        break;
+      case "minimum":
+      case "maximum":
+      case "exclusiveMinimum":
+      case "exclusiveMaximum":
+        if (t === "number" || t === "integer") {
+          const ok = { minimum: value >= s, maximum: value <= s, exclusiveMinimum: value > s, exclusiveMaximum: value < s }[k];
+          if (!ok) out.errors.push(`${at}: ${value} breaks ${k} ${s}`);
+        }
+        break;
+      case "allOf":
+        for (const ps of s) validateJson(value, ps, root, at, out);
+        break;
+      case "anyOf":
+      case "oneOf": {
+        const n = s.filter((ps) => validateJson(value, ps, root, at, { errors: [], unchecked: out.unchecked }).errors.length === 0).length;
+        if (k === "anyOf" ? n === 0 : n !== 1) out.errors.push(`${at}: ${n} of the ${k} schemas match`);
+        break;
+      }
+      case "$ref":
+        if (typeof s === "string" && s.startsWith("#")) {
+          const target = s.slice(1).split("/").filter(Boolean).reduce((o, p) => o?.[p.replace(/~1/g, "/").replace(/~0/g, "~")], root);
+          if (target === undefined) out.unchecked.add(`$ref ${s}`);
+          else validateJson(value, target, root, at, out);
+        } else out.unchecked.add(`$ref ${s}`);
+        break;
+      default:
+        if (!ANNOTATIONS.has(k)) out.unchecked.add(k);
+    }
+  }
+  return out;
+}
+
+/** Checks the text: a regex by a JS RegExp (where the syntax allows) and the index walk; a
+ *  schema by JSON.parse and validateJson, and the index walk. (Whether EOS came is `finished`.) */
+export function validate(constraint, result) {
+  const checks = [];
+  const walked = walkIndex(constraint.index, result.tokens);
+  checks.push({ name: "index walk ends in a final state", ok: walked });
+  if (constraint.kind === "regex") {
+    const re = jsRegExp(constraint.regex);
+    if (re) checks.push({ name: "JS RegExp ^(?:regex)$", ok: re.test(result.text) });
+  } else {
+    let value;
+    let parsed = false;
+    try {
+      value = JSON.parse(result.text);
+      parsed = true;
+    } catch (e) {
+      checks.push({ name: "JSON.parse", ok: false, detail: e.message });
+    }
+    if (parsed) {
+      const { errors, unchecked } = validateJson(value, constraint.schema);
+      checks.push({ name: "JSON Schema", ok: errors.length === 0, detail: [...errors, ...(unchecked.size ? [`not checked: ${[...unchecked].join(", ")}`] : [])].join("; ") || undefined });
+    }
+  }
+  return { valid: checks.every((c) => c.ok), checks };
+}
+
+/** One constrained generation with the runtime and constraint, validated. */
+export async function run(runtime, constraint, { prompt, maxTokens = 64, seed = 0, temperature = DEFAULT_SAMPLING.temperature, fast = false } = {}) {
+  const userPrompt = prompt ?? defaultPrompt(constraint);
+  const result = await generate(
+    { model: runtime.model, sequence: runtime.sequence, vocabulary: runtime.vocabulary, index: constraint.index, prompt: chatMLPrompt(userPrompt) },
+    { maxTokens, seed, temperature, fast },
+  );
+  return { ...result, prompt: userPrompt, validation: validate(constraint, result) };
+}
+
+const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
+
+/** The human-readable report `npm start` prints. */
+export function report(runtime, constraint, r, options) {
+  const t = r.timings;
+  const nVocab = runtime.vocabulary.size.toLocaleString("en-US");
+  const lines = [];
+  lines.push(`model       ${runtime.modelName} (node-llama-cpp, CPU, ${runtime.threads} threads)`);
+  lines.push(`constraint  ${constraint.kind === "schema" ? `JSON Schema ${path.relative(process.cwd(), constraint.source) || constraint.source}` : `regex ${constraint.regex}`}`);
+  if (constraint.note) lines.push(`            (${constraint.note})`);
+  lines.push(`prompt      ${r.prompt}`);
+  lines.push(`sampling    ${options.temperature > 0 ? `temperature ${options.temperature}, top-k ${DEFAULT_SAMPLING.topK}, top-p ${DEFAULT_SAMPLING.topP}, seed ${options.seed}` : "greedy"}; ${t.path === "fast" ? "fast path (mask as llama.cpp token bias)" : "full distribution, masked and sampled in JS"}`);
+  lines.push("");
+  lines.push(r.text);
+  lines.push("");
+  const why = { eos: "the model chose EOS", complete: "only EOS was left", maxTokens: `stopped at --max-tokens ${options.maxTokens}` }[r.stopReason];
+  lines.push(`valid       ${r.validation.valid ? "yes" : "NO"} (${r.validation.checks.map((c) => `${c.name}: ${c.ok ? "ok" : "FAILED"}${c.detail ? ` [${c.detail}]` : ""}`).join("; ")})`);
+  lines.push(`finished    ${r.finished ? "yes" : "no"}: ${why}; ${r.tokens.length} tokens`);
+  lines.push("timings");
+  lines.push(`  vocabulary from GGUF    ${fmt(runtime.timings.vocabularyMs)} ms (${nVocab} tokens)`);
+  lines.push(`  token trie (first use)  ${fmt(constraint.timings.trieMs)} ms`);
+  lines.push(`  index build             ${fmt(constraint.timings.indexMs)} ms (${constraint.states} states)`);
+  lines.push(`  model load              ${fmt(runtime.timings.modelLoadMs)} ms`);
+  lines.push(`  prompt                  ${fmt(t.promptMs)} ms (${t.promptTokens} tokens, to the first distribution)`);
+  lines.push(
+    t.path === "fast"
+      ? `  mask per step           p50 ${fmt(t.mask.p50)} µs, p99 ${fmt(t.mask.p99)} µs (token bias per state, cached; ${t.maskUs.length} steps)`
+      : `  mask per step           p50 ${fmt(t.mask.p50)} µs, p99 ${fmt(t.mask.p99)} µs (maskLogitsBuffer over ${nVocab} logits; ${t.maskUs.length} steps)`,
+  );
+  lines.push(`  decode                  ${fmt(t.tokensPerSecond)} tokens/s (${t.forwardPasses} forward passes in ${fmt(t.decodeMs, 0)} ms)`);
+  return lines.join("\n");
+}
+
+async function main() {
+  let options;
+  try {
+    options = parseCli(process.argv.slice(2));
+  } catch (e) {
+    console.error(`${e.message}\n\n${USAGE}`);
+    process.exit(64);
+  }
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
+  const runtime = await loadRuntime({ modelPath: options.modelPath, threads: options.threads });
+  try {
+    const constraint = buildConstraint(options, runtime.vocabulary);
+    const r = await run(runtime, constraint, options);
+    if (options.json) {
+      const { maskUs, ...timings } = r.timings;
+      console.log(
+        JSON.stringify({
+          text: r.text,
+          valid: r.validation.valid,
+          checks: r.validation.checks,
+          finished: r.finished,
+          stopReason: r.stopReason,
+          tokens: r.tokens,
+          timings: { ...runtime.timings, ...constraint.timings, states: constraint.states, ...timings },
+        }),
+      );
+    } else {
+      console.log(report(runtime, constraint, r, options));
+    }
+    constraint.index.free();
+    process.exitCode = r.validation.valid && r.finished ? 0 : 1;
+  } finally {
+    await runtime.dispose();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
+  main().catch((e) => {
+    console.error(e.code ? `${e.name} (${e.code}): ${e.message}` : (e.stack ?? String(e)));
+    process.exit(1);
+  });
+}

@@ -1,0 +1,363 @@
+// Constrained generation with a GGUF model run by node-llama-cpp (pinned 3.21.1): every step's
+// distribution is masked by a logitmask Guide, and the sampling is ours, not the runtime's
+// grammar feature. What `npm start` (examples/main.mjs) and tests/js/main.test.mjs run.
+//
+// Two paths, the same distribution at every step:
+//
+// * full (the default): the runtime hands over every token's probability
+//   (`evaluateWithMetadata(..., {probabilities: true}, {temperature: 0})`); we take their logs
+//   as logits (softmax is shift-invariant, so log p = logit + constant), write them into a
+//   `LogitsBuffer`, mask them with `guide.maskLogitsBuffer`, and sample with our own seeded
+//   PRNG (top-k -> top-p -> min-p -> temperature, the order of llama.cpp's chain).
+//
+// * fast (`fast: true`): the mask becomes a per-step token bias of -Infinity on every token
+//   the guide does not allow, and llama.cpp samples. Exact: node-llama-cpp 3.21.1's sampler
+//   chain is logit-bias -> top-k -> top-p -> min-p -> temperature -> dist(seed) (or
+//   logit-bias -> greedy), with no repeat penalty, DRY or XTC unless asked for (we never do).
+//   The bias comes first, so every later stage sees exactly the masked logits our full path
+//   sees, and a -Infinity logit has probability 0 after each of them: the token is drawn from
+//   the same masked distribution, only with llama.cpp's RNG instead of ours (a seed gives other
+//   tokens than on the full path; greedy gives the same tokens, which the tests check). Each
+//   token is still passed to `guide.advance`, so a token the guide does not allow would be an
+//   error, never a silent change.
+//   The catch: node-llama-cpp's public `TokenBias.set(id, "never")` (and any bias) silently
+//   skips every end-of-generation token (SmolLM2: 0 `<|endoftext|>`, 2 `<|im_end|>`, 4
+//   `<reponame>`), so EOS could not be banned where the text is not yet a full match, nor
+//   `<reponame>` ever. We write the TokenBias's bias map directly (`_biases`, internal in
+//   3.21.1, checked at run time), which the runtime hands to llama.cpp unfiltered. A rejection
+//   fallback (resample when EOS comes too early) would be exact only with top-k, top-p and
+//   min-p off, since an EOS candidate shifts their cut-offs.
+import { TextDecoder } from "node:util";
+import { TokenBias } from "node-llama-cpp";
+import { Guide, LogitsBuffer } from "./node.mjs";
+
+/** SmolLM2's chat format (ChatML), as a string to tokenize with special tokens on. */
+export function chatMLPrompt(user, system = "You are a helpful AI assistant.") {
+  return `<|im_start|>system\n${system}<|im_end|>\n<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
+}
+
+/** Deterministic PRNG (mulberry32): uniform floats in [0, 1). */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const DEFAULT_SAMPLING = Object.freeze({ temperature: 0.7, topK: 40, topP: 0.95, minP: 0 });
+
+/**
+ * Samples a token id from logits where disallowed ids are -Infinity, as llama.cpp's chain does:
+ * top-k, then top-p and min-p on the untempered softmax, then temperature; temperature <= 0 is
+ * greedy (the lowest id among equal maxima). Returns -1 when no logit is finite.
+ */
+export function sampleLogits(logits, length, random, { temperature, topK, topP, minP }) {
+  let best = -1;
+  let bestLogit = -Infinity;
+  let count = 0;
+  for (let i = 0; i < length; i++) {
+    const v = logits[i];
+    if (v > -Infinity) {
+      count++;
+      if (v > bestLogit) {
+        bestLogit = v;
+        best = i;
+      }
+    }
+  }
+  if (best < 0) return -1;
+  if (!(temperature > 0) || count === 1) return best;
+  let kept; // candidate ids; sorted by logit (descending) when a cut-off needs the order
+  if (topK > 0 && topK < count) kept = topKIds(logits, length, topK);
+  else {
+    kept = [];
+    for (let i = 0; i < length; i++) if (logits[i] > -Infinity) kept.push(i);
+    if (topP < 1) kept.sort((a, b) => logits[b] - logits[a] || a - b);
+  }
+  if (topP < 1) {
+    let z = 0;
+    for (const id of kept) z += Math.exp(logits[id] - bestLogit);
+    let cum = 0;
+    let n = 0;
+    while (n < kept.length) {
+      cum += Math.exp(logits[kept[n]] - bestLogit) / z;
+      n++;
+      if (cum >= topP) break;
+    }
+    kept.length = n;
+  }
+  if (minP > 0) {
+    const cut = bestLogit + Math.log(minP); // p_i >= minP * p_max  <=>  l_i >= l_max + ln(minP)
+    kept = kept.filter((id) => logits[id] >= cut);
+  }
+  const weights = new Float64Array(kept.length);
+  let sum = 0;
+  for (let j = 0; j < kept.length; j++) {
+    sum += Math.exp((logits[kept[j]] - bestLogit) / temperature);
+    weights[j] = sum;
+  }
+  const u = random() * sum;
+  for (let j = 0; j < kept.length; j++) if (u < weights[j]) return kept[j];
+  return kept[kept.length - 1];
+}
+
+/** The k ids with the largest finite logits, largest first (the lower id first among equals),
+ *  in one pass with a small sorted buffer: no sort of a whole vocabulary. */
+function topKIds(logits, length, k) {
+  const ids = new Int32Array(k);
+  const vals = new Float64Array(k);
+  let n = 0;
+  for (let i = 0; i < length; i++) {
+    const v = logits[i];
+    if (!(v > -Infinity) || (n === k && v <= vals[k - 1])) continue;
+    let j = n < k ? n++ : k - 1;
+    while (j > 0 && vals[j - 1] < v) {
+      ids[j] = ids[j - 1];
+      vals[j] = vals[j - 1];
+      j--;
+    }
+    ids[j] = i;
+    vals[j] = v;
+  }
+  return Array.from(ids.subarray(0, n));
+}
+
+/** p50 / p99 / max of a list of numbers (nearest rank). */
+export function percentiles(values) {
+  if (values.length === 0) return { p50: NaN, p99: NaN, max: NaN };
+  const s = Float64Array.from(values).sort();
+  const at = (q) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))];
+  return { p50: at(0.5), p99: at(0.99), max: s[s.length - 1] };
+}
+
+function modelVocabSize(model, vocabulary) {
+  const n = model.fileInfo?.metadata?.tokenizer?.ggml?.tokens?.length;
+  if (typeof n !== "number") return vocabulary.size;
+  if (vocabulary.size > n) {
+    throw new Error(`the vocabulary has ${vocabulary.size} ids but the model only ${n}: load it from the same GGUF (Vocabulary.fromGguf)`);
+  }
+  return n;
+}
+
+/** Writes the guide's allowed set as a bitset of `words` u32 words. */
+function allowedBits(guide, words) {
+  const mask = new Uint32Array(words);
+  guide.fillMask(mask);
+  return mask;
+}
+
+/** Whether only EOS ids remain (the text is complete and cannot grow). */
+function onlyEosLeft(guide, eosSet) {
+  if (!guide.canFinish()) return false;
+  for (const id of guide.allowedTokens()) if (!eosSet.has(id)) return false;
+  return true;
+}
+
+function notAllowedError(token, guide, cause, path) {
+  const e = new Error(
+    `the ${path} path produced token ${token}, which the guide does not allow in state ${guide.state}` +
+      (path === "fast" ? " (the runtime did not apply the token bias: is node-llama-cpp 3.21.x installed?)" : ""),
+    { cause },
+  );
+  e.name = "LogitmaskError";
+  e.code = cause?.code ?? "TokenNotAllowed";
+  return e;
+}
+
+/**
+ * Generates with every step constrained by `index`.
+ *
+ * @param {object} runtime
+ * @param {import("node-llama-cpp").LlamaModel} runtime.model
+ * @param {import("node-llama-cpp").LlamaContext} [runtime.context] where a sequence is taken from (and disposed of after)
+ * @param {import("node-llama-cpp").LlamaContextSequence} [runtime.sequence] or a sequence to use (its history is reused as far as it matches the prompt)
+ * @param {import("logitmask").Vocabulary} runtime.vocabulary the model's vocabulary (Vocabulary.fromGguf of the same file)
+ * @param {import("logitmask").Index} runtime.index
+ * @param {string | number[]} runtime.prompt text (tokenized with special tokens on) or token ids
+ * @param {object} [options]
+ * @param {number} [options.maxTokens=64] text tokens at most (EOS not counted; at the cap the
+ *   generation stops unfinished unless only EOS is left)
+ * @param {number} [options.seed=0]
+ * @param {number} [options.temperature=0.7] 0: greedy
+ * @param {number} [options.topK=40] 0: off
+ * @param {number} [options.topP=0.95] 1: off
+ * @param {number} [options.minP=0] 0: off
+ * @param {boolean} [options.fast=false] the token-bias path (see the top of this file)
+ * @param {(token: number, text: string) => void} [options.onToken]
+ */
+export async function generate({ model, context, sequence, vocabulary, index, prompt }, options = {}) {
+  const {
+    maxTokens = 64,
+    seed = 0,
+    temperature = DEFAULT_SAMPLING.temperature,
+    topK = DEFAULT_SAMPLING.topK,
+    topP = DEFAULT_SAMPLING.topP,
+    minP = DEFAULT_SAMPLING.minP,
+    fast = false,
+    onToken,
+  } = options;
+  if (!model || !vocabulary || !index) throw new TypeError("generate needs model, vocabulary and index");
+  if (!context && !sequence) throw new TypeError("generate needs a context or a sequence");
+  if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
+  const sampling = { temperature, topK, topP, minP };
+
+  const t0 = performance.now();
+  const promptTokens = typeof prompt === "string" ? model.tokenize(prompt, true) : Array.from(prompt);
+  if (promptTokens.length === 0) throw new Error("the prompt is empty");
+  const seq = sequence ?? context.getSequence();
+  const nVocab = modelVocabSize(model, vocabulary);
+  const words = Math.ceil(nVocab / 32);
+  const eosSet = new Set(vocabulary.eosTokenIds);
+  const guide = new Guide(index);
+  const decoder = new TextDecoder("utf-8");
+  const tokens = [];
+  const maskUs = [];
+  let finished = false;
+  let steps = 0;
+  let forwardPasses = 0;
+  let tFirst = NaN;
+  let underflowSteps = 0;
+  let stopReason;
+  let tLoopEnd = NaN;
+  let iterator;
+  let buffer;
+
+  const emit = (token) => {
+    tokens.push(token);
+    if (onToken) onToken(token, decoder.decode(vocabulary.tokenBytes(token), { stream: true }));
+  };
+
+  try {
+    // Reuse the sequence's evaluated prefix (e.g. the same prompt over several seeds); at least
+    // the last prompt token is evaluated again, for its next-token distribution.
+    const { firstDifferentIndex } = seq.compareContextTokens(promptTokens);
+    const keep = Math.min(firstDifferentIndex, promptTokens.length - 1);
+    if (seq.nextTokenIndex > keep) await seq.eraseContextTokenRanges([{ start: keep, end: seq.nextTokenIndex }]);
+    const toEvaluate = promptTokens.slice(keep);
+
+    let next; // async () => the next token id, sampled from the masked distribution
+    if (!fast) {
+      const random = mulberry32(seed);
+      iterator = seq.evaluateWithMetadata(toEvaluate, { probabilities: true }, { temperature: 0, yieldEogToken: true });
+      next = async () => {
+        const r = await iterator.next(tokens.length > 0 ? tokens[tokens.length - 1] : undefined);
+        if (r.done) throw new Error("the runtime ended the generation early (context full?)");
+        const probabilities = r.value.probabilities;
+        if (!buffer) buffer = new LogitsBuffer(Math.max(nVocab, probabilities.size));
+        const logits = buffer.view(); // taken anew every step: wasm memory may have grown
+        logits.fill(-Infinity);
+        for (const [id, p] of probabilities) logits[id] = Math.log(p); // p = 0 -> -Infinity
+        const tm = performance.now();
+        guide.maskLogitsBuffer(buffer);
+        maskUs.push((performance.now() - tm) * 1000);
+        const token = sampleLogits(logits, logits.length, random, sampling);
+        if (token >= 0) return token;
+        // Every allowed token has float32 probability 0 (logit gaps past ~103): the model gives
+        // no preference among them; draw uniformly (counted in the result).
+        underflowSteps++;
+        const allowed = guide.allowedTokens();
+        return allowed[Math.floor(random() * allowed.length)];
+      };
+    } else {
+      if (!(new TokenBias(model.tokenizer)._biases instanceof Map)) {
+        throw new Error("the fast path needs node-llama-cpp 3.21.x (TokenBias internals changed); use the full path");
+      }
+      // guide state -> TokenBias, least recently used first: loops (string contents) revisit a
+      // state many times, and a bias over the whole vocabulary is a Map of ~2 MB.
+      const cache = new Map();
+      const biasFor = () => {
+        const tm = performance.now();
+        const key = guide.isFinished() ? -1 : guide.state;
+        let bias = cache.get(key);
+        if (bias) {
+          cache.delete(key);
+          cache.set(key, bias);
+        } else {
+          bias = new TokenBias(model.tokenizer);
+          const bits = allowedBits(guide, words);
+          // Every disallowed id, end-of-generation tokens included (TokenBias.set would skip those).
+          for (let id = 0; id < nVocab; id++) if (!(bits[id >>> 5] & (1 << (id & 31)))) bias._biases.set(id, -Infinity);
+          if (cache.size >= 32) cache.delete(cache.keys().next().value);
+          cache.set(key, bias);
+        }
+        maskUs.push((performance.now() - tm) * 1000);
+        return bias;
+      };
+      iterator = seq.evaluate(toEvaluate, { temperature, topK, topP, minP, seed, tokenBias: biasFor, yieldEogToken: true });
+      next = async () => {
+        const r = await iterator.next();
+        if (r.done) throw new Error("the runtime ended the generation early (context full?)");
+        return r.value;
+      };
+    }
+
+    for (;;) {
+      if (onlyEosLeft(guide, eosSet)) {
+        // A point mass on EOS: no need to ask the model.
+        guide.advance(vocabulary.eosTokenIds[0]);
+        finished = true;
+        stopReason = "complete";
+        break;
+      }
+      if (tokens.length >= maxTokens) {
+        stopReason = "maxTokens";
+        break;
+      }
+      const token = await next();
+      if (steps === 0) tFirst = performance.now();
+      else forwardPasses++;
+      steps++;
+      try {
+        guide.advance(token);
+      } catch (e) {
+        throw notAllowedError(token, guide, e, fast ? "fast" : "full");
+      }
+      if (guide.isFinished()) {
+        finished = true;
+        stopReason = "eos";
+        break;
+      }
+      emit(token);
+    }
+    tLoopEnd = performance.now();
+  } finally {
+    if (iterator) await iterator.return();
+    buffer?.free();
+    if (!sequence) seq.dispose();
+  }
+  const finalState = guide.state;
+  const isFinal = guide.canFinish() || finished;
+  guide.free();
+
+  const tEnd = Number.isFinite(tLoopEnd) ? tLoopEnd : performance.now();
+  const bytes = tokens.map((t) => vocabulary.tokenBytes(t));
+  const text = new TextDecoder("utf-8").decode(Buffer.concat(bytes));
+  const decodeMs = Number.isFinite(tFirst) ? tEnd - tFirst : 0;
+  return {
+    text,
+    tokens,
+    finished,
+    /** "eos": the model chose EOS; "complete": only EOS was left (no model call); "maxTokens". */
+    stopReason,
+    /** The text so far fully matches (EOS allowed), whether or not EOS was sampled. */
+    complete: isFinal,
+    finalState,
+    underflowSteps,
+    timings: {
+      path: fast ? "fast" : "full",
+      promptTokens: promptTokens.length,
+      promptMs: Number.isFinite(tFirst) ? tFirst - t0 : tEnd - t0,
+      steps,
+      forwardPasses,
+      maskUs,
+      mask: percentiles(maskUs),
+      decodeMs,
+      totalMs: tEnd - t0,
+      tokensPerSecond: decodeMs > 0 ? (forwardPasses * 1000) / decodeMs : NaN,
+    },
+  };
+}

@@ -1,0 +1,185 @@
+// A transformers.js LogitsProcessor backed by logitmask: pass it to
+// `model.generate({ ..., logits_processor: [processor] })` (or a LogitsProcessorList) and every
+// generated token stays inside the regex / JSON Schema the Index was built from.
+//
+// transformers.js (3.x and 4.x) calls `_call(input_ids, logits)` once per step with
+//   input_ids: bigint[][]  every row's prompt + generated tokens so far (generate() keeps one
+//                          array for the whole call and pushes each new token into its rows),
+//   logits:    Tensor      float32, dims [batch, vocab], the next-token logits of each row,
+// and expects the processor to change `logits.data` in place (and return the tensor).
+//
+// The processor tracks the prompt length (the row length at the first step of a generation),
+// advances each row's Guide with the tokens that appeared since the previous step, and masks
+// that row's logits. `@huggingface/transformers` is a peer dependency: it is imported, never
+// bundled.
+import { LogitsProcessor } from "@huggingface/transformers";
+import { Guide } from "logitmask";
+
+function processorError(code, message, cause) {
+  const e = new Error(message, cause ? { cause } : undefined);
+  e.name = "LogitmaskError";
+  e.code = code;
+  return e;
+}
+
+const isGuide = (x) => x !== null && typeof x === "object" && typeof x.advance === "function" && typeof x.maskLogits === "function";
+const isIndex = (x) => x !== null && typeof x === "object" && typeof x.nextState === "function" && "initialState" in x;
+
+/**
+ * Masks each step's logits to the tokens a logitmask Guide allows.
+ *
+ * `new LogitmaskLogitsProcessor(index)`: one Guide per batch row, made at the first step of
+ * every generation. `new LogitmaskLogitsProcessor(guide)` or `(guides)`: your Guides, one per
+ * row (batch size = their number); used as they stand for the first generation and reset at
+ * every later one.
+ *
+ * A new generation starts when `input_ids` is another array than at the previous step (each
+ * generate() call makes its own) and is not that step's rows grown by at most one token (a
+ * caller that rebuilds the arrays every step); `reset()` forces one.
+ */
+export class LogitmaskLogitsProcessor extends LogitsProcessor {
+  constructor(source) {
+    super();
+    if (isIndex(source)) {
+      this._index = source;
+      this._guides = [];
+    } else if (isGuide(source)) {
+      this._index = null;
+      this._guides = [source];
+    } else if (Array.isArray(source) && source.length > 0 && source.every(isGuide)) {
+      this._index = null;
+      this._guides = source.slice();
+    } else {
+      throw processorError("InvalidArgument", "LogitmaskLogitsProcessor needs a logitmask Index, a Guide, or a non-empty array of Guides (one per batch row)");
+    }
+    this._generations = 0;
+    this.reset();
+  }
+
+  /** The Guide of each batch row (empty before the first step when built from an Index). */
+  get guides() {
+    return this._guides.slice();
+  }
+
+  /** Tokens of prompt in every row of the current generation (null before its first step). */
+  get promptLength() {
+    return this._promptLength;
+  }
+
+  /** Generated tokens each row's Guide has consumed in the current generation. */
+  get generatedLengths() {
+    return this._consumed.slice();
+  }
+
+  /** The next call starts a new generation. */
+  reset() {
+    this._promptLength = null;
+    this._lastInputIds = null;
+    this._lastRows = null;
+    this._consumed = [];
+  }
+
+  /** Frees the Guides this processor made (not the ones you gave it). */
+  free() {
+    if (this._index) for (const g of this._guides) g.free();
+    this._guides = this._index ? [] : this._guides;
+    this.reset();
+  }
+
+  _call(input_ids, logits) {
+    const dims = logits?.dims;
+    if (!dims || dims.length !== 2 || !(logits.data instanceof Float32Array)) {
+      throw processorError(
+        "InvalidArgument",
+        `expected float32 logits of dims [batch, vocab], got ${logits?.type ?? typeof logits} [${dims ?? "?"}]`,
+      );
+    }
+    const [batch, width] = dims;
+    if (!Array.isArray(input_ids) || input_ids.length !== batch) {
+      throw processorError("InvalidArgument", `input_ids has ${input_ids?.length} rows but the logits ${batch}`);
+    }
+    this._sync(input_ids);
+    const data = logits.data;
+    for (let row = 0; row < batch; row++) {
+      this._guides[row].maskLogits(data.subarray(row * width, (row + 1) * width));
+    }
+    return logits;
+  }
+
+  /** Starts a generation when needed, then advances each row's Guide to its row's end. */
+  _sync(input_ids) {
+    const batch = input_ids.length;
+    if (this._promptLength === null || !this._continues(input_ids)) this._start(input_ids);
+    for (let row = 0; row < batch; row++) {
+      const ids = input_ids[row];
+      const guide = this._guides[row];
+      const done = this._promptLength + this._consumed[row];
+      if (ids.length < done) {
+        throw processorError(
+          "InvalidArgument",
+          `batch row ${row} has ${ids.length} tokens, fewer than the ${done} already seen in this generation (call reset() before a new generation)`,
+        );
+      }
+      for (let pos = done; pos < ids.length; pos++) {
+        const token = Number(ids[pos]);
+        try {
+          guide.advance(token);
+        } catch (e) {
+          throw processorError(
+            e?.code ?? "TokenNotAllowed",
+            `batch row ${row}: generated token ${token} (position ${pos}, token ${pos - this._promptLength + 1} after the ` +
+              `${this._promptLength}-token prompt) is not allowed by the guide in state ${guide.state}: ${e?.message ?? e}. ` +
+              `Every step's logits must pass through this processor (no processor after it may re-enable tokens), ` +
+              `and a new generation needs reset() or a new input_ids array.`,
+            e,
+          );
+        }
+        this._consumed[row]++;
+      }
+    }
+    this._lastInputIds = input_ids;
+    this._lastRows = input_ids.map((ids) => ids.slice());
+  }
+
+  /** Whether `input_ids` continues the generation of the previous step. */
+  _continues(input_ids) {
+    if (input_ids === this._lastInputIds) return true;
+    const last = this._lastRows;
+    if (!last || last.length !== input_ids.length) return false;
+    return input_ids.every((ids, row) => {
+      const prev = last[row];
+      if (ids.length < prev.length || ids.length > prev.length + 1) return false;
+      for (let i = 0; i < prev.length; i++) if (ids[i] !== prev[i]) return false;
+      return true;
+    });
+  }
+
+  _start(input_ids) {
+    const batch = input_ids.length;
+    const length = input_ids[0]?.length ?? 0;
+    if (input_ids.some((ids) => !Array.isArray(ids) && !ArrayBuffer.isView(ids))) {
+      throw processorError("InvalidArgument", "input_ids must be an array of token id arrays, one per batch row");
+    }
+    if (input_ids.some((ids) => ids.length !== length)) {
+      throw processorError("InvalidArgument", `the rows of input_ids have different lengths (${input_ids.map((r) => r.length).join(", ")}); transformers.js pads prompts to one length`);
+    }
+    if (this._index) {
+      if (this._guides.length !== batch) {
+        for (const g of this._guides) g.free();
+        this._guides = Array.from({ length: batch }, () => new Guide(this._index));
+      } else {
+        for (const g of this._guides) g.reset();
+      }
+    } else {
+      if (this._guides.length !== batch) {
+        throw processorError("InvalidArgument", `${this._guides.length} guide(s) for a batch of ${batch} rows: give one Guide per row, or an Index`);
+      }
+      if (this._generations > 0) for (const g of this._guides) g.reset();
+    }
+    this._generations++;
+    this._promptLength = length;
+    this._consumed = new Array(batch).fill(0);
+  }
+}
+
+export default LogitmaskLogitsProcessor;

@@ -1,0 +1,284 @@
+// The main job's code path (examples/main.mjs + js/generate.mjs) with the real model:
+// SmolLM2-135M-Instruct (the GGUF the set-up fetches) run by node-llama-cpp on the CPU, every
+// step masked by a logitmask Guide. Over several seeds, for a regex and for a JSON Schema, the
+// output fully matches / validates and the generation finishes.
+import { test, describe, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Index } from "logitmask";
+import { TokenBias } from "node-llama-cpp";
+import {
+  loadRuntime,
+  buildConstraint,
+  run,
+  parseCli,
+  walkIndex,
+  jsRegExp,
+  validateJson,
+  defaultPrompt,
+  DEFAULT_SCHEMA,
+  FALLBACK_REGEX,
+} from "../../examples/main.mjs";
+import { generate, chatMLPrompt, sampleLogits, mulberry32, percentiles } from "../../js/generate.mjs";
+import { REPO } from "./helpers.mjs";
+
+const PERSON = String.raw`\{"name": "[A-Z][a-z]{1,10}", "age": [1-9][0-9]?\}`;
+const SEEDS = [1, 2, 3];
+
+let runtime;
+let regex;
+let schema;
+
+before(async () => {
+  runtime = await loadRuntime({ threads: os.availableParallelism() });
+  regex = buildConstraint({ regex: PERSON }, runtime.vocabulary);
+  schema = buildConstraint({ schemaFile: DEFAULT_SCHEMA, schemaIsDefault: true }, runtime.vocabulary);
+});
+
+after(async () => {
+  regex?.index.free();
+  schema?.index.free();
+  await runtime?.dispose();
+});
+
+function assertRegexResult(r, label) {
+  assert.equal(r.finished, true, `${label}: finished (${r.stopReason}) ${JSON.stringify(r.text)}`);
+  assert.match(r.text, jsRegExp(PERSON), `${label}: the JS RegExp ^(?:...)$ matches`);
+  assert.ok(walkIndex(regex.index, r.tokens), `${label}: the tokens walk the index to a final state`);
+  assert.ok(r.validation.valid, `${label}: ${JSON.stringify(r.validation.checks)}`);
+}
+
+function assertSchemaResult(r, label) {
+  assert.equal(r.finished, true, `${label}: finished (${r.stopReason}) ${JSON.stringify(r.text)}`);
+  const value = JSON.parse(r.text);
+  const { errors, unchecked } = validateJson(value, schema.schema);
+  assert.deepEqual(errors, [], `${label}: ${r.text} validates`);
+  assert.deepEqual([...unchecked], [], "every keyword of the schema was checked");
+  assert.deepEqual(Object.keys(value), ["name", "age", "city"]);
+  assert.ok(walkIndex(schema.index, r.tokens), `${label}: the tokens walk the index to a final state`);
+  assert.ok(r.validation.valid, `${label}: ${JSON.stringify(r.validation.checks)}`);
+}
+
+describe("the main command's code path with SmolLM2-135M (full distribution, masked and sampled in JS)", () => {
+  test(`regex ${PERSON}: seeds ${SEEDS.join(", ")} fully match and finish`, async () => {
+    for (const seed of SEEDS) {
+      const r = await run(runtime, regex, { seed, maxTokens: 40, prompt: "Give me a person as a JSON object with a name and an age." });
+      assertRegexResult(r, `seed ${seed}`);
+      assert.equal(r.timings.path, "full");
+      assert.equal(r.timings.maskUs.length, r.timings.steps, "one mask per model step");
+      assert.equal(r.underflowSteps, 0);
+    }
+  });
+
+  test(`JSON Schema ${path.basename(DEFAULT_SCHEMA)}: seeds ${SEEDS.join(", ")} validate and finish`, async () => {
+    if (typeof Index.fromJsonSchema === "function") assert.equal(schema.note, undefined, "the schema itself is compiled");
+    for (const seed of SEEDS) {
+      const r = await run(runtime, schema, { seed, maxTokens: 48 });
+      assertSchemaResult(r, `seed ${seed}`);
+    }
+  });
+
+  test("different seeds give different outputs, one seed the same output", async () => {
+    const texts = [];
+    for (const seed of [11, 12, 13, 11]) texts.push((await run(runtime, regex, { seed, maxTokens: 40, temperature: 1 })).text);
+    assert.equal(texts[3], texts[0], "same seed, same text");
+    assert.ok(new Set(texts).size >= 2, `some variety over seeds: ${texts.join(" | ")}`);
+  });
+
+  test("at --max-tokens the generation stops unfinished, with the text so far", async () => {
+    const r = await run(runtime, regex, { seed: 1, maxTokens: 3 });
+    assert.equal(r.finished, false);
+    assert.equal(r.stopReason, "maxTokens");
+    assert.equal(r.tokens.length, 3);
+    assert.ok(r.text.startsWith('{"'), r.text);
+    assert.equal(r.validation.valid, false);
+  });
+});
+
+describe("the fast path (the mask as llama.cpp token bias)", () => {
+  test("greedy: the same tokens as the full path, for the regex and the schema", async () => {
+    for (const constraint of [regex, schema]) {
+      const full = await run(runtime, constraint, { temperature: 0, maxTokens: 48 });
+      const fast = await run(runtime, constraint, { temperature: 0, maxTokens: 48, fast: true });
+      assert.equal(fast.timings.path, "fast");
+      assert.deepEqual(fast.tokens, full.tokens, `${full.text} vs ${fast.text}`);
+      assert.equal(fast.finished, true);
+      assert.ok(fast.validation.valid);
+    }
+  });
+
+  test(`sampled: seeds ${SEEDS.join(", ")} validate and finish (the schema)`, async () => {
+    for (const seed of SEEDS) {
+      const r = await run(runtime, schema, { seed, maxTokens: 48, fast: true });
+      assertSchemaResult(r, `fast seed ${seed}`);
+    }
+  });
+
+  test("end-of-generation tokens the guide forbids are banned too (TokenBias.set would skip them)", async () => {
+    // SmolLM2's runtime treats 0, 2 and 4 as end of generation; the public TokenBias.set ignores them.
+    const eog = [0, 1, 2, 3, 4, 5].filter((id) => runtime.model.isEogToken(id));
+    assert.deepEqual(eog, [0, 2, 4]);
+    assert.equal(TokenBias.for(runtime.model).set(eog, "never")._biases.size, 0, "set(eog, 'never') is a no-op");
+    // A prompt whose answer is complete: unconstrained, greedy decoding ends right here.
+    const prompt = `${chatMLPrompt("What is the capital of France?")}The capital of France is Paris.`;
+    const tokens = runtime.model.tokenize(prompt, true);
+    await runtime.sequence.clearHistory();
+    const it = runtime.sequence.evaluate(tokens, { temperature: 0, yieldEogToken: true });
+    const first = (await it.next()).value;
+    await it.return();
+    assert.ok(eog.includes(first), `unconstrained, the model ends: token ${first}`);
+    // Constrained to six digits, greedy on the fast path: EOS must be impossible until the end.
+    const digits = Index.fromRegex("[0-9]{6}", runtime.vocabulary);
+    try {
+      const r = await generate({ model: runtime.model, sequence: runtime.sequence, vocabulary: runtime.vocabulary, index: digits, prompt }, { temperature: 0, maxTokens: 8, fast: true });
+      const full = await generate({ model: runtime.model, sequence: runtime.sequence, vocabulary: runtime.vocabulary, index: digits, prompt }, { temperature: 0, maxTokens: 8 });
+      assert.equal(r.finished, true, JSON.stringify(r));
+      assert.match(r.text, /^[0-9]{6}$/);
+      assert.deepEqual(r.tokens, full.tokens, "the same tokens as the full path");
+    } finally {
+      digits.free();
+    }
+  });
+});
+
+describe("the command itself", () => {
+  function cli(args) {
+    return new Promise((resolve) => {
+      execFile(process.execPath, [path.join(REPO, "examples/main.mjs"), ...args], { cwd: REPO, timeout: 120_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? error.code : 0, stdout, stderr }),
+      );
+    });
+  }
+
+  test("node examples/main.mjs --regex ... --seed 2 --max-tokens 40 prints the output, its validity and the timings", async () => {
+    const { code, stdout, stderr } = await cli(["--regex", PERSON, "--seed", "2", "--max-tokens", "40", "--prompt", "A person as JSON, please."]);
+    assert.equal(code, 0, stderr);
+    const lines = stdout.split("\n");
+    const output = lines[lines.indexOf("") + 1];
+    assert.match(output, jsRegExp(PERSON));
+    assert.match(stdout, /^valid {7}yes \(index walk ends in a final state: ok; JS RegExp \^\(\?:regex\)\$: ok\)$/m);
+    assert.match(stdout, /^finished {4}yes: /m);
+    assert.match(stdout, /^ {2}index build {13}\d+\.\d ms \(\d+ states\)$/m);
+    assert.match(stdout, /^ {2}mask per step {11}p50 \d+\.\d µs, p99 \d+\.\d µs/m);
+    assert.match(stdout, /^ {2}decode {18}\d+\.\d tokens\/s/m);
+  });
+
+  test("--json with --schema FILE: one JSON object, valid", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "logitmask-main-"));
+    try {
+      const file = path.join(dir, "answer.schema.json");
+      writeFileSync(file, JSON.stringify({ type: "object", properties: { answer: { enum: ["yes", "no"] } }, required: ["answer"], additionalProperties: false }));
+      const { code, stdout, stderr } = await cli(["--schema", file, "--json", "--seed", "1", "--max-tokens", "16", "--prompt", "Is the sky blue? Answer in JSON."]);
+      if (typeof Index.fromJsonSchema !== "function") {
+        assert.equal(code, 1);
+        assert.match(stderr, /Index\.fromJsonSchema is missing/);
+        return;
+      }
+      assert.equal(code, 0, stderr);
+      const out = JSON.parse(stdout);
+      assert.equal(out.valid, true);
+      assert.ok(['{"answer":"yes"}', '{"answer":"no"}'].includes(out.text), out.text);
+      assert.equal(typeof out.timings.indexMs, "number");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("bad flags are usage errors", async () => {
+    const { code, stderr } = await cli(["--max-tokens", "zero"]);
+    assert.equal(code, 64);
+    assert.match(stderr, /--max-tokens must be an integer >= 1/);
+    assert.match(stderr, /Usage: npm start/);
+  });
+});
+
+describe("pieces, without the model", () => {
+  test("parseCli: defaults, flags and errors", () => {
+    const d = parseCli([]);
+    assert.equal(d.schemaFile, DEFAULT_SCHEMA);
+    assert.equal(d.schemaIsDefault, true);
+    assert.equal(d.maxTokens, 64);
+    assert.equal(d.seed, 0);
+    assert.equal(d.fast, false);
+    const o = parseCli(["--regex", "a+", "--prompt", "hi", "--max-tokens", "5", "--seed", "9", "--temperature", "0", "--fast"]);
+    assert.deepEqual([o.regex, o.schemaFile, o.prompt, o.maxTokens, o.seed, o.temperature, o.fast], ["a+", undefined, "hi", 5, 9, 0, true]);
+    assert.equal(parseCli(["--schema", "x.json"]).schemaIsDefault, false);
+    assert.throws(() => parseCli(["--regex", "a", "--schema", "b"]), /not both/);
+    assert.throws(() => parseCli(["--seed=-1"]), /--seed must be an integer >= 0/);
+    assert.throws(() => parseCli(["--max-tokens", "1.5"]), /--max-tokens must be an integer >= 1/);
+    assert.throws(() => parseCli(["--temperature", "hot"]), /--temperature/);
+    assert.throws(() => parseCli(["--nope"]), /Unknown option/);
+  });
+
+  test("--schema needs Index.fromJsonSchema: a clear error without it; the default schema falls back to its regex", () => {
+    const saved = Object.getOwnPropertyDescriptor(Index, "fromJsonSchema");
+    if (saved) delete Index.fromJsonSchema;
+    try {
+      assert.throws(() => buildConstraint({ schemaFile: DEFAULT_SCHEMA, schemaIsDefault: false }, runtime.vocabulary), /no JSON Schema support yet \(Index\.fromJsonSchema is missing\): use --regex/);
+      const c = buildConstraint({ schemaFile: DEFAULT_SCHEMA, schemaIsDefault: true }, runtime.vocabulary);
+      assert.equal(c.kind, "schema");
+      assert.match(c.note, /hand-written regex/);
+      c.index.free();
+    } finally {
+      if (saved) Object.defineProperty(Index, "fromJsonSchema", saved);
+    }
+    // The fallback regex and the schema agree on these.
+    const re = jsRegExp(FALLBACK_REGEX);
+    const person = JSON.parse(readSchema());
+    for (const [text, ok] of [
+      ['{"name":"Ada","age":36,"city":"Paris"}', true],
+      ['{"name":"Ada","age":120,"city":"P"}', true],
+      ['{"name":"Ada","age":121,"city":"Paris"}', false],
+      ['{"name":"","age":3,"city":"Paris"}', false],
+      ['{"name":"Ada","age":03,"city":"Paris"}', false],
+    ]) {
+      assert.equal(re.test(text), ok, text);
+      let valid = false;
+      try {
+        valid = validateJson(JSON.parse(text), person).errors.length === 0;
+      } catch {}
+      assert.equal(valid, ok, text);
+    }
+  });
+
+  test("defaultPrompt names the schema's keys", () => {
+    assert.equal(defaultPrompt(schema), "Reply with a JSON object describing a fictional person with the keys name, age and city.");
+  });
+
+  test("sampleLogits: greedy, top-k, top-p, min-p and temperature over masked logits", () => {
+    const L = Float32Array.from([-Infinity, 2, 1, 0, -Infinity, 2]);
+    const off = { temperature: 1, topK: 0, topP: 1, minP: 0 };
+    assert.equal(sampleLogits(L, L.length, mulberry32(1), { ...off, temperature: 0 }), 1, "greedy: the lowest id among maxima");
+    assert.equal(sampleLogits(new Float32Array(3).fill(-Infinity), 3, mulberry32(1), off), -1);
+    const freq = (opts, n = 20000) => {
+      const random = mulberry32(7);
+      const c = new Map();
+      for (let i = 0; i < n; i++) {
+        const t = sampleLogits(L, L.length, random, opts);
+        c.set(t, (c.get(t) ?? 0) + 1 / n);
+      }
+      return c;
+    };
+    // Plain temperature 1: softmax over the finite logits.
+    const z = 2 * Math.exp(2) + Math.exp(1) + 1;
+    const f = freq(off);
+    assert.ok(!f.has(0) && !f.has(4), "masked ids never come");
+    for (const [id, p] of [[1, Math.exp(2) / z], [2, Math.exp(1) / z], [3, 1 / z], [5, Math.exp(2) / z]]) assert.ok(Math.abs(f.get(id) - p) < 0.015, `id ${id}: ${f.get(id)} vs ${p}`);
+    assert.deepEqual([...freq({ ...off, topK: 2 }).keys()].sort(), [1, 5], "top-k 2 keeps the two largest");
+    assert.deepEqual([...freq({ ...off, topP: 0.5 }).keys()].sort(), [1, 5], "top-p 0.5: the two 2s hold 0.78");
+    assert.deepEqual([...freq({ ...off, minP: 0.3 }).keys()].sort(), [1, 2, 5], "min-p 0.3: e^-1 = 0.37 stays, e^-2 = 0.14 goes");
+    const cold = freq({ ...off, temperature: 0.25 });
+    assert.ok(cold.get(1) + cold.get(5) > 0.99, "a low temperature sharpens");
+  });
+
+  test("percentiles", () => {
+    assert.deepEqual(percentiles([5, 1, 3, 2, 4]), { p50: 3, p99: 5, max: 5 });
+  });
+});
+
+function readSchema() {
+  return JSON.stringify(schema.schema);
+}
