@@ -18,7 +18,7 @@
 //! byte; user-defined tokens are their text as is; control, unknown and unused tokens
 //! are not text. Without a `token_type` array every token is normal.
 
-use super::{byte_level, invalid, is_eos_marker, unsupported, LoadOptions, TokenTable};
+use super::{byte_level, byte_token, invalid, is_eos_marker, unsupported, LoadOptions, TokenTable};
 use crate::error::{Error, Result};
 use crate::vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
@@ -182,15 +182,6 @@ fn unescape_whitespace(text: &[u8], out: &mut Vec<u8>) {
             i += 1;
         }
     }
-}
-
-/// The byte of a `<0xNN>` token.
-fn byte_token(t: &[u8]) -> Option<u8> {
-    if t.len() != 6 || !t.starts_with(b"<0x") || t[5] != b'>' {
-        return None;
-    }
-    let hex = |c: u8| (c as char).to_digit(16);
-    Some((hex(t[3])? * 16 + hex(t[4])?) as u8)
 }
 
 /// The tokenizer keys of the metadata, borrowed from the input.

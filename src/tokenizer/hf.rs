@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{byte_level, check_id, check_size, invalid, is_eos_marker, unsupported, LoadOptions, TokenTable};
+use super::{byte_level, byte_token, check_id, check_size, invalid, is_eos_marker, unsupported, LoadOptions, TokenTable};
 use crate::error::Result;
 use crate::vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
@@ -558,15 +558,6 @@ fn replace(cur: &[u8], from: &[u8], to: &[u8], out: &mut Vec<u8>) {
             i += 1;
         }
     }
-}
-
-/// The byte of a `<0xNN>` byte-fallback token.
-fn byte_token(t: &[u8]) -> Option<u8> {
-    if t.len() != 6 || !t.starts_with(b"<0x") || t[5] != b'>' {
-        return None;
-    }
-    let hex = |c: u8| (c as char).to_digit(16);
-    Some((hex(t[3])? * 16 + hex(t[4])?) as u8)
 }
 
 #[cfg(test)]

@@ -178,6 +178,15 @@ impl LoadOptions {
 }
 
 /// Whether `text` is one of [`EOS_MARKERS`].
+/// The byte of a SentencePiece byte-fallback token `<0xNN>` (tokenizer.json and GGUF).
+fn byte_token(t: &[u8]) -> Option<u8> {
+    if t.len() != 6 || !t.starts_with(b"<0x") || t[5] != b'>' {
+        return None;
+    }
+    let hex = |c: u8| (c as char).to_digit(16);
+    Some((hex(t[3])? * 16 + hex(t[4])?) as u8)
+}
+
 fn is_eos_marker(text: &[u8]) -> bool {
     EOS_MARKERS.iter().any(|m| m.as_bytes() == text)
 }
