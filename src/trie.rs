@@ -42,7 +42,7 @@ fn dfs_order(vocab: &Vocabulary) -> Vec<(u32, &[u8])> {
         for &(k, _) in &keyed {
             counts[((k >> shift) & 0xff) as usize + 1] += 1;
         }
-        if counts.iter().any(|&c| c == keyed.len()) {
+        if counts.contains(&keyed.len()) {
             continue; // every key has the same byte here
         }
         for i in 0..256 {

@@ -151,7 +151,7 @@ fn parse_options<T: for<'de> Deserialize<'de> + Default>(
 fn size_option(x: Option<f64>, name: &str) -> JsResult<Option<usize>> {
     match x {
         None => Ok(None),
-        Some(v) if v.is_finite() && v.fract() == 0.0 && v >= 0.0 && v <= 9.0e15 => Ok(Some(v as usize)),
+        Some(v) if v.fract() == 0.0 && (0.0..=9.0e15).contains(&v) => Ok(Some(v as usize)),
         Some(v) => Err(invalid_argument(format!("{name} must be a non-negative integer, got {v}"))),
     }
 }
