@@ -21,15 +21,15 @@
 //! Failures are not persisted to a file (`failure_persistence: None`): proptest prints the
 //! minimal failing input, and any bug found is pinned by a plain `#[test]` below.
 
+mod common;
+
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
+use common::reference::RefDfa;
 use logitmask::{Dfa, ErrorKind, Guide, Index, IndexConfig, Minimize, StateId, Vocabulary};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
-use regex_automata::dfa::{dense, Automaton, StartKind};
-use regex_automata::util::start;
-use regex_automata::{Anchored, MatchKind};
 
 type TestResult = Result<(), TestCaseError>;
 
@@ -371,99 +371,6 @@ fn config(lazy: bool, minimize: Minimize) -> IndexConfig {
 
 fn oracle(pattern: &str) -> regex_automata::meta::Regex {
     regex_automata::meta::Regex::new(&format!("^(?:{pattern})$")).expect("the grammar yields valid regexes")
-}
-
-/// A reference byte automaton: state 0 dead, 1 the start; `live` by a naive fixed point.
-struct RefDfa {
-    trans: Vec<[u32; 256]>,
-    fin: Vec<bool>,
-    live: Vec<bool>,
-    /// Bytes to the nearest final state (u32::MAX: none).
-    dist: Vec<u32>,
-}
-
-impl RefDfa {
-    fn new(pattern: &str) -> RefDfa {
-        let d = dense::Builder::new()
-            .configure(dense::Config::new().match_kind(MatchKind::All).start_kind(StartKind::Anchored))
-            .build(pattern)
-            .expect("reference DFA builds");
-        let s0 = d.start_state(&start::Config::new().anchored(Anchored::Yes)).unwrap();
-        let mut ids = HashMap::from([(s0, 1u32)]);
-        let mut order = vec![s0];
-        let mut trans = vec![[0u32; 256]];
-        let mut fin = vec![false];
-        let mut i = 0;
-        while i < order.len() {
-            let s = order[i];
-            let mut row = [0u32; 256];
-            for b in 0..=255u8 {
-                let t = d.next_state(s, b);
-                if d.is_dead_state(t) || d.is_quit_state(t) {
-                    continue;
-                }
-                let next = ids.len() as u32 + 1;
-                row[b as usize] = *ids.entry(t).or_insert_with(|| {
-                    order.push(t);
-                    next
-                });
-            }
-            trans.push(row);
-            fin.push(d.is_match_state(d.next_eoi_state(s)));
-            i += 1;
-        }
-        let mut live = fin.clone();
-        loop {
-            let mut changed = false;
-            for s in 1..trans.len() {
-                if !live[s] && trans[s].iter().any(|&t| t != 0 && live[t as usize]) {
-                    live[s] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        let mut dist: Vec<u32> = fin.iter().map(|&f| if f { 0 } else { u32::MAX }).collect();
-        loop {
-            let mut changed = false;
-            for s in 1..trans.len() {
-                let best = trans[s].iter().filter(|&&t| t != 0).map(|&t| dist[t as usize].saturating_add(1)).min();
-                if let Some(b) = best {
-                    if b < dist[s] {
-                        dist[s] = b;
-                        changed = true;
-                    }
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        RefDfa { trans, fin, live, dist }
-    }
-
-    /// The state after `bytes` from `s`, 0 if the walk hits the dead state.
-    fn walk(&self, mut s: u32, bytes: &[u8]) -> u32 {
-        for &b in bytes {
-            if s == 0 {
-                return 0;
-            }
-            s = self.trans[s as usize][b as usize];
-        }
-        s
-    }
-
-    /// Like `walk`, but 0 also when the end state cannot reach a match.
-    fn viable(&self, s: u32, bytes: &[u8]) -> u32 {
-        let t = self.walk(s, bytes);
-        if self.live[t as usize] {
-            t
-        } else {
-            0
-        }
-    }
 }
 
 /// Over the reference automaton and whole tokens: the states reachable from the start

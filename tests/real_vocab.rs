@@ -17,82 +17,10 @@ mod common;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use common::reference::RefDfa;
 use logitmask::{Guide, Index, IndexConfig, StateId, Vocabulary};
-use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::meta::Regex;
-use regex_automata::util::start;
-use regex_automata::{Anchored, MatchKind};
 
-/// A reference byte automaton written here (regex-automata's dense DFA, MatchKind::All,
-/// anchored, not minimized, all 256 bytes walked, liveness by a naive fixed point):
-/// state 0 is dead, 1 the start.
-struct RefDfa {
-    trans: Vec<[u32; 256]>,
-    fin: Vec<bool>,
-    live: Vec<bool>,
-}
-
-impl RefDfa {
-    fn new(pattern: &str) -> RefDfa {
-        let d = dense::Builder::new()
-            .configure(dense::Config::new().match_kind(MatchKind::All).start_kind(StartKind::Anchored))
-            .build(pattern)
-            .expect("reference DFA builds");
-        let s0 = d.start_state(&start::Config::new().anchored(Anchored::Yes)).unwrap();
-        let mut ids = HashMap::from([(s0, 1u32)]);
-        let mut order = vec![s0];
-        let mut trans = vec![[0u32; 256]];
-        let mut fin = vec![false];
-        let mut i = 0;
-        while i < order.len() {
-            let s = order[i];
-            let mut row = [0u32; 256];
-            for b in 0..=255u8 {
-                let t = d.next_state(s, b);
-                if d.is_dead_state(t) || d.is_quit_state(t) {
-                    continue;
-                }
-                let next = ids.len() as u32 + 1;
-                row[b as usize] = *ids.entry(t).or_insert_with(|| {
-                    order.push(t);
-                    next
-                });
-            }
-            trans.push(row);
-            fin.push(d.is_match_state(d.next_eoi_state(s)));
-            i += 1;
-        }
-        let mut live = fin.clone();
-        loop {
-            let mut changed = false;
-            for s in 1..trans.len() {
-                if !live[s] && trans[s].iter().any(|&t| t != 0 && live[t as usize]) {
-                    live[s] = true;
-                    changed = true;
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        RefDfa { trans, fin, live }
-    }
-
-    /// The state after `bytes` from `s`, or 0 when the text can no longer match.
-    fn viable(&self, mut s: u32, bytes: &[u8]) -> u32 {
-        for &b in bytes {
-            s = self.trans[s as usize][b as usize];
-            if s == 0 {
-                return 0;
-            }
-        }
-        if self.live[s as usize] {
-            s
-        } else {
-            0
-        }
-    }
-}
 
 struct Rng(u64);
 

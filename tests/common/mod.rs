@@ -2,6 +2,8 @@
 //! crate's assets and the benchmark cases.
 #![allow(dead_code)]
 
+pub mod reference;
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
