@@ -178,10 +178,10 @@ impl TokenSet {
             Repr::Ids(ids) => {
                 let mut next = 0usize;
                 for &id in ids.iter() {
-                    logits[next..id as usize].fill(f32::NEG_INFINITY);
+                    fill_neg_inf(&mut logits[next..id as usize]);
                     next = id as usize + 1;
                 }
-                logits[next..].fill(f32::NEG_INFINITY);
+                fill_neg_inf(&mut logits[next..]);
             }
         }
         Ok(())
@@ -206,15 +206,18 @@ fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
             continue;
         }
         if w == 0 {
-            chunk.fill(f32::NEG_INFINITY);
+            chunk.copy_from_slice(&NEG_INF_BLOCK);
             continue;
         }
-        // Branch-free select over a fixed-size block: dense rows mix allowed and
-        // disallowed ids in almost every word, where a per-bit branch mispredicts.
+        // Branch-free select on the float bits over a fixed-size block: dense rows mix
+        // allowed and disallowed ids in almost every word, where a per-bit branch
+        // mispredicts; integer masking is also what wasm compiles best (a float select
+        // was 2.6x slower there).
         let block: &mut [f32; 32] = chunk.try_into().expect("chunks of 32");
+        const NEG_INF_BITS: u32 = 0xff80_0000;
         for (j, x) in block.iter_mut().enumerate() {
-            let keep = (w >> j) & 1 == 1;
-            *x = if keep { *x } else { f32::NEG_INFINITY };
+            let keep = 0u32.wrapping_sub((w >> j) & 1); // all ones iff allowed
+            *x = f32::from_bits((x.to_bits() & keep) | (NEG_INF_BITS & !keep));
         }
     }
     // The last, partial word (vocabularies are rarely a multiple of 32).
@@ -226,7 +229,22 @@ fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
             }
         }
     }
-    tail.fill(f32::NEG_INFINITY);
+    fill_neg_inf(tail);
+}
+
+const NEG_INF_BLOCK: [f32; 32] = [f32::NEG_INFINITY; 32];
+
+/// `slice.fill(-inf)`, as block copies: a copy compiles to wasm's `memory.copy`, while
+/// a fill with a non-zero float compiles to a scalar loop (49 us for 200k floats in
+/// wasm at opt-level "s", against ~12 us).
+fn fill_neg_inf(slice: &mut [f32]) {
+    let mut chunks = slice.chunks_exact_mut(32);
+    for chunk in &mut chunks {
+        chunk.copy_from_slice(&NEG_INF_BLOCK);
+    }
+    let rest = chunks.into_remainder();
+    let n = rest.len();
+    rest.copy_from_slice(&NEG_INF_BLOCK[..n]);
 }
 
 fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {
