@@ -86,3 +86,82 @@ proptest! {
         let _ = guide.mask_logits(&mut logits);
     }
 }
+
+/// ECMA-262-looking noise for the `pattern` keyword.
+fn ecma_pattern() -> impl Strategy<Value = String> {
+    let atoms = prop::sample::select(vec![
+        "a", "(", ")", "[", "]", "{", "}", "?", "*", "+", "|", "\\", "^", "$", ".", "-", "1", ",", "\\d", "\\w",
+        "\\s", "\\b", "\\u", "\\u{", "\\uD800", "\\uDC00", "\\x", "\\c", "\\0", "\\p{L}", "\\P{", "(?:", "(?=",
+        "(?<n>", "\\k<n>", "\\1", "[^", "{2,1}", "{1001}", "é", "\u{1F600}", "]]",
+    ]);
+    prop::collection::vec(atoms, 0..16).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_schema_pattern_converts_or_errors(p in ecma_pattern(), min in 0u32..4, max in prop::option::of(0u32..6)) {
+        let mut schema = serde_json::json!({"type": "string", "pattern": p, "minLength": min});
+        if let Some(max) = max {
+            schema["maxLength"] = max.into();
+        }
+        let config = logitmask::json_schema::Config::new();
+        if let Ok(re) = logitmask::json_schema::regex_from_json_schema_str(&schema.to_string(), &config) {
+            let _ = Dfa::with_config(&re, &DfaConfig::new().dfa_size_limit(Some(1 << 20)));
+        }
+    }
+
+    #[test]
+    fn any_json_text_is_a_safe_schema(text in "[\\[\\]{}\":,0-9a-z .eE+-]{0,60}") {
+        let _ = logitmask::json_schema::regex_from_json_schema_str(&text, &logitmask::json_schema::Config::new());
+    }
+}
+
+/// Random schemas from a soup of keywords and values, nested a few levels.
+fn schema_soup() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::{json, Value};
+    let leaf = prop_oneof![
+        Just(json!(true)),
+        Just(json!(false)),
+        Just(json!({})),
+        (-5i64..5).prop_map(Value::from),
+        Just(json!(0.5)),
+        Just(json!(1e300)),
+        Just(json!("string")),
+        Just(json!(["integer", "null"])),
+        Just(json!("#")),
+        Just(json!("#/$defs/a")),
+        Just(json!("date-time")),
+        Just(json!("^a+$")),
+        Just(json!(["a", 1, null])),
+    ];
+    let keys = prop::sample::select(vec![
+        "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems", "maxItems",
+        "contains", "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
+        "exclusiveMaximum", "multipleOf", "enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref", "$defs", "a",
+        "minProperties", "maxProperties", "uniqueItems", "if", "then",
+    ]);
+    leaf.prop_recursive(4, 48, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec((keys.clone(), inner.clone()), 0..6)
+                .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            prop::collection::vec(inner, 0..4).prop_map(Value::Array),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_schema_soup_converts_or_errors(schema in schema_soup()) {
+        let config = logitmask::json_schema::Config::new();
+        match logitmask::json_schema::regex_from_json_schema_str(&schema.to_string(), &config) {
+            Ok(re) => {
+                let _ = Dfa::with_config(&re, &DfaConfig::new().dfa_size_limit(Some(1 << 20)));
+            }
+            Err(e) => prop_assert!(!e.message().is_empty()),
+        }
+    }
+}
