@@ -9,6 +9,8 @@
 
 mod common;
 
+use common::finite_numbers;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -147,44 +149,3 @@ fn random_guide_walks_validate() {
     }
 }
 
-/// `text` with every number token (outside strings) that does not fit an f64 replaced by
-/// `1e300` / `-1e300` (same sign and type; these schemas bound no number).
-fn finite_numbers(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                let start = i;
-                i += 1;
-                while i < b.len() && b[i] != b'"' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i = (i + 1).min(b.len());
-                out.push_str(&text[start..i]);
-            }
-            b'-' | b'0'..=b'9' => {
-                let start = i;
-                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
-                    i += 1;
-                }
-                let num = &text[start..i];
-                if num.parse::<f64>().is_ok_and(|v| v.is_finite()) {
-                    out.push_str(num);
-                } else {
-                    out.push_str(if num.starts_with('-') { "-1e300" } else { "1e300" });
-                }
-            }
-            _ => {
-                let start = i;
-                i += 1;
-                while i < b.len() && !text.is_char_boundary(i) {
-                    i += 1;
-                }
-                out.push_str(&text[start..i]);
-            }
-        }
-    }
-    out
-}

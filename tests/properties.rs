@@ -27,6 +27,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use common::reference::RefDfa;
+use common::Rng;
 use logitmask::{Dfa, ErrorKind, Guide, Index, IndexConfig, Minimize, StateId, Vocabulary};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -38,29 +39,6 @@ type TestResult = Result<(), TestCaseError>;
 // generates and shrinks; the seed is part of it).
 // ---------------------------------------------------------------------------------------
 
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        assert!(n > 0);
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
-    }
-}
 
 // ---------------------------------------------------------------------------------------
 // Regex grammar

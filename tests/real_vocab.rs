@@ -18,28 +18,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use common::reference::RefDfa;
+use common::Rng;
 use logitmask::{Guide, Index, IndexConfig, StateId, Vocabulary};
 use regex_automata::meta::Regex;
 
 
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// Token lookup for one vocabulary.
 struct Lookup {

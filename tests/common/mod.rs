@@ -76,3 +76,71 @@ pub fn bench_regexes() -> Vec<(String, String)> {
     out.sort();
     out
 }
+
+/// xorshift64*, seeded: reproducible test randomness without a crate.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        // xorshift64*
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        assert!(n > 0);
+        (self.next() % n as u64) as usize
+    }
+    pub fn chance(&mut self, num: u64, den: u64) -> bool {
+        self.next() % den < num
+    }
+}
+
+/// JSON numbers have no range, serde_json stops at f64's: `text` with every number
+/// token (outside strings) beyond it replaced by `1e300` / `-1e300` (same sign, and
+/// beyond every finite bound of the schemas here).
+pub fn finite_numbers(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i = (i + 1).min(b.len());
+                out.push_str(&text[start..i]);
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                    i += 1;
+                }
+                let num = &text[start..i];
+                if num.parse::<f64>().is_ok_and(|v| v.is_finite()) {
+                    out.push_str(num);
+                } else {
+                    out.push_str(if num.starts_with('-') { "-1e300" } else { "1e300" });
+                }
+            }
+            _ => {
+                let start = i;
+                i += 1;
+                while i < b.len() && !text.is_char_boundary(i) {
+                    i += 1;
+                }
+                out.push_str(&text[start..i]);
+            }
+        }
+    }
+    out
+}
