@@ -183,7 +183,7 @@ impl Lexicon {
 
 /// Guides positioned at each state of the walk of `sample`.
 fn walk_guides(index: &Arc<Index>, lex: &Lexicon, sample: &str) -> Result<(Vec<u32>, Vec<Guide>), String> {
-    if !index.dfa().is_match(sample.as_bytes()) {
+    if !index.dfa().unwrap().is_match(sample.as_bytes()) {
         return Err(format!("the sample {sample:?} does not match the regex"));
     }
     let (tokens, states) =
@@ -236,7 +236,7 @@ fn info(case: &Case, vocab: &Arc<Vocabulary>, lex: &Lexicon) -> serde_json::Valu
     let first = lazy.allowed_tokens(lazy.initial_state()).expect("initial row");
     out["lazy_first_mask_ms_once"] = ms(t.elapsed()).into();
     out["initial_allowed"] = first.len().into();
-    out["dfa_states"] = index.dfa().state_count().into();
+    out["dfa_states"] = index.dfa().unwrap().state_count().into();
     out["states"] = index.state_count().into();
     out["distinct_rows"] = index.distinct_row_count().into();
     out["memory_bytes"] = index.memory_usage().into();

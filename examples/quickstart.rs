@@ -86,7 +86,7 @@ fn generate(pattern: &str, vocab: &Arc<Vocabulary>, seed: u64) -> Result<(), log
         steps += 1;
     }
     let out = String::from_utf8_lossy(&text);
-    let matches = index.dfa().is_match(&text);
+    let matches = index.dfa().unwrap().is_match(&text);
     println!("output     {out:?}");
     println!("matches    {matches}  ({} steps, mask {:.1?} per step)\n", steps, mask_time / steps.max(1) as u32);
     assert!(matches || !guide.is_finished(), "a finished generation must match");

@@ -1,16 +1,20 @@
 //! Regex -> a compact, co-accessible byte-level DFA.
 //!
-//! regex-automata builds a dense DFA (anchored at the start, `MatchKind::All` so that
-//! no string of the language is dropped, Unicode classes over UTF-8). We then keep only
-//! the states that are reachable from the start *and* can still reach a full match
-//! (exact reverse reachability), renumber them densely from 1, and send every other
-//! transition to state 0, [`DEAD`]. In the result, "a walk never hits state 0" is
-//! exactly "the text so far can still be completed to a full match", which is the
-//! token-viability test of the design, with no heuristic.
+//! regex-automata compiles the pattern to a Thompson NFA (Unicode classes over UTF-8,
+//! no capture states). Without look-around, our own subset construction
+//! ([`crate::lazy_dfa`]) determinizes it, keeping only NFA states that can still reach a
+//! match, so every non-empty state set is live. With look-around, regex-automata builds
+//! a dense DFA (anchored at the start, `MatchKind::All` so that no string of the
+//! language is dropped) and we keep only the states that are reachable from the start
+//! *and* can still reach a full match (exact reverse reachability). Either way the
+//! states are numbered densely from 1 and every other transition goes to state 0,
+//! [`DEAD`]. In the result, "a walk never hits state 0" is exactly "the text so far can
+//! still be completed to a full match", which is the token-viability test of the
+//! design, with no heuristic.
 //!
-//! regex-automata reports matches one byte late: its state after `text` is a match
-//! state iff `text` minus its last byte matched. A state is final (the text so far
-//! fully matches) iff its end-of-input transition leads to a match state; that is
+//! regex-automata's dense DFA reports matches one byte late: its state after `text` is
+//! a match state iff `text` minus its last byte matched. A state is final (the text so
+//! far fully matches) iff its end-of-input transition leads to a match state; that is
 //! what we record.
 //!
 //! Equivalent states are then merged (Moore partition refinement) when the automaton
@@ -24,6 +28,7 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::lazy_dfa::LazyDfa;
 
 pub(crate) use crate::trie::DEAD;
 
@@ -179,8 +184,16 @@ impl Dfa {
     /// feature (e.g. a Unicode word boundary `\b`; use `(?-u:\b)`), or a pattern that
     /// matches no string; [`ErrorKind::DfaTooLarge`] when a size limit is exceeded.
     pub fn with_config(pattern: &str, config: &DfaConfig) -> Result<Dfa> {
-        let dense = build_dense(pattern, config)?;
-        let dfa = compact(&dense, pattern)?;
+        let dfa = match LazyDfa::new(pattern, config)? {
+            // Without look-around, our own subset construction over the NFA (determinized
+            // completely here) measured 1.5-2.7x faster than regex-automata's dense
+            // builder on the larger bench regexes, and its states are all co-accessible.
+            Some(mut lazy) => {
+                lazy.complete(pattern)?;
+                lazy.to_dfa()
+            }
+            None => compact(&build_dense(pattern, config)?, pattern)?,
+        };
         let minimize = match config.minimize {
             Minimize::Never => false,
             Minimize::Always => true,
@@ -406,6 +419,23 @@ fn build_dense(pattern: &str, config: &DfaConfig) -> Result<dense::DFA<Vec<u32>>
         })
 }
 
+/// The error for a failed NFA compilation: a size limit or an invalid pattern.
+pub(crate) fn nfa_build_error(pattern: &str, config: &DfaConfig, e: thompson::BuildError) -> Error {
+    if e.size_limit().is_some() {
+        Error::with_source(
+            ErrorKind::DfaTooLarge,
+            format!(
+                "the NFA for regex {} exceeds nfa_size_limit {}: {e}",
+                quote(pattern),
+                limit(config.nfa_size_limit)
+            ),
+            e,
+        )
+    } else {
+        Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {}", quote(pattern), flatten(&e)), e)
+    }
+}
+
 /// Keeps the reachable, co-accessible states of `dense` and renumbers them.
 fn compact(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<Dfa> {
     let classes_ra = dense.byte_classes();
@@ -502,7 +532,7 @@ fn compact(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<Dfa> {
     Ok(whole.renumbered(|s| groups[s as usize], n + 1, |g| g, 0))
 }
 
-fn limit(l: Option<usize>) -> String {
+pub(crate) fn limit(l: Option<usize>) -> String {
     l.map_or_else(|| "none".to_string(), |b| format!("{b} bytes"))
 }
 

@@ -128,12 +128,12 @@ impl Guide {
     /// Whether `token` may come next.
     pub fn is_allowed(&self, token: u32) -> Result<bool> {
         self.index.check_token(token)?;
-        Ok(self.step(token).is_some())
+        Ok(self.step(token)?.is_some())
     }
 
-    fn step(&self, token: u32) -> Option<u32> {
+    fn step(&self, token: u32) -> Result<Option<u32>> {
         if self.finished {
-            return self.index.vocabulary().is_eos(token).then_some(self.state);
+            return Ok(self.index.vocabulary().is_eos(token).then_some(self.state));
         }
         self.index.step_token(self.state, token)
     }
@@ -143,7 +143,7 @@ impl Guide {
     /// On error nothing changes.
     pub fn advance(&mut self, token: u32) -> Result<()> {
         self.index.check_token(token)?;
-        let Some(next) = self.step(token) else {
+        let Some(next) = self.step(token)? else {
             return Err(self.not_allowed(token));
         };
         if self.max_rollback > 0 {
@@ -177,7 +177,7 @@ impl Guide {
 
     /// Whether EOS is allowed now: the text so far fully matches.
     pub fn can_finish(&self) -> bool {
-        self.index.dfa().is_final(self.state)
+        self.index.state_is_final(self.state)
     }
 
     /// Whether an EOS id has been accepted.

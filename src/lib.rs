@@ -51,6 +51,7 @@ mod dfa;
 mod error;
 mod guide;
 mod index;
+mod lazy_dfa;
 pub mod json_schema;
 pub mod tokenizer;
 mod trie;

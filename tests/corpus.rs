@@ -1154,6 +1154,15 @@ fn spell_greedy(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8]) {
     }
 }
 
+/// The index's DFA, or for a lazy index that determinizes on demand (and has none)
+/// a dense one for the same pattern.
+fn dfa_of(index: &Index) -> std::borrow::Cow<'_, Dfa> {
+    match index.dfa() {
+        Some(dfa) => std::borrow::Cow::Borrowed(dfa),
+        None => std::borrow::Cow::Owned(Dfa::new(index.pattern()).expect("the pattern compiled once")),
+    }
+}
+
 /// Spells `text` one byte token at a time. A match must be accepted to the end and
 /// finish; a rejected string must be refused at some byte or at EOS.
 fn spell_bytes(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8], is_match: bool) {
@@ -1179,7 +1188,7 @@ fn spell_bytes(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8], is_ma
                 // A byte-complete vocabulary refuses exactly where the text dies.
                 check!(
                     ctx,
-                    matches!(index.dfa().walk(index.dfa().start(), &text[..=i]), Walk::Dead),
+                    matches!(dfa_of(index).walk(dfa_of(index).start(), &text[..=i]), Walk::Dead),
                     "{mode}: byte {i} of {} refused though the DFA is alive",
                     show(text)
                 );

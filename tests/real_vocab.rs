@@ -345,7 +345,7 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
         let (yes, no) = samples(name.split('/').nth(1).unwrap());
         for s in yes {
             assert!(meta.is_match(s.as_bytes()), "{name}: sample {s:?} does not match per the meta regex");
-            assert!(eager.dfa().is_match(s.as_bytes()), "{name}: Dfa::is_match({s:?}) is false");
+            assert!(eager.dfa().unwrap().is_match(s.as_bytes()), "{name}: Dfa::is_match({s:?}) is false");
             for index in [&eager, &lazy] {
                 index.allowed_tokens(index.initial_state()).unwrap();
                 lk.produce_greedy(index, s.as_bytes())
@@ -355,7 +355,7 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
         }
         for s in no {
             assert!(!meta.is_match(s.as_bytes()), "{name}: negative sample {s:?} matches per the meta regex");
-            assert!(!eager.dfa().is_match(s.as_bytes()), "{name}: Dfa::is_match({s:?}) is true");
+            assert!(!eager.dfa().unwrap().is_match(s.as_bytes()), "{name}: Dfa::is_match({s:?}) is true");
             for index in [&eager, &lazy] {
                 assert!(!lk.produce_bytes(index, s.as_bytes()), "{name}: non-matching {s:?} was produced byte by byte");
                 assert!(lk.produce_greedy(index, s.as_bytes()).is_err(), "{name}: non-matching {s:?} was produced");
@@ -366,11 +366,12 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
         assert!(finished > 0, "{name}: no random walk reached EOS");
 
         check_round_trip(name, &eager, &vocab);
-        // A lazy index completes its rows when serialized: same number of states as eager.
+        // A lazy index completes its rows when serialized. Its DFA, determinized on
+        // demand, is not minimized: at least as many states as the eager index.
         let lazy_bytes = lazy.to_bytes().unwrap();
-        assert_eq!(lazy.state_count(), eager.state_count(), "{name}: completed lazy vs eager state count");
+        assert!(lazy.state_count() >= eager.state_count(), "{name}: completed lazy vs eager state count");
         let loaded = Index::from_bytes(&lazy_bytes, &vocab).unwrap();
-        assert_eq!(loaded.state_count(), eager.state_count());
+        assert_eq!(loaded.state_count(), lazy.state_count());
         eprintln!(
             "{name}: {} states ({} in the reference), {pairs} pairs checked exactly, {} distinct rows, build {:?}, checks {:?}",
             eager.state_count(),

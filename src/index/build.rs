@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 
 use super::{too_many_states, Index, TokenSet};
+use crate::lazy_dfa::LazyDfa;
 use crate::dfa::quote;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -15,38 +16,74 @@ pub(super) struct Scratch {
     walks: u32,
 }
 
-/// Walks the vocabulary's trie from state `s`: the allowed text tokens (in trie order)
-/// and, when `successors` is asked for, the distinct states they lead to.
+/// Walks the vocabulary's trie from state `s` of a full DFA: the allowed text tokens
+/// (in trie order) and, when `successors` is asked for, the distinct states they lead to.
 pub(super) fn walk_state(index: &Index, s: u32, scratch: &mut Scratch, successors: bool) -> (Vec<u32>, Vec<u32>) {
-    let dfa = &index.dfa;
+    let dfa = index.full_dfa();
+    walk_with(index, s, dfa.state_count(), |state, byte| dfa.step(state, byte), scratch, successors)
+}
+
+/// [`walk_state`] over an on-demand DFA, determinizing what the walk needs. Fails when
+/// the DFA's size limits refuse a needed state.
+pub(super) fn walk_on_demand(
+    index: &Index,
+    dfa: &mut LazyDfa,
+    s: u32,
+    scratch: &mut Scratch,
+    successors: bool,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    // The trie walk takes a shared closure, so the growing DFA sits in a RefCell; states
+    // appear during the walk, so the successor stamps grow with them.
+    let dfa = std::cell::RefCell::new(dfa);
+    let out = walk_with(index, s, 0, |state, byte| dfa.borrow_mut().step(state, byte), scratch, successors);
+    let dfa = dfa.into_inner();
+    if dfa.take_overflow() {
+        return Err(dfa.too_large(index.pattern()));
+    }
+    Ok(out)
+}
+
+fn walk_with(
+    index: &Index,
+    s: u32,
+    state_count: usize,
+    step: impl Fn(u32, u8) -> u32,
+    scratch: &mut Scratch,
+    successors: bool,
+) -> (Vec<u32>, Vec<u32>) {
     let trie = index.vocab.trie();
     let mut ids = Vec::new();
     let mut next = Vec::new();
     if successors {
-        scratch.stamp.resize(dfa.state_count(), 0);
+        scratch.stamp.resize(scratch.stamp.len().max(state_count), 0);
         scratch.walks += 1;
     }
     let walk_no = scratch.walks;
     let stamp = &mut scratch.stamp;
     trie.walk(
         s,
-        |state, byte| dfa.step(state, byte),
+        step,
         |end| index.accepts_end(end),
         &mut scratch.stack,
         |id, end| {
             ids.push(id);
-            if successors && stamp[end as usize] != walk_no {
-                stamp[end as usize] = walk_no;
-                next.push(end);
+            if successors {
+                if stamp.len() <= end as usize {
+                    stamp.resize(end as usize + 1, 0);
+                }
+                if stamp[end as usize] != walk_no {
+                    stamp[end as usize] = walk_no;
+                    next.push(end);
+                }
             }
         },
     );
     (ids, next)
 }
 
-/// The row of state `s` from its allowed text tokens: EOS ids join where `s` is final.
-pub(super) fn finish_row(index: &Index, s: u32, mut ids: Vec<u32>) -> TokenSet {
-    if index.dfa.is_final(s) {
+/// The row of a state from its allowed text tokens: EOS ids join where it is final.
+pub(super) fn finish_row(index: &Index, is_final: bool, mut ids: Vec<u32>) -> TokenSet {
+    if is_final {
         ids.extend_from_slice(index.vocab.eos_token_ids());
     }
     TokenSet::from_ids(ids, index.vocab.size())
@@ -55,14 +92,14 @@ pub(super) fn finish_row(index: &Index, s: u32, mut ids: Vec<u32>) -> TokenSet {
 impl Index {
     /// Computes the rows of every state reachable from the start through tokens.
     pub(super) fn build_eager(&mut self) -> Result<()> {
-        let n = self.dfa.state_count();
+        let n = self.full_dfa().state_count();
         let mut scratch = Scratch::default();
         let mut seen = vec![false; n];
         let mut order = Vec::new();
         // Successor lists are kept only where pruning may need them.
         let keep_successors = !self.vocab.is_byte_complete();
         let mut succ_of: Vec<Vec<u32>> = vec![Vec::new(); if keep_successors { n } else { 0 }];
-        let start = self.dfa.start();
+        let start = self.full_dfa().start();
         seen[start as usize] = true;
         let mut queue = VecDeque::from([start]);
         while let Some(s) = queue.pop_front() {
@@ -77,7 +114,7 @@ impl Index {
                     queue.push_back(t);
                 }
             }
-            self.store_row(s, finish_row(self, s, ids))?;
+            self.store_row(s, finish_row(self, self.full_dfa().is_final(s), ids))?;
             if keep_successors {
                 succ_of[s as usize] = next;
             }
@@ -94,8 +131,8 @@ impl Index {
     /// into them are recomputed without those tokens, so that the index never offers a
     /// token leading into a dead end.
     fn prune_token_dead_ends(&mut self, order: &[u32], succ_of: &[Vec<u32>], scratch: &mut Scratch) -> Result<()> {
-        let ok = token_coaccessible(&self.dfa, order, succ_of);
-        if !ok[self.dfa.start() as usize] {
+        let ok = token_coaccessible(self.full_dfa(), order, succ_of);
+        if !ok[self.full_dfa().start() as usize] {
             return Err(Error::new(
                 ErrorKind::InvalidRegex,
                 format!("no sequence of this vocabulary's tokens fully matches regex {}", quote(&self.pattern)),
@@ -112,7 +149,7 @@ impl Index {
             } else if succ_of[s as usize].iter().any(|&t| !self.accepts_end(t)) {
                 // Rewalk, now rejecting pruned end states (pruned states are unreachable).
                 let ids = walk_state(self, s, scratch, false).0;
-                let row = finish_row(self, s, ids);
+                let row = finish_row(self, self.full_dfa().is_final(s), ids);
                 self.rows[s as usize] = std::sync::OnceLock::from(std::sync::Arc::new(row));
                 kept += 1;
             } else {

@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::dfa::{quote, Dfa, DfaConfig, Minimize, Walk, DEAD};
 use crate::error::{Error, ErrorKind, Result};
+use crate::lazy_dfa::LazyDfa;
 use crate::vocabulary::Vocabulary;
 
 pub use token_set::{mask_words, TokenSet};
@@ -139,11 +140,12 @@ impl IndexConfig {
 pub struct Index {
     vocab: Arc<Vocabulary>,
     pattern: String,
-    dfa: Dfa,
+    automaton: Automaton,
     /// Eager builds over a vocabulary that lacks some byte: `end_ok[s]` is false for
     /// live states from which no token path reaches a match. `None`: every live state.
     end_ok: Option<Vec<bool>>,
-    /// Row of each DFA state, once computed.
+    /// Row of each state of a [`Automaton::Full`] DFA, once computed (on-demand
+    /// automata keep their rows next to the DFA, behind its lock).
     rows: Vec<OnceLock<Arc<TokenSet>>>,
     /// Every distinct row, to share identical ones.
     distinct: Mutex<HashSet<Arc<TokenSet>>>,
@@ -153,12 +155,32 @@ pub struct Index {
     eos_only: Arc<TokenSet>,
 }
 
+/// The automaton behind an index.
+pub(crate) enum Automaton {
+    /// The whole compact DFA, built up front (eager indexes, loaded ones, and lazy ones
+    /// whose pattern uses look-around or whose vocabulary lacks some byte).
+    Full(Dfa),
+    /// Determinized as walks need it (lazy indexes): the first mask does not wait for
+    /// the whole DFA.
+    OnDemand(Box<Mutex<OnDemand>>),
+}
+
+/// A lazily determinized DFA and the rows of its states.
+pub(crate) struct OnDemand {
+    pub(crate) dfa: LazyDfa,
+    pub(crate) rows: Vec<Option<Arc<TokenSet>>>,
+}
+
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dfa_states = match &self.automaton {
+            Automaton::Full(dfa) => dfa.state_count(),
+            Automaton::OnDemand(m) => m.lock().map_or(0, |g| g.dfa.state_count()),
+        };
         f.debug_struct("Index")
             .field("pattern", &quote(&self.pattern))
             .field("lazy", &self.lazy)
-            .field("dfa_states", &self.dfa.state_count())
+            .field("dfa_states", &dfa_states)
             .field("state_count", &self.state_count())
             .finish_non_exhaustive()
     }
@@ -172,12 +194,27 @@ impl Index {
 
     /// Builds an index for `pattern` with the given options.
     ///
+    /// A lazy index over a vocabulary that has every single byte as a token determinizes
+    /// its DFA on demand too (unless the pattern uses look-around such as `^`, `$` or
+    /// `\b`): the first mask then costs the states it touches, not the whole DFA, and
+    /// [`minimize`](IndexConfig::minimize) does not apply. Size limits of such an index
+    /// bite when a state is first needed: [`allowed_tokens`](Index::allowed_tokens) or
+    /// [`next_state`](Index::next_state) then fail with [`ErrorKind::DfaTooLarge`].
+    ///
     /// Errors: [`ErrorKind::InvalidRegex`] (malformed, unsupported, or matching no
     /// string the vocabulary can spell), [`ErrorKind::DfaTooLarge`],
     /// [`ErrorKind::TooManyStates`].
     pub fn with_config(pattern: &str, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+        if config.lazy && vocab.is_byte_complete() {
+            if let Some(dfa) = LazyDfa::new(pattern, &config.dfa)? {
+                let on_demand = OnDemand { dfa, rows: Vec::new() };
+                let automaton = Automaton::OnDemand(Box::new(Mutex::new(on_demand)));
+                return Ok(Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, true, config.max_states));
+            }
+        }
         let dfa = Dfa::with_config(pattern, &config.dfa)?;
-        let index = Index::from_parts(vocab.clone(), pattern.to_string(), dfa, None, config.lazy, config.max_states);
+        let automaton = Automaton::Full(dfa);
+        let index = Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, config.lazy, config.max_states);
         if index.lazy && vocab.is_byte_complete() {
             return Ok(index);
         }
@@ -187,20 +224,24 @@ impl Index {
         Ok(index)
     }
 
-    fn from_parts(
+    pub(crate) fn from_parts(
         vocab: Arc<Vocabulary>,
         pattern: String,
-        dfa: Dfa,
+        automaton: Automaton,
         end_ok: Option<Vec<bool>>,
         lazy: bool,
         max_states: usize,
     ) -> Index {
         let eos_only = Arc::new(TokenSet::from_ids(vocab.eos_token_ids().to_vec(), vocab.size()));
+        let full_states = match &automaton {
+            Automaton::Full(dfa) => dfa.state_count(),
+            Automaton::OnDemand(_) => 0,
+        };
         Index {
-            rows: (0..dfa.state_count()).map(|_| OnceLock::new()).collect(),
+            rows: (0..full_states).map(|_| OnceLock::new()).collect(),
             vocab,
             pattern,
-            dfa,
+            automaton,
             end_ok,
             distinct: Mutex::new(HashSet::new()),
             computed: AtomicUsize::new(0),
@@ -220,9 +261,13 @@ impl Index {
         &self.pattern
     }
 
-    /// The compact DFA behind the index.
-    pub fn dfa(&self) -> &Dfa {
-        &self.dfa
+    /// The compact DFA behind the index; `None` for a lazy index that determinizes its
+    /// DFA on demand (see [`with_config`](Index::with_config)).
+    pub fn dfa(&self) -> Option<&Dfa> {
+        match &self.automaton {
+            Automaton::Full(dfa) => Some(dfa),
+            Automaton::OnDemand(_) => None,
+        }
     }
 
     /// Whether rows are computed on demand.
@@ -232,7 +277,10 @@ impl Index {
 
     /// The state before any token.
     pub fn initial_state(&self) -> StateId {
-        StateId(self.dfa.start())
+        match &self.automaton {
+            Automaton::Full(dfa) => StateId(dfa.start()),
+            Automaton::OnDemand(_) => StateId(LazyDfa::START),
+        }
     }
 
     /// Number of token ids (the vocabulary's size).
@@ -253,34 +301,52 @@ impl Index {
     /// The tokens allowed in `state`, ascending, with the EOS ids where the text so far
     /// fully matches. In lazy mode the row is computed on first request.
     pub fn allowed_tokens(&self, state: StateId) -> Result<Arc<TokenSet>> {
-        let s = self.check_state(state)?;
-        if let Some(row) = self.rows[s as usize].get() {
-            return Ok(row.clone());
+        match &self.automaton {
+            Automaton::Full(_) => {
+                let s = self.check_state(state)?;
+                if let Some(row) = self.rows[s as usize].get() {
+                    return Ok(row.clone());
+                }
+                self.compute_row(s)
+            }
+            Automaton::OnDemand(m) => {
+                let mut g = m.lock().map_err(|_| poisoned())?;
+                let s = check_on_demand_state(&g, state)?;
+                if let Some(Some(row)) = g.rows.get(s as usize) {
+                    return Ok(row.clone());
+                }
+                self.compute_row_on_demand(&mut g, s)
+            }
         }
-        self.compute_row(s)
     }
 
     /// The state after `token` in `state`, or `None` when the token is not allowed there.
     /// An EOS id keeps the state (and is allowed only where the text fully matches).
     pub fn next_state(&self, state: StateId, token: u32) -> Result<Option<StateId>> {
-        let s = self.check_state(state)?;
+        self.check_state(state)?;
         self.check_token(token)?;
-        Ok(self.step_token(s, token).map(StateId))
+        Ok(self.step_token(state.0, token)?.map(StateId))
     }
 
     /// Whether the text that reached `state` fully matches the regex.
     pub fn is_final(&self, state: StateId) -> Result<bool> {
         let s = self.check_state(state)?;
-        Ok(self.dfa.is_final(s))
+        Ok(self.state_is_final(s))
     }
 
     /// Bytes of memory held by the index (DFA, rows, bookkeeping), not counting the
     /// shared vocabulary.
     pub fn memory_usage(&self) -> usize {
         let rows: usize = self.distinct.lock().map(|d| d.iter().map(|r| r.memory_usage()).sum()).unwrap_or(0);
+        let automaton = match &self.automaton {
+            Automaton::Full(dfa) => dfa.memory_usage(),
+            Automaton::OnDemand(m) => {
+                m.lock().map_or(0, |g| g.dfa.memory_usage() + g.rows.capacity() * std::mem::size_of::<usize>())
+            }
+        };
         std::mem::size_of::<Index>()
             + self.pattern.capacity()
-            + self.dfa.memory_usage()
+            + automaton
             + self.end_ok.as_ref().map_or(0, Vec::capacity)
             + self.rows.capacity() * std::mem::size_of::<OnceLock<Arc<TokenSet>>>()
             + rows
@@ -296,13 +362,27 @@ impl Index {
 
     pub(crate) fn check_state(&self, state: StateId) -> Result<u32> {
         let s = state.0;
-        let known = (s as usize) < self.rows.len()
-            && s != DEAD
-            && (self.lazy || self.rows[s as usize].get().is_some());
+        let known = match &self.automaton {
+            Automaton::Full(_) => {
+                (s as usize) < self.rows.len()
+                    && s != DEAD
+                    && (self.lazy || self.rows[s as usize].get().is_some())
+            }
+            Automaton::OnDemand(m) => return check_on_demand_state(&*m.lock().map_err(|_| poisoned())?, state),
+        };
         if known {
             Ok(s)
         } else {
-            Err(Error::new(ErrorKind::InvalidState, format!("state {s} does not belong to this index")))
+            Err(unknown_state(s))
+        }
+    }
+
+    /// The full DFA of an index that has one: every index but a lazy on-demand one,
+    /// and only eager builds, full-DFA lazy rows and loads call this.
+    pub(crate) fn full_dfa(&self) -> &Dfa {
+        match &self.automaton {
+            Automaton::Full(dfa) => dfa,
+            Automaton::OnDemand(_) => unreachable!("only indexes with a full DFA are built eagerly"),
         }
     }
 
@@ -317,16 +397,38 @@ impl Index {
         }
     }
 
-    /// The state after a known `token` from live state `s`, if allowed.
-    pub(crate) fn step_token(&self, s: u32, token: u32) -> Option<u32> {
-        if self.vocab.is_eos(token) {
-            return self.dfa.is_final(s).then_some(s);
+    /// Whether live state `s` is final.
+    pub(crate) fn state_is_final(&self, s: u32) -> bool {
+        match &self.automaton {
+            Automaton::Full(dfa) => dfa.is_final(s),
+            Automaton::OnDemand(m) => m.lock().is_ok_and(|g| g.dfa.is_final(s)),
         }
-        let bytes = self.vocab.text_bytes(token)?;
-        match self.dfa.walk(s, bytes) {
+    }
+
+    /// The state after a known `token` from live state `s`, if allowed. Fails only
+    /// when an on-demand DFA hits its size limit.
+    pub(crate) fn step_token(&self, s: u32, token: u32) -> Result<Option<u32>> {
+        if self.vocab.is_eos(token) {
+            return Ok(self.state_is_final(s).then_some(s));
+        }
+        let Some(bytes) = self.vocab.text_bytes(token) else {
+            return Ok(None);
+        };
+        let walk = match &self.automaton {
+            Automaton::Full(dfa) => dfa.walk(s, bytes),
+            Automaton::OnDemand(m) => {
+                let mut g = m.lock().map_err(|_| poisoned())?;
+                let walk = g.dfa.walk(s, bytes);
+                if g.dfa.take_overflow() {
+                    return Err(g.dfa.too_large(&self.pattern));
+                }
+                walk
+            }
+        };
+        Ok(match walk {
             Walk::Alive { state, .. } if self.accepts_end(state) => Some(state),
             _ => None,
-        }
+        })
     }
 
     #[inline]
@@ -334,19 +436,22 @@ impl Index {
         self.end_ok.as_ref().is_none_or(|ok| ok[s as usize])
     }
 
-    /// Stores `row` for state `s`, sharing it with an identical row if one exists.
-    fn store_row(&self, s: u32, row: TokenSet) -> Result<Arc<TokenSet>> {
-        let row = {
-            let mut distinct = self.distinct.lock().map_err(|_| poisoned())?;
-            match distinct.get(&row) {
-                Some(r) => r.clone(),
-                None => {
-                    let r = Arc::new(row);
-                    distinct.insert(r.clone());
-                    r
-                }
+    /// Shares `row` with an identical stored row if one exists.
+    fn share_row(&self, row: TokenSet) -> Result<Arc<TokenSet>> {
+        let mut distinct = self.distinct.lock().map_err(|_| poisoned())?;
+        Ok(match distinct.get(&row) {
+            Some(r) => r.clone(),
+            None => {
+                let r = Arc::new(row);
+                distinct.insert(r.clone());
+                r
             }
-        };
+        })
+    }
+
+    /// Stores `row` for state `s` of a full DFA, sharing it with an identical row.
+    fn store_row(&self, s: u32, row: TokenSet) -> Result<Arc<TokenSet>> {
+        let row = self.share_row(row)?;
         if self.rows[s as usize].set(row).is_ok() {
             self.computed.fetch_add(1, Ordering::Relaxed);
         }
@@ -358,11 +463,43 @@ impl Index {
             return Err(too_many_states(self.max_states, &self.pattern));
         }
         let (ids, _) = build::walk_state(self, s, &mut build::Scratch::default(), false);
-        self.store_row(s, build::finish_row(self, s, ids))
+        self.store_row(s, build::finish_row(self, self.full_dfa().is_final(s), ids))
+    }
+
+    /// The row of state `s` of an on-demand DFA (computed and stored if new), with its
+    /// successor states when asked for.
+    pub(crate) fn compute_row_on_demand(&self, g: &mut OnDemand, s: u32) -> Result<Arc<TokenSet>> {
+        if let Some(Some(row)) = g.rows.get(s as usize) {
+            return Ok(row.clone());
+        }
+        if self.state_count() >= self.max_states {
+            return Err(too_many_states(self.max_states, &self.pattern));
+        }
+        let (ids, _) = build::walk_on_demand(self, &mut g.dfa, s, &mut build::Scratch::default(), false)?;
+        let row = self.share_row(build::finish_row(self, g.dfa.is_final(s), ids))?;
+        if g.rows.len() <= s as usize {
+            g.rows.resize(s as usize + 1, None);
+        }
+        g.rows[s as usize] = Some(row.clone());
+        self.computed.fetch_add(1, Ordering::Relaxed);
+        Ok(row)
     }
 }
 
-fn poisoned() -> Error {
+fn check_on_demand_state(g: &OnDemand, state: StateId) -> Result<u32> {
+    let s = state.0;
+    if s != DEAD && (s as usize) < g.dfa.state_count() {
+        Ok(s)
+    } else {
+        Err(unknown_state(s))
+    }
+}
+
+fn unknown_state(s: u32) -> Error {
+    Error::new(ErrorKind::InvalidState, format!("state {s} does not belong to this index"))
+}
+
+pub(crate) fn poisoned() -> Error {
     Error::new(ErrorKind::InvalidState, "the index's row cache was poisoned by a panic in another thread")
 }
 

@@ -20,11 +20,11 @@
 //! against the vocabulary, transitions against the state count; any failure is a
 //! [`ErrorKind::CorruptIndex`] error, never a panic.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::token_set::{mask_words, Repr};
-use super::{Index, StateId, TokenSet};
+use super::{Automaton, Index, StateId, TokenSet};
 use crate::dfa::Dfa;
 use crate::error::{Error, ErrorKind, Result};
 use crate::vocabulary::{Fnv64, Vocabulary};
@@ -48,6 +48,20 @@ impl Index {
     /// ```
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         self.complete()?;
+        match &self.automaton {
+            Automaton::Full(dfa) => {
+                let rows = self.rows.iter().enumerate().filter_map(|(s, cell)| Some((s as u32, cell.get()?)));
+                Ok(self.encode(dfa, rows))
+            }
+            Automaton::OnDemand(m) => {
+                let g = m.lock().map_err(|_| super::poisoned())?;
+                let rows = g.rows.iter().enumerate().filter_map(|(s, row)| Some((s as u32, row.as_ref()?)));
+                Ok(self.encode(&g.dfa.to_dfa(), rows))
+            }
+        }
+    }
+
+    fn encode<'a>(&self, dfa: &Dfa, states: impl Iterator<Item = (u32, &'a Arc<TokenSet>)>) -> Vec<u8> {
         let mut w = Writer(Vec::new());
         w.0.extend_from_slice(MAGIC);
         w.u32(VERSION);
@@ -56,7 +70,6 @@ impl Index {
         w.u32(self.pattern.len() as u32);
         w.0.extend_from_slice(self.pattern.as_bytes());
 
-        let dfa = &self.dfa;
         w.u32(dfa.class_count() as u32);
         w.u32(dfa.state_count() as u32);
         w.u32(dfa.start());
@@ -82,14 +95,12 @@ impl Index {
         let mut row_ids: HashMap<*const TokenSet, u32> = HashMap::new();
         let mut rows: Vec<&Arc<TokenSet>> = Vec::new();
         let mut pairs: Vec<(u32, u32)> = Vec::new();
-        for (s, cell) in self.rows.iter().enumerate() {
-            if let Some(row) = cell.get() {
-                let id = *row_ids.entry(Arc::as_ptr(row)).or_insert_with(|| {
-                    rows.push(row);
-                    rows.len() as u32 - 1
-                });
-                pairs.push((s as u32, id));
-            }
+        for (s, row) in states {
+            let id = *row_ids.entry(Arc::as_ptr(row)).or_insert_with(|| {
+                rows.push(row);
+                rows.len() as u32 - 1
+            });
+            pairs.push((s, id));
         }
         w.u32(rows.len() as u32);
         for row in rows {
@@ -120,7 +131,7 @@ impl Index {
         let mut h = Fnv64::new();
         h.write(&w.0);
         w.u64(h.finish());
-        Ok(w.0)
+        w.0
     }
 
     /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.
@@ -223,7 +234,7 @@ impl Index {
             rows.push(Arc::new(TokenSet::from_repr(repr, vocab_size).map_err(|e| corrupt(&e))?));
         }
 
-        let mut index = Index::from_parts(vocab.clone(), pattern, dfa, end_ok, false, usize::MAX);
+        let mut index = Index::from_parts(vocab.clone(), pattern, Automaton::Full(dfa), end_ok, false, usize::MAX);
         let pair_count = r.u32()? as usize;
         r.ensure(pair_count.saturating_mul(8))?;
         for _ in 0..pair_count {
@@ -248,28 +259,43 @@ impl Index {
         Ok(index)
     }
 
-    /// Computes the row of every state reachable through tokens (a no-op when eager).
+    /// Computes the row of every state reachable through tokens (a no-op when eager);
+    /// an on-demand DFA is first determinized completely.
     pub(crate) fn complete(&self) -> Result<()> {
         if !self.lazy {
             return Ok(());
         }
-        let n = self.dfa.state_count();
-        let mut seen = vec![false; n];
-        let start = self.dfa.start();
-        seen[start as usize] = true;
-        let mut queue = std::collections::VecDeque::from([start]);
         let mut scratch = super::build::Scratch::default();
-        while let Some(s) = queue.pop_front() {
-            let (ids, next) = super::build::walk_state(self, s, &mut scratch, true);
-            if self.rows[s as usize].get().is_none() {
-                if self.state_count() >= self.max_states {
-                    return Err(super::too_many_states(self.max_states, &self.pattern));
-                }
-                self.store_row(s, super::build::finish_row(self, s, ids))?;
+        let mut guard = match &self.automaton {
+            Automaton::Full(_) => None,
+            Automaton::OnDemand(m) => {
+                let mut g = m.lock().map_err(|_| super::poisoned())?;
+                g.dfa.complete(&self.pattern)?;
+                Some(g)
             }
+        };
+        let start = self.initial_state().as_u32();
+        let mut seen = HashSet::from([start]);
+        let mut queue = std::collections::VecDeque::from([start]);
+        while let Some(s) = queue.pop_front() {
+            let next = match guard.as_deref_mut() {
+                None => {
+                    let (ids, next) = super::build::walk_state(self, s, &mut scratch, true);
+                    if self.rows[s as usize].get().is_none() {
+                        if self.state_count() >= self.max_states {
+                            return Err(super::too_many_states(self.max_states, &self.pattern));
+                        }
+                        self.store_row(s, super::build::finish_row(self, self.full_dfa().is_final(s), ids))?;
+                    }
+                    next
+                }
+                Some(g) => {
+                    self.compute_row_on_demand(g, s)?;
+                    super::build::walk_on_demand(self, &mut g.dfa, s, &mut scratch, true)?.1
+                }
+            };
             for t in next {
-                if !seen[t as usize] {
-                    seen[t as usize] = true;
+                if seen.insert(t) {
                     queue.push_back(t);
                 }
             }
@@ -279,7 +305,16 @@ impl Index {
 
     /// The states whose rows exist, ascending.
     pub fn states(&self) -> Vec<StateId> {
-        (0..self.rows.len() as u32).filter(|&s| self.rows[s as usize].get().is_some()).map(StateId).collect()
+        match &self.automaton {
+            Automaton::Full(_) => (0..self.rows.len() as u32)
+                .filter(|&s| self.rows[s as usize].get().is_some())
+                .map(StateId)
+                .collect(),
+            Automaton::OnDemand(m) => m.lock().map_or_else(
+                |_| Vec::new(),
+                |g| (0..g.rows.len() as u32).filter(|&s| g.rows[s as usize].is_some()).map(StateId).collect(),
+            ),
+        }
     }
 }
 
