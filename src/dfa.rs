@@ -1,40 +1,31 @@
 //! Regex -> a compact, co-accessible byte-level DFA.
 //!
 //! regex-automata compiles the pattern to a Thompson NFA (Unicode classes over UTF-8,
-//! no capture states). Without look-around, our own subset construction
-//! ([`crate::lazy_dfa`]) determinizes it, keeping only NFA states that can still reach a
-//! match, so every non-empty state set is live. With look-around, regex-automata builds
-//! a dense DFA (anchored at the start, `MatchKind::All` so that no string of the
-//! language is dropped) and we keep only the states that are reachable from the start
-//! *and* can still reach a full match (exact reverse reachability). Either way the
-//! states are numbered densely from 1 and every other transition goes to state 0,
-//! [`DEAD`]. In the result, "a walk never hits state 0" is exactly "the text so far can
-//! still be completed to a full match", which is the token-viability test of the
-//! design, with no heuristic.
-//!
-//! regex-automata's dense DFA reports matches one byte late: its state after `text` is
-//! a match state iff `text` minus its last byte matched. A state is final (the text so
-//! far fully matches) iff its end-of-input transition leads to a match state; that is
-//! what we record.
+//! no capture states); our own subset construction ([`crate::lazy_dfa`]) determinizes
+//! it, anchored at the start, keeping every string of the language, with look-around
+//! decided from the bytes around each position. Only states that are reachable from the
+//! start *and* can still reach a full match are kept (without look-around the NFA
+//! states that cannot reach a match are dropped before determinization; with it, exact
+//! reverse reachability runs on the finished DFA). States are numbered densely from 1
+//! and every other transition goes to state 0, [`DEAD`]. In the result, "a walk never
+//! hits state 0" is exactly "the text so far can still be completed to a full match",
+//! which is the token-viability test of the design, with no heuristic.
 //!
 //! Equivalent states are then merged (Moore partition refinement) when the automaton
 //! is small enough for that to pay, see [`Minimize`].
 
 use std::collections::HashMap;
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
-use regex_automata::util::start;
-use regex_automata::{Anchored, MatchKind};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::lazy_dfa::LazyDfa;
 
 pub(crate) use crate::trie::DEAD;
 
-/// Default cap on regex-automata's DFA size, in bytes (32 MiB).
+/// Default cap on the DFA's transition table, in bytes (32 MiB).
 pub const DEFAULT_DFA_SIZE_LIMIT: usize = 32 << 20;
-/// Default cap on regex-automata's determinization working memory, in bytes (32 MiB).
+/// Default cap on determinization's working memory (the NFA state sets), in bytes (32 MiB).
 pub const DEFAULT_DETERMINIZE_SIZE_LIMIT: usize = 32 << 20;
 /// Default cap on the Thompson NFA size, in bytes (16 MiB); huge patterns stop here.
 pub const DEFAULT_NFA_SIZE_LIMIT: usize = 16 << 20;
@@ -90,7 +81,7 @@ impl DfaConfig {
     pub fn new() -> DfaConfig {
         DfaConfig::default()
     }
-    /// Cap on the dense DFA's size in bytes (`None`: no cap).
+    /// Cap on the DFA's transition table in bytes: states x classes x 4 (`None`: no cap).
     pub fn dfa_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
         self.dfa_size_limit = bytes;
         self
@@ -184,16 +175,17 @@ impl Dfa {
     /// feature (e.g. a Unicode word boundary `\b`; use `(?-u:\b)`), or a pattern that
     /// matches no string; [`ErrorKind::DfaTooLarge`] when a size limit is exceeded.
     pub fn with_config(pattern: &str, config: &DfaConfig) -> Result<Dfa> {
-        let dfa = match LazyDfa::new(pattern, config)? {
-            // Without look-around, our own subset construction over the NFA (determinized
-            // completely here) measured 1.5-2.7x faster than regex-automata's dense
-            // builder on the larger bench regexes, and its states are all co-accessible.
-            Some(mut lazy) => {
-                lazy.complete(pattern)?;
-                lazy.to_dfa()
-            }
-            None => compact(&build_dense(pattern, config)?, pattern)?,
-        };
+        Dfa::from_lazy(LazyDfa::new(pattern, config)?, pattern, config)
+    }
+
+    /// Completes `lazy` into a DFA of live states only, minimized as `config` says.
+    pub(crate) fn from_lazy(mut lazy: LazyDfa, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
+        lazy.complete(pattern)?;
+        let mut dfa = lazy.to_dfa();
+        if !lazy.exact_liveness() {
+            dfa = dfa.without_dead_ends(pattern)?;
+        }
+        drop(lazy);
         let minimize = match config.minimize {
             Minimize::Never => false,
             Minimize::Always => true,
@@ -254,6 +246,40 @@ impl Dfa {
     /// Bytes of memory held.
     pub fn memory_usage(&self) -> usize {
         256 + self.trans.capacity() * 4 + self.finals.capacity()
+    }
+
+    /// Sends every state from which no final state is reachable to [`DEAD`] (exact
+    /// reverse reachability) and renumbers the rest.
+    fn without_dead_ends(&self, pattern: &str) -> Result<Dfa> {
+        let n = self.state_count();
+        let mut in_count = vec![0u32; n + 1];
+        for &t in &self.trans {
+            in_count[t as usize + 1] += 1;
+        }
+        for k in 0..n {
+            in_count[k + 1] += in_count[k];
+        }
+        let mut fill = in_count.clone();
+        let mut preds = vec![0u32; self.trans.len()];
+        for (e, &t) in self.trans.iter().enumerate() {
+            preds[fill[t as usize] as usize] = (e / self.stride) as u32;
+            fill[t as usize] += 1;
+        }
+        let mut live = self.finals.clone();
+        let mut queue: Vec<u32> = (0..n as u32).filter(|&s| self.finals[s as usize]).collect();
+        while let Some(s) = queue.pop() {
+            for &p in &preds[in_count[s as usize] as usize..in_count[s as usize + 1] as usize] {
+                if !live[p as usize] {
+                    live[p as usize] = true;
+                    queue.push(p);
+                }
+            }
+        }
+        if !live[self.start as usize] {
+            return Err(Error::new(ErrorKind::InvalidRegex, format!("regex {} matches no string", quote(pattern))));
+        }
+        live[DEAD as usize] = false;
+        Ok(self.renumbered(|s| if live[s as usize] { s as usize } else { 0 }, n, |g| g, 0))
     }
 
     /// Merges equivalent states (Moore partition refinement over the live states).
@@ -374,51 +400,6 @@ impl Dfa {
     }
 }
 
-fn build_dense(pattern: &str, config: &DfaConfig) -> Result<dense::DFA<Vec<u32>>> {
-    dense::Builder::new()
-        .configure(
-            dense::Config::new()
-                .match_kind(MatchKind::All)
-                .start_kind(StartKind::Anchored)
-                .byte_classes(true)
-                .accelerate(false)
-                .minimize(false)
-                .dfa_size_limit(config.dfa_size_limit)
-                .determinize_size_limit(config.determinize_size_limit),
-        )
-        .thompson(
-            thompson::Config::new()
-                .nfa_size_limit(config.nfa_size_limit)
-                .which_captures(thompson::WhichCaptures::None),
-        )
-        .build(pattern)
-        .map_err(|e| {
-            // The NFA's own size limit comes wrapped as an NFA build error.
-            let nfa_limit = std::error::Error::source(&e)
-                .and_then(|s| s.downcast_ref::<thompson::BuildError>())
-                .is_some_and(|b| b.size_limit().is_some());
-            if e.is_size_limit_exceeded() || nfa_limit {
-                Error::with_source(
-                    ErrorKind::DfaTooLarge,
-                    format!(
-                        "the DFA for regex {} exceeds a size limit (dfa_size_limit {}, determinize_size_limit {}, nfa_size_limit {}): {e}",
-                        quote(pattern),
-                        limit(config.dfa_size_limit),
-                        limit(config.determinize_size_limit),
-                        limit(config.nfa_size_limit),
-                    ),
-                    e,
-                )
-            } else {
-                Error::with_source(
-                    ErrorKind::InvalidRegex,
-                    format!("invalid regex {}: {}", quote(pattern), flatten(&e)),
-                    e,
-                )
-            }
-        })
-}
-
 /// The error for a failed NFA compilation: a size limit or an invalid pattern.
 pub(crate) fn nfa_build_error(pattern: &str, config: &DfaConfig, e: thompson::BuildError) -> Error {
     if e.size_limit().is_some() {
@@ -434,102 +415,6 @@ pub(crate) fn nfa_build_error(pattern: &str, config: &DfaConfig, e: thompson::Bu
     } else {
         Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {}", quote(pattern), flatten(&e)), e)
     }
-}
-
-/// Keeps the reachable, co-accessible states of `dense` and renumbers them.
-fn compact(dense: &dense::DFA<Vec<u32>>, pattern: &str) -> Result<Dfa> {
-    let classes_ra = dense.byte_classes();
-    let mut classes = Box::new([0u8; 256]);
-    let mut stride = 0usize;
-    for b in 0..=255u8 {
-        let c = classes_ra.get(b);
-        classes[b as usize] = c;
-        stride = stride.max(c as usize + 1);
-    }
-    let mut reps = vec![0u8; stride];
-    for b in (0..=255u8).rev() {
-        reps[classes[b as usize] as usize] = b;
-    }
-    let start = dense
-        .start_state(&start::Config::new().anchored(Anchored::Yes))
-        .map_err(|e| Error::new(ErrorKind::InvalidRegex, format!("regex {}: {e}", quote(pattern))))?;
-
-    // Forward BFS over all reachable states; dead and quit states are not expanded.
-    let shift = dense.stride2();
-    let mut index_of: Vec<u32> = Vec::new(); // dense state index -> BFS index + 1 (0 = unseen)
-    let mut sids = Vec::new();
-    let mut edges: Vec<u32> = Vec::new(); // BFS index * stride + class -> BFS index, u32::MAX = dead
-    let mut finals: Vec<bool> = Vec::new();
-    let mut seen = |sid: regex_automata::util::primitives::StateID, sids: &mut Vec<_>| -> u32 {
-        let k = sid.as_usize() >> shift;
-        if k >= index_of.len() {
-            index_of.resize(k + 1, 0);
-        }
-        if index_of[k] == 0 {
-            sids.push(sid);
-            index_of[k] = sids.len() as u32;
-        }
-        index_of[k] - 1
-    };
-    seen(start, &mut sids); // the start is BFS index 0
-    let mut i = 0;
-    while i < sids.len() {
-        let sid = sids[i];
-        finals.push(dense.is_match_state(dense.next_eoi_state(sid)));
-        for &rep in &reps {
-            let t = dense.next_state(sid, rep);
-            edges.push(if dense.is_dead_state(t) || dense.is_quit_state(t) { u32::MAX } else { seen(t, &mut sids) });
-        }
-        i += 1;
-    }
-    let n = sids.len();
-
-    // Backward reachability from the final states over reversed edges (CSR layout).
-    let mut in_count = vec![0u32; n + 1];
-    for &t in &edges {
-        if t != u32::MAX {
-            in_count[t as usize + 1] += 1;
-        }
-    }
-    for k in 0..n {
-        in_count[k + 1] += in_count[k];
-    }
-    let mut fill = in_count.clone();
-    let mut preds = vec![0u32; edges.len()];
-    for (e, &t) in edges.iter().enumerate() {
-        if t != u32::MAX {
-            preds[fill[t as usize] as usize] = (e / stride) as u32;
-            fill[t as usize] += 1;
-        }
-    }
-    let mut live = finals.clone();
-    let mut queue: Vec<u32> = (0..n as u32).filter(|&s| finals[s as usize]).collect();
-    while let Some(s) = queue.pop() {
-        for &p in &preds[in_count[s as usize] as usize..in_count[s as usize + 1] as usize] {
-            if !live[p as usize] {
-                live[p as usize] = true;
-                queue.push(p);
-            }
-        }
-    }
-    if !live[0] {
-        return Err(Error::new(ErrorKind::InvalidRegex, format!("regex {} matches no string", quote(pattern))));
-    }
-
-    // Renumber the live states (all reachable, since BFS started at the start) from 1.
-    let whole = Dfa {
-        classes,
-        stride,
-        trans: std::iter::repeat_n(0, stride)
-            .chain(edges.iter().map(|&t| if t != u32::MAX && live[t as usize] { t + 1 } else { 0 }))
-            .collect(),
-        finals: std::iter::once(false).chain(finals.iter().copied()).collect(),
-        start: 1,
-    };
-    // Group = old id for live states; every dead state folds into group 0.
-    let groups: Vec<usize> =
-        std::iter::once(0).chain((0..n).map(|k| if live[k] { k + 1 } else { 0 })).collect();
-    Ok(whole.renumbered(|s| groups[s as usize], n + 1, |g| g, 0))
 }
 
 pub(crate) fn limit(l: Option<usize>) -> String {

@@ -1,23 +1,32 @@
-//! On-demand determinization, for lazy indexes.
+//! Subset construction over regex-automata's Thompson NFA, on demand.
 //!
-//! A lazy index wants its first mask in milliseconds, but building the whole dense DFA
-//! first was the whole of that time for big automata (`complex_phone`: ~4,600 states
-//! before minimization, ~33 ms natively and ~85 ms in wasm, while the first mask needs a
-//! few hundred states). Here a DFA state is a set of Thompson-NFA states and each
-//! transition is determinized the first time a trie walk or a token needs it.
+//! A lazy index wants its first mask in milliseconds, but building the whole DFA first
+//! was the whole of that time for big automata (`complex_phone`: ~4,600 states with
+//! regex-automata's dense builder, ~33 ms natively and ~85 ms in wasm, while the first
+//! mask needs a few hundred states). Here a DFA state is a set of NFA states and each
+//! transition is determinized the first time a trie walk or a token needs it. Eager
+//! builds determinize completely with the same code ([`Dfa`](crate::Dfa) construction).
 //!
-//! Liveness stays exact without the whole DFA: in a pattern without look-around, an NFA
-//! state that can reach the match state does so whatever text came before it. So the NFA
-//! states that cannot are dropped once (reverse reachability over the NFA), and a DFA
-//! state is live iff its set is non-empty: state 0, the empty set, is [`DEAD`], as in
-//! [`Dfa`]. Patterns with look-around assertions (`^`, `$`, `\b`, ... inside the
-//! pattern) are not eligible; their lazy indexes use the dense DFA.
+//! Liveness stays exact without the whole DFA: in a pattern without look-around, an
+//! NFA state that can reach the match state does so whatever text came before it. So
+//! the NFA states that cannot are dropped once (reverse reachability over the NFA), and
+//! a DFA state is live iff its set is non-empty: state 0, the empty set, is [`DEAD`].
+//!
+//! Look-around (`^`, `$`, `(?m:^)`, `(?-u:\b)`, ...) depends on the bytes around a
+//! position. Then a DFA state is the set of NFA states reached by the last byte, before
+//! their epsilon closure, plus that byte's class; the closure is taken when the next
+//! byte (or the end of the text) is known, with regex-automata's own look-around
+//! matcher on those two bytes. Byte classes already separate the bytes look-around
+//! tells apart. Such a DFA can have states that never reach a match, so it is only
+//! built completely, and the caller removes those ([`exact_liveness`](LazyDfa::exact_liveness)).
+//! Unicode word boundaries need whole characters on both sides and are refused.
 //!
 //! The automaton is mutable while it grows, so a lazy index keeps it behind a mutex.
 
 use std::collections::HashMap;
 
 use regex_automata::nfa::thompson::{self, State};
+use regex_automata::util::look::LookMatcher;
 use regex_automata::util::primitives::StateID;
 
 use crate::dfa::{limit, nfa_build_error, quote, Dfa, DfaConfig, Walk, DEAD};
@@ -33,10 +42,15 @@ pub(crate) struct LazyDfa {
     stride: usize,
     /// One byte of each class: all bytes of a class behave the same in the NFA.
     representatives: Vec<u8>,
-    /// Per NFA state: it consumes a byte or matches, and can reach a match. Only these
-    /// states make up DFA states.
-    kept: Vec<bool>,
-    /// The NFA states of each DFA state, ascending; state 0 (dead) is empty.
+    /// Per NFA state: it can reach a match (over any edge, look-around passable).
+    coaccessible: Vec<bool>,
+    /// The pattern has look-around: sets are taken before their closure and carry the
+    /// class of the byte that reached them (see the module documentation).
+    looks: bool,
+    /// Per DFA state, ascending NFA states: without look-around, the closed set of
+    /// co-accessible states that consume a byte or match; with look-around, the
+    /// co-accessible states the last byte reached, then `1 + its class` (0 at the start).
+    /// State 0 (dead) is empty.
     sets: Vec<Box<[u32]>>,
     ids: HashMap<Box<[u32]>, u32>,
     /// `trans[s * stride + class]`, [`UNKNOWN`] until determinized.
@@ -55,6 +69,7 @@ pub(crate) struct LazyDfa {
     mark: Vec<u32>,
     generation: u32,
     next: Vec<u32>,
+    closed: Vec<u32>,
 }
 
 impl std::fmt::Debug for LazyDfa {
@@ -66,7 +81,7 @@ impl std::fmt::Debug for LazyDfa {
 impl LazyDfa {
     /// Compiles `pattern` to an NFA. `Ok(None)`: the pattern uses look-around and
     /// needs the dense DFA.
-    pub(crate) fn new(pattern: &str, config: &DfaConfig) -> Result<Option<LazyDfa>> {
+    pub(crate) fn new(pattern: &str, config: &DfaConfig) -> Result<LazyDfa> {
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()
@@ -75,8 +90,16 @@ impl LazyDfa {
             )
             .build(pattern)
             .map_err(|e| nfa_build_error(pattern, config, e))?;
-        if !nfa.look_set_any().is_empty() {
-            return Ok(None);
+        let looks = nfa.look_set_any();
+        if looks.contains_word_unicode() {
+            return Err(Error::new(
+                ErrorKind::InvalidRegex,
+                format!(
+                    "invalid regex {}: a Unicode word boundary (\\b, \\B, \\<, \\>) depends on whole \
+                     characters around it, which a byte-level DFA cannot decide; use an ASCII one: (?-u:\\b)",
+                    quote(pattern)
+                ),
+            ));
         }
         let mut classes = [0u8; 256];
         let mut stride = 0;
@@ -88,7 +111,7 @@ impl LazyDfa {
         for b in (0..=255u8).rev() {
             representatives[classes[b as usize] as usize] = b;
         }
-        let kept = kept_states(&nfa);
+        let coaccessible = coaccessible_states(&nfa);
         let word = 4 * stride;
         let mut dfa = LazyDfa {
             max_states: config.get_dfa_size_limit().map_or(u32::MAX as usize - 1, |l| (l / word).max(2)),
@@ -97,11 +120,12 @@ impl LazyDfa {
             dfa_size_limit: config.get_dfa_size_limit(),
             determinize_size_limit: config.get_determinize_size_limit(),
             mark: vec![0; nfa.states().len()],
+            looks: !looks.is_empty(),
             nfa,
             classes,
             stride,
             representatives,
-            kept,
+            coaccessible,
             sets: vec![Box::new([])],
             ids: HashMap::new(),
             trans: vec![DEAD; stride],
@@ -110,12 +134,19 @@ impl LazyDfa {
             stack: Vec::new(),
             generation: 0,
             next: Vec::new(),
+            closed: Vec::new(),
         };
         dfa.generation += 1;
         dfa.next.clear();
         let start = dfa.nfa.start_anchored();
-        dfa.close(start);
-        let start = dfa.intern();
+        if dfa.looks {
+            if dfa.coaccessible[start.as_usize()] {
+                dfa.next.push(start.as_u32());
+            }
+        } else {
+            dfa.close(start, None);
+        }
+        let start = dfa.intern(0);
         if dfa.take_overflow() {
             return Err(dfa.too_large(pattern));
         }
@@ -123,7 +154,13 @@ impl LazyDfa {
             return Err(Error::new(ErrorKind::InvalidRegex, format!("regex {} matches no string", quote(pattern))));
         }
         debug_assert_eq!(start, Self::START);
-        Ok(Some(dfa))
+        Ok(dfa)
+    }
+
+    /// Whether every non-dead state can reach a match (no look-around): only then can
+    /// the automaton be used before it is complete.
+    pub(crate) fn exact_liveness(&self) -> bool {
+        !self.looks
     }
 
     /// The start state: the first one created after the dead state.
@@ -209,7 +246,7 @@ impl LazyDfa {
     /// Bytes of memory held (NFA, sets, transitions).
     pub(crate) fn memory_usage(&self) -> usize {
         self.nfa.memory_usage()
-            + self.kept.capacity()
+            + self.coaccessible.capacity()
             + self.set_words * 4 * 2
             + self.sets.capacity() * 16
             + self.ids.capacity() * 24
@@ -220,30 +257,67 @@ impl LazyDfa {
 
     #[cold]
     fn determinize(&mut self, s: u32, i: usize) -> u32 {
-        let byte = self.representatives[i % self.stride];
+        let class = i % self.stride;
+        let byte = self.representatives[class];
         self.generation += 1;
         self.next.clear();
-        for k in 0..self.sets[s as usize].len() {
-            let sid = StateID::new_unchecked(self.sets[s as usize][k] as usize);
-            let target = match &self.nfa.states()[sid] {
-                State::ByteRange { trans } => trans.matches_byte(byte).then_some(trans.next),
-                State::Sparse(sparse) => sparse.matches_byte(byte),
-                State::Dense(dense) => dense.matches_byte(byte),
-                _ => None,
-            };
-            if let Some(t) = target {
-                self.close(t);
+        let set = std::mem::take(&mut self.sets[s as usize]);
+        if self.looks {
+            // Close the set knowing the byte before (from the state) and this one, then
+            // step over this byte; the targets are the next state's set, unclosed.
+            let (&context, members) = set.split_last().expect("look-around sets end with their context");
+            let before = self.byte_before(context);
+            for &k in members {
+                self.close(StateID::new_unchecked(k as usize), Some((before, Some(byte))));
+            }
+            let mut closed = std::mem::take(&mut self.closed);
+            std::mem::swap(&mut self.next, &mut closed);
+            self.next.clear();
+            self.generation += 1;
+            for &k in &closed {
+                if let Some(t) = self.byte_target(k, byte) {
+                    let t = t.as_usize();
+                    if self.coaccessible[t] && self.mark[t] != self.generation {
+                        self.mark[t] = self.generation;
+                        self.next.push(t as u32);
+                    }
+                }
+            }
+            self.closed = closed;
+        } else {
+            for &k in set.iter() {
+                if let Some(t) = self.byte_target(k, byte) {
+                    self.close(t, None);
+                }
             }
         }
-        let t = self.intern();
+        self.sets[s as usize] = set;
+        let t = self.intern(1 + class as u32);
         if !self.overflowed {
             self.trans[i] = t;
         }
         t
     }
 
-    /// Adds the kept states of the epsilon closure of `sid` to `next`.
-    fn close(&mut self, sid: StateID) {
+    /// The byte before a look-around state with `context` (`None` at the start).
+    fn byte_before(&self, context: u32) -> Option<u8> {
+        (context > 0).then(|| self.representatives[context as usize - 1])
+    }
+
+    /// Where NFA state `k` goes on `byte`, if it consumes it.
+    fn byte_target(&self, k: u32, byte: u8) -> Option<StateID> {
+        match &self.nfa.states()[k as usize] {
+            State::ByteRange { trans } => trans.matches_byte(byte).then_some(trans.next),
+            State::Sparse(sparse) => sparse.matches_byte(byte),
+            State::Dense(dense) => dense.matches_byte(byte),
+            _ => None,
+        }
+    }
+
+    /// Adds the co-accessible states of the epsilon closure of `sid` that consume a
+    /// byte or match to `next`. `around`: the bytes before and after the position
+    /// (`None`: the start or the end of the text), for look-around; `None` without it.
+    fn close(&mut self, sid: StateID, around: Option<(Option<u8>, Option<u8>)>) {
         self.stack.push(sid);
         while let Some(sid) = self.stack.pop() {
             let k = sid.as_usize();
@@ -253,26 +327,50 @@ impl LazyDfa {
             self.mark[k] = self.generation;
             match &self.nfa.states()[sid] {
                 State::ByteRange { .. } | State::Sparse(_) | State::Dense(_) | State::Match { .. } => {
-                    if self.kept[k] {
+                    if self.coaccessible[k] {
                         self.next.push(k as u32);
                     }
                 }
                 State::Union { alternates } => self.stack.extend(alternates.iter().rev()),
                 State::BinaryUnion { alt1, alt2 } => self.stack.extend([*alt2, *alt1]),
                 State::Capture { next, .. } => self.stack.push(*next),
-                // Look-around makes the pattern ineligible; Fail leads nowhere.
-                State::Look { .. } | State::Fail => {}
+                State::Look { look, next } => {
+                    if let Some((before, after)) = around {
+                        if look_holds(self.nfa.look_matcher(), *look, before, after) {
+                            self.stack.push(*next);
+                        }
+                    }
+                }
+                State::Fail => {}
             }
         }
     }
 
-    /// The DFA state for the set in `next`, added if new (or DEAD with the overflow
-    /// flag set when the limits refuse it).
-    fn intern(&mut self) -> u32 {
+    /// Whether a look-around state set (with its context) matches at the end of the text.
+    fn look_final(&mut self, set: &[u32]) -> bool {
+        let (&context, members) = set.split_last().expect("look-around sets end with their context");
+        let before = self.byte_before(context);
+        self.generation += 1;
+        let saved = std::mem::take(&mut self.next);
+        for &k in members {
+            self.close(StateID::new_unchecked(k as usize), Some((before, None)));
+        }
+        let is_final = self.next.iter().any(|&k| matches!(self.nfa.states()[k as usize], State::Match { .. }));
+        self.next = saved;
+        is_final
+    }
+
+    /// The DFA state for the set in `next` (with `context` when the pattern has
+    /// look-around), added if new; DEAD for an empty set, or with the overflow flag set
+    /// when the limits refuse a new state.
+    fn intern(&mut self, context: u32) -> u32 {
         if self.next.is_empty() {
             return DEAD;
         }
         self.next.sort_unstable();
+        if self.looks {
+            self.next.push(context);
+        }
         if let Some(&id) = self.ids.get(&self.next[..]) {
             return id;
         }
@@ -282,7 +380,11 @@ impl LazyDfa {
         }
         let id = self.sets.len() as u32;
         let set: Box<[u32]> = self.next.as_slice().into();
-        let is_final = set.iter().any(|&k| matches!(self.nfa.states()[k as usize], State::Match { .. }));
+        let is_final = if self.looks {
+            self.look_final(&set)
+        } else {
+            set.iter().any(|&k| matches!(self.nfa.states()[k as usize], State::Match { .. }))
+        };
         self.set_words += set.len();
         self.ids.insert(set.clone(), id);
         self.sets.push(set);
@@ -292,9 +394,16 @@ impl LazyDfa {
     }
 }
 
-/// Per NFA state: consumes a byte or matches, and some path of bytes leads from it to a
-/// match (reverse reachability from the match states over every NFA edge).
-fn kept_states(nfa: &thompson::NFA) -> Vec<bool> {
+/// Whether `look` holds between `before` and `after` (`None`: start / end of text).
+fn look_holds(matcher: &LookMatcher, look: regex_automata::util::look::Look, before: Option<u8>, after: Option<u8>) -> bool {
+    let pair = [before.unwrap_or(0), after.unwrap_or(0)];
+    let haystack = &pair[usize::from(before.is_none())..2 - usize::from(after.is_none())];
+    matcher.matches(look, haystack, usize::from(before.is_some()))
+}
+
+/// Per NFA state: some path (bytes, epsilon and look-around edges) leads from it to a
+/// match (reverse reachability from the match states).
+fn coaccessible_states(nfa: &thompson::NFA) -> Vec<bool> {
     let n = nfa.states().len();
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut add = |from: usize, to: StateID| preds[to.as_usize()].push(from as u32);
@@ -330,97 +439,125 @@ fn kept_states(nfa: &thompson::NFA) -> Vec<bool> {
             }
         }
     }
-    for (k, state) in nfa.states().iter().enumerate() {
-        let consumes_or_matches =
-            matches!(state, State::ByteRange { .. } | State::Sparse(_) | State::Dense(_) | State::Match { .. });
-        live[k] &= consumes_or_matches;
-    }
     live
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use regex_automata::meta::Regex;
 
     fn lazy(p: &str) -> LazyDfa {
-        LazyDfa::new(p, &DfaConfig::new()).unwrap().expect("no look-around")
+        LazyDfa::new(p, &DfaConfig::new()).unwrap()
     }
 
-    /// Every byte string up to `len` over `alphabet` walks the same in both automata.
-    fn same_language(p: &str, alphabet: &[u8], len: usize) {
-        let dense = Dfa::new(p).unwrap();
-        let mut on_demand = lazy(p);
-        let mut strings: Vec<Vec<u8>> = vec![vec![]];
+    /// Every string up to `len` units of `alphabet`: finality agrees with a full match
+    /// by regex-automata's meta regex (an independent engine), and a walk dies exactly
+    /// when no extension up to `len` units matches (liveness, bounded).
+    fn agrees_with_meta(p: &str, alphabet: &[&str], len: usize) {
+        let meta = Regex::new(&format!("^(?:{p})$")).unwrap();
+        let mut dfa = lazy(p);
+        let complete = Dfa::new(p).unwrap();
+        let mut strings: Vec<String> = vec![String::new()];
+        let mut layer = strings.clone();
         for _ in 0..len {
-            let mut longer = Vec::new();
-            for s in &strings {
-                for &b in alphabet {
-                    let mut t = s.clone();
-                    t.push(b);
-                    longer.push(t);
-                }
-            }
-            strings.extend(longer);
-            strings.dedup();
+            layer = layer.iter().flat_map(|s| alphabet.iter().map(move |a| format!("{s}{a}"))).collect();
+            strings.extend(layer.iter().cloned());
         }
         for s in &strings {
-            let a = dense.walk(dense.start(), s);
-            let b = on_demand.walk(LazyDfa::START, s);
-            match (a, b) {
-                (Walk::Dead, Walk::Dead) => {}
-                (Walk::Alive { is_match: x, .. }, Walk::Alive { is_match: y, .. }) => {
-                    assert_eq!(x, y, "{p:?} on {s:?}")
+            let matches = meta.is_match(s.as_bytes());
+            let on_demand = dfa.walk(LazyDfa::START, s.as_bytes());
+            let full = complete.walk(complete.start(), s.as_bytes());
+            if dfa.exact_liveness() {
+                let extends = strings.iter().any(|t| t.starts_with(s.as_str()) && meta.is_match(t.as_bytes()));
+                if extends {
+                    assert!(matches!(on_demand, Walk::Alive { .. }), "{p:?}: {s:?} can still match, walk died");
                 }
-                _ => panic!("{p:?} on {s:?}: dense {a:?}, on demand {b:?}"),
+                if let Walk::Alive { is_match, .. } = on_demand {
+                    assert_eq!(is_match, matches, "{p:?} on {s:?}");
+                }
+            }
+            match full {
+                Walk::Alive { is_match, .. } => assert_eq!(is_match, matches, "{p:?} on {s:?} (completed)"),
+                Walk::Dead => assert!(!matches, "{p:?}: {s:?} matches but the completed DFA died"),
             }
         }
     }
 
     #[test]
-    fn agrees_with_the_dense_dfa() {
+    fn agrees_with_an_independent_engine() {
+        let ascii = ["a", "b", "c", "x", "0", "1", "-"];
         for p in ["a+b", "(ab|a)*c?", "[0-9]{1,3}?-?x", "(a|b)*abb", "a{0,2}", "(?:x|y[^y])+z", r"\d{2}"] {
-            same_language(p, b"abcxyz019-", 4);
+            agrees_with_meta(p, &ascii, 4);
         }
-        same_language(r"[é-ë]+|\d", "aéê١".as_bytes(), 5);
+        agrees_with_meta(r"[é-ë]+|\d", &["a", "é", "ê", "١", "\u{e9}\u{301}"], 4);
+    }
+
+    #[test]
+    fn look_around_agrees_with_an_independent_engine() {
+        let units = ["a", "b", " ", "\n", "\r", "é"];
+        for p in [
+            "^ab$",
+            r"\Aa\z|b",
+            "a(?m:$)\nb",
+            "x?\n(?m:^)a",
+            "a(?Rm:$)\r\nb|a(?Rm:$)\nb",
+            r"(?-u:\b)a+(?-u:\b)( b)?",
+            r"a(?-u:\B)b|(?-u:\B) ",
+            r"(?-u:\b{start})a|b(?-u:\b{end})",
+            r"(?-u:\b{start-half})a|b (?-u:\b{end-half})",
+            "a$b|ab",
+            "(a|^b)*",
+        ] {
+            agrees_with_meta(p, &units, 4);
+            assert!(!lazy(p).exact_liveness(), "{p}");
+        }
     }
 
     #[test]
     fn dead_ends_are_dead_at_once() {
-        // `a[^\s\S]` can never match after "a": the empty class is a Fail state.
+        // `a[^\s\S]c` can never match after "a": the empty class is a Fail state.
         let mut d = lazy(r"ab|a[^\s\S]c");
-        let Walk::Alive { state, is_match: false } = d.walk(1, b"a") else { panic!() };
+        let Walk::Alive { state, is_match: false } = d.walk(LazyDfa::START, b"a") else { panic!() };
         assert_ne!(d.step(state, b'b'), DEAD);
         assert_eq!(d.step(state, b'c'), DEAD);
         assert!(matches!(LazyDfa::new(r"[^\s\S]", &DfaConfig::new()), Err(e) if e.kind() == ErrorKind::InvalidRegex));
+        // With look-around, dead ends are found once the DFA is complete.
+        let e = Dfa::new("a$b").unwrap_err();
+        assert!(e.message().contains("matches no string"), "{e}");
     }
 
     #[test]
-    fn look_around_is_not_eligible() {
-        assert!(LazyDfa::new(r"a$b|c", &DfaConfig::new()).unwrap().is_none());
-        assert!(LazyDfa::new(r"(?-u:\b)a", &DfaConfig::new()).unwrap().is_none());
-        assert!(LazyDfa::new(r"a+", &DfaConfig::new()).unwrap().is_some());
+    fn unicode_word_boundaries_are_refused_with_advice() {
+        for p in [r"\bfoo", r"a\B", r"\b{start}x"] {
+            let e = LazyDfa::new(p, &DfaConfig::new()).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidRegex, "{p}");
+            assert!(e.message().contains("(?-u:\\b)"), "{e}");
+        }
+        assert!(lazy(r"(?-u:\b)a").walk(LazyDfa::START, b"a") != Walk::Dead);
     }
 
     #[test]
-    fn completes_to_an_equivalent_dfa() {
+    fn completes_with_the_same_state_numbers() {
         let p = "(ab|a)*c?[0-9]{2}";
         let mut d = lazy(p);
+        let Walk::Alive { state, .. } = d.walk(LazyDfa::START, b"abc1") else { panic!() };
         d.complete(p).unwrap();
         let full = d.to_dfa();
-        let dense = Dfa::new(p).unwrap();
-        for s in ["", "ab", "abc12", "aab1", "c12", "aaaa99", "abab"] {
-            assert_eq!(full.is_match(s.as_bytes()), dense.is_match(s.as_bytes()), "{s:?}");
-        }
+        assert_eq!(full.walk(full.start(), b"abc1"), Walk::Alive { state, is_match: false });
+        assert_eq!(full.state_count(), d.state_count());
     }
 
     #[test]
     fn size_limits_are_errors() {
         let p = r"\w{30}";
-        let mut d = LazyDfa::new(p, &DfaConfig::new().dfa_size_limit(Some(100_000))).unwrap().unwrap();
+        let mut d = LazyDfa::new(p, &DfaConfig::new().dfa_size_limit(Some(100_000))).unwrap();
         let e = d.complete(p).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
         assert!(e.message().contains("100000 bytes"), "{e}");
         // The automaton stays usable for what it already has.
-        assert!(d.walk(1, b"a").ne(&Walk::Dead));
+        assert_ne!(d.walk(LazyDfa::START, b"a"), Walk::Dead);
+        let e = LazyDfa::new(p, &DfaConfig::new().determinize_size_limit(Some(64))).and_then(|mut d| d.complete(p));
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::DfaTooLarge);
     }
 }

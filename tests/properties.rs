@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use common::reference::RefDfa;
 use common::Rng;
-use logitmask::{Dfa, ErrorKind, Guide, Index, IndexConfig, Minimize, StateId, Vocabulary};
+use logitmask::{Dfa, ErrorKind, Guide, Index, IndexConfig, Minimize, StateId, Vocabulary, Walk};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -915,6 +915,77 @@ proptest! {
                 check_round_trip(&index)?;
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Look-around: our subset construction vs regex-automata's dense DFA
+// ---------------------------------------------------------------------------------------
+
+/// Pieces of patterns with anchors, line anchors (LF and CRLF) and ASCII word boundaries.
+const LOOK_PIECES: [&str; 24] = [
+    "a", "b", " ", "\\n", "\\r", "é", "a*", "[ab]+", "(a|\\n)?", "^", "$", "(?m:^)", "(?m:$)", "(?Rm:^)", "(?Rm:$)",
+    r"(?-u:\b)", r"(?-u:\B)", r"\A", r"\z", r"(?-u:\b{start})", r"(?-u:\b{end})", r"(?-u:\b{start-half})",
+    r"(?-u:\b{end-half})", "(?:^|a)",
+];
+
+fn look_pattern() -> impl Strategy<Value = String> {
+    let branch = prop::collection::vec(0..LOOK_PIECES.len(), 1..5)
+        .prop_map(|ix| ix.iter().map(|&i| LOOK_PIECES[i]).collect::<String>());
+    prop::collection::vec(branch, 1..4).prop_map(|bs| bs.join("|"))
+}
+
+proptest! {
+    #![proptest_config(proptest_config(256))]
+
+    /// (f) With look-around, every byte string up to 4 units over the pieces' bytes walks
+    /// to a live state iff it does in the reference (regex-automata's dense DFA, naive
+    /// liveness), and ends final iff the reference's does; a pattern whose start is dead
+    /// in the reference is InvalidRegex. Lazy indexes over such patterns use the full DFA.
+    #[test]
+    fn look_around_matches_the_reference(p in look_pattern(), m in minimize_strategy()) {
+        let r = RefDfa::new(&p);
+        let dfa = match Dfa::with_config(&p, &logitmask::DfaConfig::new().minimize(m)) {
+            Ok(d) => d,
+            Err(e) => {
+                prop_assert_eq!(e.kind(), ErrorKind::InvalidRegex, "{}: {:?}", p, e);
+                prop_assert!(!r.live[1], "{}: refused ({}) but the reference matches something", p, e);
+                return Ok(());
+            }
+        };
+        prop_assert!(r.live[1], "{}: built but the reference matches nothing", p);
+        let units: [&[u8]; 6] = [b"a", b"b", b" ", b"\n", b"\r", "é".as_bytes()];
+        let mut layer: Vec<(Vec<u8>, u32)> = vec![(Vec::new(), 1)];
+        for _ in 0..4 {
+            let mut next_layer = Vec::new();
+            for (text, rs) in &layer {
+                for unit in units {
+                    let mut t = text.clone();
+                    let mut s = *rs;
+                    for &b in unit {
+                        s = if s == 0 { 0 } else { r.trans[s as usize][b as usize] };
+                    }
+                    t.extend_from_slice(unit);
+                    let ref_live = s != 0 && r.live[s as usize];
+                    match dfa.walk(dfa.start(), &t) {
+                        Walk::Dead => prop_assert!(!ref_live, "{}: {:?} died but the reference is live", p, t),
+                        Walk::Alive { is_match, .. } => {
+                            prop_assert!(ref_live, "{}: {:?} alive but dead in the reference", p, t);
+                            prop_assert_eq!(is_match, r.fin[s as usize], "{}: finality of {:?}", p, t);
+                        }
+                    }
+                    if ref_live {
+                        next_layer.push((t, s));
+                    }
+                }
+            }
+            layer = next_layer;
+        }
+        let vocab = byte_vocab();
+        let lazy = Index::with_config(&p, &vocab, &IndexConfig::new().lazy(true).minimize(m)).unwrap();
+        let has_look = LOOK_PIECES[9..].iter().any(|l| p.contains(l));
+        prop_assert!(lazy.is_lazy(), "{}", p);
+        prop_assert_eq!(lazy.dfa().is_some(), has_look, "{}: the full DFA iff look-around", p);
     }
 }
 

@@ -85,7 +85,7 @@ impl IndexConfig {
         self.max_states = n;
         self
     }
-    /// Cap on regex-automata's DFA size in bytes.
+    /// Cap on the DFA's transition table in bytes.
     pub fn dfa_size_limit(mut self, bytes: Option<usize>) -> IndexConfig {
         self.dfa = self.dfa.dfa_size_limit(bytes);
         self
@@ -205,14 +205,13 @@ impl Index {
     /// string the vocabulary can spell), [`ErrorKind::DfaTooLarge`],
     /// [`ErrorKind::TooManyStates`].
     pub fn with_config(pattern: &str, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
-        if config.lazy && vocab.is_byte_complete() {
-            if let Some(dfa) = LazyDfa::new(pattern, &config.dfa)? {
-                let on_demand = OnDemand { dfa, rows: Vec::new() };
-                let automaton = Automaton::OnDemand(Box::new(Mutex::new(on_demand)));
-                return Ok(Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, true, config.max_states));
-            }
+        let lazy_dfa = LazyDfa::new(pattern, &config.dfa)?;
+        if config.lazy && vocab.is_byte_complete() && lazy_dfa.exact_liveness() {
+            let on_demand = OnDemand { dfa: lazy_dfa, rows: Vec::new() };
+            let automaton = Automaton::OnDemand(Box::new(Mutex::new(on_demand)));
+            return Ok(Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, true, config.max_states));
         }
-        let dfa = Dfa::with_config(pattern, &config.dfa)?;
+        let dfa = Dfa::from_lazy(lazy_dfa, pattern, &config.dfa)?;
         let automaton = Automaton::Full(dfa);
         let index = Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, config.lazy, config.max_states);
         if index.lazy && vocab.is_byte_complete() {
