@@ -442,7 +442,8 @@ fn coaccessible_states(nfa: &thompson::NFA) -> Vec<bool> {
     live
 }
 
-#[cfg(test)]
+// The oracle (regex-automata's meta regex) is a native-only dev-dependency.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use regex_automata::meta::Regex;
