@@ -19,9 +19,13 @@ use crate::{GuideConfig, IndexConfig, StateId};
 const TS_TYPES: &'static str = r#"
 /** Options of `Index.fromRegex`. Unknown keys are an error. */
 export interface IndexOptions {
-  /** Compute each state's row on first use (default false: build every state now). */
+  /**
+   * Compute each state's row, and the DFA itself, on first use (default false: build
+   * every state now, minimized). The first mask is then ready in about a millisecond;
+   * size limits may then fail a later mask or advance with `DfaTooLarge`.
+   */
   lazy?: boolean;
-  /** Cap on regex-automata's DFA size in bytes (default 32 MiB). */
+  /** Cap on the DFA's transition table in bytes (default 32 MiB). */
   dfaSizeLimit?: number;
   /** Cap on determinization memory in bytes (default 32 MiB). */
   determinizeSizeLimit?: number;
