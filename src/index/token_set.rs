@@ -1,5 +1,6 @@
 //! A set of token ids, stored as a bitset when dense and as sorted ids when sparse.
 
+use super::kernel::{fill_neg_inf, mask_with_bits};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The tokens allowed in one state (EOS ids included where the text so far matches).
@@ -196,57 +197,6 @@ impl TokenSet {
     }
 }
 
-#[inline(never)]
-fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
-    let covered = (bits.len() * 32).min(logits.len());
-    let (head, tail) = logits.split_at_mut(covered);
-    let mut chunks = head.chunks_exact_mut(32);
-    for (&w, chunk) in bits.iter().zip(&mut chunks) {
-        if w == u32::MAX {
-            continue;
-        }
-        if w == 0 {
-            chunk.copy_from_slice(&NEG_INF_BLOCK);
-            continue;
-        }
-        // Branch-free select on the float bits over a fixed-size block: dense rows mix
-        // allowed and disallowed ids in almost every word, where a per-bit branch
-        // mispredicts; integer masking is also what wasm compiles best (a float select
-        // was 2.6x slower there).
-        let block: &mut [f32; 32] = chunk.try_into().expect("chunks of 32");
-        const NEG_INF_BITS: u32 = 0xff80_0000;
-        for (j, x) in block.iter_mut().enumerate() {
-            let keep = 0u32.wrapping_sub((w >> j) & 1); // all ones iff allowed
-            *x = f32::from_bits((x.to_bits() & keep) | (NEG_INF_BITS & !keep));
-        }
-    }
-    // The last, partial word (vocabularies are rarely a multiple of 32).
-    let rest = chunks.into_remainder();
-    if let Some(&w) = bits.get(covered / 32) {
-        for (j, x) in rest.iter_mut().enumerate() {
-            if (w >> j) & 1 == 0 {
-                *x = f32::NEG_INFINITY;
-            }
-        }
-    }
-    fill_neg_inf(tail);
-}
-
-const NEG_INF_BLOCK: [f32; 32] = [f32::NEG_INFINITY; 32];
-
-/// `slice.fill(-inf)`, as block copies: a copy compiles to wasm's `memory.copy`, while
-/// a fill with a non-zero float compiles to a scalar loop (49 us for 200k floats in
-/// wasm at opt-level "s", against ~12 us).
-fn fill_neg_inf(slice: &mut [f32]) {
-    let mut chunks = slice.chunks_exact_mut(32);
-    for chunk in &mut chunks {
-        chunk.copy_from_slice(&NEG_INF_BLOCK);
-    }
-    let rest = chunks.into_remainder();
-    let n = rest.len();
-    rest.copy_from_slice(&NEG_INF_BLOCK[..n]);
-}
-
 fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {
     Error::new(ErrorKind::BufferTooSmall, format!("{what} has {got} {unit}; the vocabulary needs at least {need}"))
 }
@@ -287,6 +237,78 @@ mod tests {
             assert_eq!(e.kind(), ErrorKind::BufferTooSmall);
             assert!(e.message().contains("69"), "{e}");
         }
+    }
+
+    /// xorshift64*: reproducible randomness without a crate.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Random ids below `vocab`, each present with probability `num / den`.
+    fn random_ids(rng: &mut Rng, vocab: usize, num: u64, den: u64) -> Vec<u32> {
+        (0..vocab as u32).filter(|_| rng.below(den) < num).collect()
+    }
+
+    /// Checks every way a set is written out against the ids themselves: `fill_mask`
+    /// (extra words cleared) and `mask_logits` bit for bit (allowed
+    /// logits keep their exact bits, NaN payloads and -0 included; padding is -inf).
+    fn check_against_oracle(set: &TokenSet, ids: &[u32], vocab: usize, rng: &mut Rng) {
+        let words = mask_words(vocab);
+        let mut expected = vec![0u32; words];
+        for &id in ids {
+            expected[(id >> 5) as usize] |= 1 << (id & 31);
+        }
+        for extra in [0, 1, 9] {
+            let mut mask = vec![0xdead_beef_u32; words + extra];
+            set.fill_mask(&mut mask).unwrap();
+            assert_eq!(mask[..words], expected[..], "vocab {vocab}, {} ids", ids.len());
+            assert!(mask[words..].iter().all(|&w| w == 0));
+        }
+        let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE];
+        for padding in [0, 1, 3, 32, 37, 130] {
+            let logits: Vec<f32> = (0..vocab + padding)
+                .map(|_| match rng.below(8) {
+                    0 => specials[rng.below(specials.len() as u64) as usize],
+                    _ => f32::from_bits(rng.next() as u32),
+                })
+                .collect();
+            let mut masked = logits.clone();
+            set.mask_logits(&mut masked).unwrap();
+            for (i, (&before, &after)) in logits.iter().zip(&masked).enumerate() {
+                let allowed = i < vocab && expected[i >> 5] >> (i & 31) & 1 == 1;
+                let want = if allowed { before.to_bits() } else { f32::NEG_INFINITY.to_bits() };
+                assert_eq!(after.to_bits(), want, "logit {i}, vocab {vocab}, padding {padding}");
+            }
+        }
+    }
+
+    #[test]
+    fn kernels_match_an_oracle_for_both_forms_and_odd_sizes() {
+        let mut rng = Rng(0x5eed_1234_abcd_0001);
+        let (mut bits_rows, mut id_rows) = (0, 0);
+        // Sizes around word (32) and 4-word (128) boundaries, and larger ones.
+        for vocab in [1, 2, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000, 4099, 70_001] {
+            for (num, den) in [(0, 1), (1, 2000), (1, 40), (1, 31), (1, 8), (1, 2), (31, 32), (1, 1)] {
+                let ids = random_ids(&mut rng, vocab, num, den);
+                let set = TokenSet::from_ids(ids.clone(), vocab);
+                match set.repr {
+                    Repr::Bits(_) => bits_rows += 1,
+                    Repr::Ids(_) => id_rows += 1,
+                }
+                assert_eq!(set.len(), ids.len());
+                check_against_oracle(&set, &ids, vocab, &mut rng);
+            }
+        }
+        assert!(bits_rows > 40 && id_rows > 40, "{bits_rows} bitset rows, {id_rows} id rows");
     }
 
     #[test]
