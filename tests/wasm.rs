@@ -225,14 +225,15 @@ impl Rng {
 /// fillMask, maskLogits and maskLogitsBuffer against a scalar oracle, over random sets
 /// stored in both forms (bitset and ids) and vocabulary sizes around word (32) and
 /// vector (128) boundaries: wasm has its own kernels (simd128 for dense rows and the
-/// -inf fill), which the native tests never run.
+/// -inf fill, a reused scratch for sparse fillMask), which the native tests never run.
 #[wasm_bindgen_test]
 fn masks_match_a_scalar_oracle_over_random_sets() {
     let mut rng = Rng(0x5eed_0f01_2345_6789);
     let mut forms = (0, 0); // (dense, sparse) rows seen
     let sizes = [1usize, 2, 31, 32, 33, 100, 127, 128, 129, 1000, 4099, 70_001, 262_145];
     for size in sizes {
-        // The largest size only at two densities: building its vocabulary takes a while.
+        // 262,145 ids: past the fixed-size scratch that sparse rows are expanded into
+        // (two densities only: its vocabulary takes a while to build).
         let densities: &[(u64, u64)] =
             if size > 100_000 { &[(1, 2000), (1, 2)] } else { &[(1, 2000), (1, 200), (1, 31), (1, 2), (31, 32), (1, 1)] };
         for &(num, den) in densities {
