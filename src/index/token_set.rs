@@ -1,4 +1,5 @@
-//! A set of token ids, stored as a bitset when dense and as sorted ids when sparse.
+//! A set of token ids, stored as a bitset when dense and as the bitset's non-zero words
+//! when sparse.
 
 use std::cell::RefCell;
 
@@ -8,8 +9,11 @@ use crate::error::{Error, ErrorKind, Result};
 /// The tokens allowed in one state (EOS ids included where the text so far matches).
 ///
 /// Stored as a bitset of `ceil(vocab_size / 32)` words when at least one id in 32 is
-/// present (then the bitset is also the smaller form), else as sorted ids. The form is a
-/// function of the contents, so equal sets compare equal and identical rows are shared.
+/// present (then the bitset is also the smaller form), else sparse: the ids alone in
+/// their word, then (word, bits) for the other non-zero words, which takes no more room
+/// than the ids and expands into a bitset with one plain store per non-zero word. The
+/// form is a function of the contents, so equal sets compare equal and identical rows
+/// are shared.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct TokenSet {
     repr: Repr,
@@ -18,11 +22,20 @@ pub struct TokenSet {
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Repr {
+enum Repr {
     /// Bit `id & 31` of word `id >> 5`.
     Bits(Box<[u32]>),
-    /// Ascending, no duplicates.
-    Ids(Box<[u32]>),
+    /// `data[..singles]`: the ids alone in their word, ascending; then, for the words
+    /// with two ids or more, their indexes (ascending) and then their bits.
+    Sparse { data: Box<[u32]>, singles: u32 },
+}
+
+/// A row in the serialized form (which keeps sparse rows as ascending ids).
+pub(crate) enum Stored {
+    /// The `ceil(vocab_size / 32)` bitset words.
+    Bits(Box<[u32]>),
+    /// Ascending ids.
+    Ids(Vec<u32>),
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -56,14 +69,33 @@ impl TokenSet {
         }
         ids.sort_unstable();
         ids.dedup();
-        TokenSet { len: ids.len() as u32, repr: Repr::Ids(ids.into_boxed_slice()), vocab_size: vocab_size as u32 }
+        TokenSet::sparse(&ids, vocab_size)
     }
 
-    /// Rebuilds a set from its stored form, checking that it is canonical.
-    pub(crate) fn from_repr(repr: Repr, vocab_size: usize) -> Result<TokenSet, String> {
+    /// The sparse form of ascending, distinct ids.
+    fn sparse(ids: &[u32], vocab_size: usize) -> TokenSet {
+        let (mut singles, mut words, mut bits) = (Vec::new(), Vec::new(), Vec::new());
+        for group in ids.chunk_by(|a, b| a >> 5 == b >> 5) {
+            match group {
+                [id] => singles.push(*id),
+                _ => {
+                    words.push(group[0] >> 5);
+                    bits.push(group.iter().fold(0u32, |w, id| w | 1 << (id & 31)));
+                }
+            }
+        }
+        let n = singles.len() as u32;
+        singles.extend(words);
+        singles.extend(bits);
+        let repr = Repr::Sparse { data: singles.into_boxed_slice(), singles: n };
+        TokenSet { repr, len: ids.len() as u32, vocab_size: vocab_size as u32 }
+    }
+
+    /// Rebuilds a set from its serialized form, checking that it is canonical.
+    pub(crate) fn from_stored(stored: Stored, vocab_size: usize) -> Result<TokenSet, String> {
         let words = mask_words(vocab_size);
-        let len = match &repr {
-            Repr::Bits(bits) => {
+        match stored {
+            Stored::Bits(bits) => {
                 if bits.len() != words {
                     return Err("bitset row has the wrong length".into());
                 }
@@ -74,23 +106,18 @@ impl TokenSet {
                 if len < words {
                     return Err("sparse row stored as a bitset".into());
                 }
-                len
+                Ok(TokenSet { repr: Repr::Bits(bits), len: len as u32, vocab_size: vocab_size as u32 })
             }
-            Repr::Ids(ids) => {
+            Stored::Ids(ids) => {
                 if ids.len() >= words.max(1) {
                     return Err("dense row stored as ids".into());
                 }
                 if ids.windows(2).any(|w| w[0] >= w[1]) || ids.last().is_some_and(|&l| l as usize >= vocab_size) {
                     return Err("id row is not ascending or has ids beyond the vocabulary".into());
                 }
-                ids.len()
+                Ok(TokenSet::sparse(&ids, vocab_size))
             }
-        };
-        Ok(TokenSet { repr, len: len as u32, vocab_size: vocab_size as u32 })
-    }
-
-    pub(crate) fn repr(&self) -> &Repr {
-        &self.repr
+        }
     }
 
     /// The bitset words when the set is stored densely (bit `id & 31` of word
@@ -98,7 +125,7 @@ impl TokenSet {
     pub fn bits(&self) -> Option<&[u32]> {
         match &self.repr {
             Repr::Bits(b) => Some(b),
-            Repr::Ids(_) => None,
+            Repr::Sparse { .. } => None,
         }
     }
 
@@ -116,17 +143,30 @@ impl TokenSet {
     pub fn contains(&self, id: u32) -> bool {
         match &self.repr {
             Repr::Bits(bits) => bits.get((id >> 5) as usize).is_some_and(|w| w >> (id & 31) & 1 == 1),
-            Repr::Ids(ids) => ids.binary_search(&id).is_ok(),
+            Repr::Sparse { data, singles } => {
+                let (singles, words, bits) = split(data, *singles);
+                singles.binary_search(&id).is_ok()
+                    || words.binary_search(&(id >> 5)).is_ok_and(|i| bits[i] >> (id & 31) & 1 == 1)
+            }
         }
+    }
+
+    /// The non-zero words of the set's bitset, ascending: (word index, bits).
+    fn words(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let (dense, sparse): (&[u32], SparseWords) = match &self.repr {
+            Repr::Bits(b) => (b, SparseWords::default()),
+            Repr::Sparse { data, singles } => {
+                let (singles, words, bits) = split(data, *singles);
+                (&[], SparseWords { singles, words, bits })
+            }
+        };
+        let dense = dense.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32, w));
+        dense.chain(sparse)
     }
 
     /// The ids, ascending.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        let (bits, ids): (&[u32], &[u32]) = match &self.repr {
-            Repr::Bits(b) => (b, &[]),
-            Repr::Ids(i) => (&[], i),
-        };
-        let from_bits = bits.iter().enumerate().flat_map(|(i, &w)| {
+        self.words().flat_map(|(i, w)| {
             let mut w = w;
             std::iter::from_fn(move || {
                 if w == 0 {
@@ -134,10 +174,9 @@ impl TokenSet {
                 }
                 let bit = w.trailing_zeros();
                 w &= w - 1;
-                Some(((i as u32) << 5) | bit)
+                Some((i << 5) | bit)
             })
-        });
-        from_bits.chain(ids.iter().copied())
+        })
     }
 
     /// The ids, ascending, in a new vector.
@@ -158,22 +197,23 @@ impl TokenSet {
                 mask[..words].copy_from_slice(bits);
                 mask[words..].fill(0);
             }
-            Repr::Ids(ids) => {
+            Repr::Sparse { data, singles } => {
                 mask.fill(0);
-                set_id_bits(ids, words, mask);
+                store_sparse(data, *singles, words, mask);
             }
         }
         Ok(())
     }
 
     /// Calls `f` with the set as the `ceil(vocab_size / 32)` words `fill_mask` writes:
-    /// the row itself when dense, else the ids expanded into a per-thread scratch, so
-    /// there is no allocation per call (wasm's `fillMask` copies this out in one go).
+    /// the row itself when dense, else the sparse form expanded into a per-thread
+    /// scratch, so there is no allocation per call (wasm's `fillMask` copies this out in
+    /// one go).
     #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // wasm's fillMask and the tests
     pub(crate) fn with_mask<R>(&self, f: impl FnOnce(&[u32]) -> R) -> R {
-        let ids = match &self.repr {
+        let (data, singles) = match &self.repr {
             Repr::Bits(bits) => return f(bits),
-            Repr::Ids(ids) => ids,
+            Repr::Sparse { data, singles } => (data, *singles),
         };
         let words = mask_words(self.vocab_size as usize);
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
@@ -182,13 +222,13 @@ impl TokenSet {
                     scratch.resize(words.max(SCRATCH_WORDS), 0);
                 }
                 scratch[..words].fill(0);
-                set_id_bits(ids, words, &mut scratch);
+                store_sparse(data, singles, words, &mut scratch);
                 f(&scratch[..words])
             }
             // Only if `f` itself expands a sparse row.
             Err(_) => {
                 let mut mask = vec![0; words];
-                set_id_bits(ids, words, &mut mask);
+                store_sparse(data, singles, words, &mut mask);
                 f(&mask)
             }
         })
@@ -204,9 +244,27 @@ impl TokenSet {
         }
         match &self.repr {
             Repr::Bits(bits) => mask_with_bits(bits, logits),
-            Repr::Ids(ids) => {
+            Repr::Sparse { data, singles } => {
+                // -inf between consecutive ids, walking the single ids and the other
+                // words' ids in order (a single's word is never one of the others).
+                let (singles, words, bits) = split(data, *singles);
                 let mut next = 0usize;
-                for &id in ids.iter() {
+                let mut s = 0;
+                for (&w, &b) in words.iter().zip(bits) {
+                    while s < singles.len() && singles[s] >> 5 < w {
+                        fill_neg_inf(&mut logits[next..singles[s] as usize]);
+                        next = singles[s] as usize + 1;
+                        s += 1;
+                    }
+                    let mut b = b;
+                    while b != 0 {
+                        let id = (w << 5 | b.trailing_zeros()) as usize;
+                        fill_neg_inf(&mut logits[next..id]);
+                        next = id + 1;
+                        b &= b - 1;
+                    }
+                }
+                for &id in &singles[s..] {
                     fill_neg_inf(&mut logits[next..id as usize]);
                     next = id as usize + 1;
                 }
@@ -220,33 +278,76 @@ impl TokenSet {
     pub fn memory_usage(&self) -> usize {
         std::mem::size_of::<TokenSet>()
             + match &self.repr {
-                Repr::Bits(b) | Repr::Ids(b) => b.len() * 4,
+                Repr::Bits(b) | Repr::Sparse { data: b, .. } => b.len() * 4,
             }
     }
 }
 
+/// A sparse row's parts: the single ids, the indexes of the other words, their bits.
+fn split(data: &[u32], singles: u32) -> (&[u32], &[u32], &[u32]) {
+    let (singles, pairs) = data.split_at(singles as usize);
+    let (words, bits) = pairs.split_at(pairs.len() / 2);
+    (singles, words, bits)
+}
+
+/// A sparse row's non-zero words, ascending: the single ids merged with the other words.
+#[derive(Default)]
+struct SparseWords<'a> {
+    singles: &'a [u32],
+    words: &'a [u32],
+    bits: &'a [u32],
+}
+
+impl Iterator for SparseWords<'_> {
+    type Item = (u32, u32);
+
+    fn next(&mut self) -> Option<(u32, u32)> {
+        // A single's word is never one of the other words.
+        match (self.singles.split_first(), self.words.split_first(), self.bits.split_first()) {
+            (Some((&id, singles)), next, _) if next.is_none_or(|(&w, _)| id >> 5 < w) => {
+                self.singles = singles;
+                Some((id >> 5, 1 << (id & 31)))
+            }
+            (_, Some((&w, words)), Some((&b, bits))) => {
+                (self.words, self.bits) = (words, bits);
+                Some((w, b))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Words of the scratch that `with_mask` expands sparse rows into, at least: a power
-/// of two (vocabularies up to 262,144 ids), see `set_id_bits`.
+/// of two (vocabularies up to 262,144 ids), see `store_sparse`.
 const SCRATCH_WORDS: usize = 1 << 13;
 
 thread_local! {
     static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// ORs the bits of `ids` (each `< 32 * words`) into `mask[..words]`.
-fn set_id_bits(ids: &[u32], words: usize, mask: &mut [u32]) {
-    debug_assert!(words <= mask.len() && ids.iter().all(|&id| ((id >> 5) as usize) < words));
+/// Writes a sparse row's non-zero words into `mask[..words]`, which is all zeros: plain
+/// stores, every word written once (an OR per id made a sparse `fillMask` ~25% slower
+/// in wasm).
+fn store_sparse(data: &[u32], singles: u32, words: usize, mask: &mut [u32]) {
+    let (singles, indexes, bits) = split(data, singles);
+    debug_assert!(words <= mask.len() && singles.last().is_none_or(|&id| ((id >> 5) as usize) < words));
     match mask.first_chunk_mut::<SCRATCH_WORDS>() {
         // A fixed-size array indexed with a mask that changes no index below `words`:
-        // no bounds check per id, ~10% of a sparse `fillMask` in wasm.
+        // no bounds check per store.
         Some(fixed) if words <= SCRATCH_WORDS => {
-            for &id in ids {
-                fixed[(id >> 5) as usize & (SCRATCH_WORDS - 1)] |= 1 << (id & 31);
+            for &id in singles {
+                fixed[(id >> 5) as usize & (SCRATCH_WORDS - 1)] = 1 << (id & 31);
+            }
+            for (&w, &b) in indexes.iter().zip(bits) {
+                fixed[w as usize & (SCRATCH_WORDS - 1)] = b;
             }
         }
         _ => {
-            for &id in ids {
-                mask[(id >> 5) as usize] |= 1 << (id & 31);
+            for &id in singles {
+                mask[(id >> 5) as usize] = 1 << (id & 31);
+            }
+            for (&w, &b) in indexes.iter().zip(bits) {
+                mask[w as usize] = b;
             }
         }
     }
@@ -263,7 +364,7 @@ mod tests {
     #[test]
     fn forms_are_canonical_and_equal_sets_compare_equal() {
         let sparse = TokenSet::from_ids(vec![5, 3, 3], 1000);
-        assert!(matches!(sparse.repr, Repr::Ids(_)));
+        assert!(matches!(sparse.repr, Repr::Sparse { .. }));
         assert_eq!(sparse.to_vec(), [3, 5]);
         let dense = TokenSet::from_ids((0..100).rev().collect(), 1000);
         assert!(matches!(dense.repr, Repr::Bits(_)));
@@ -313,8 +414,9 @@ mod tests {
         (0..vocab as u32).filter(|_| rng.below(den) < num).collect()
     }
 
-    /// Checks every way a set is written out against the ids themselves: `fill_mask`
-    /// (extra words cleared), `with_mask`, and `mask_logits` bit for bit (allowed
+    /// Checks every way a set is read or written out against the ids themselves:
+    /// `fill_mask` (extra words cleared), `with_mask`, `iter`, `contains`, and
+    /// `mask_logits` bit for bit (allowed
     /// logits keep their exact bits, NaN payloads and -0 included; padding is -inf).
     fn check_against_oracle(set: &TokenSet, ids: &[u32], vocab: usize, rng: &mut Rng) {
         let words = mask_words(vocab);
@@ -329,6 +431,15 @@ mod tests {
             assert!(mask[words..].iter().all(|&w| w == 0));
         }
         set.with_mask(|bits| assert_eq!(bits, &expected[..], "with_mask, vocab {vocab}"));
+        assert_eq!(set.to_vec(), ids);
+        if vocab <= 5000 {
+            for id in 0..vocab as u32 + 40 {
+                assert_eq!(set.contains(id), ids.binary_search(&id).is_ok(), "contains({id}), vocab {vocab}");
+            }
+        }
+        if let Repr::Sparse { data, .. } = &set.repr {
+            assert!(data.len() <= ids.len(), "the sparse form is never larger than the ids");
+        }
         let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE];
         for padding in [0, 1, 3, 32, 37, 130] {
             let logits: Vec<f32> = (0..vocab + padding)
@@ -358,7 +469,7 @@ mod tests {
                 let set = TokenSet::from_ids(ids.clone(), vocab);
                 match set.repr {
                     Repr::Bits(_) => bits_rows += 1,
-                    Repr::Ids(_) => id_rows += 1,
+                    Repr::Sparse { .. } => id_rows += 1,
                 }
                 assert_eq!(set.len(), ids.len());
                 check_against_oracle(&set, &ids, vocab, &mut rng);
@@ -377,7 +488,7 @@ mod tests {
             ids.push(vocab as u32 - 1);
             ids.dedup();
             let set = TokenSet::from_ids(ids.clone(), vocab);
-            assert!(matches!(set.repr, Repr::Ids(_)));
+            assert!(matches!(set.repr, Repr::Sparse { .. }));
             check_against_oracle(&set, &ids, vocab, &mut rng);
         }
     }
@@ -392,13 +503,36 @@ mod tests {
     }
 
     #[test]
-    fn from_repr_rejects_non_canonical_forms() {
-        assert!(TokenSet::from_repr(Repr::Ids(vec![3, 2].into()), 1000).is_err());
-        assert!(TokenSet::from_repr(Repr::Ids(vec![2000].into()), 1000).is_err());
+    fn sparse_rows_keep_single_ids_and_word_pairs() {
+        // Word 0 holds 1 and 2, word 3 holds 100..=102; 40, 5000 and 5031 are alone.
+        let ids = vec![1, 2, 40, 100, 101, 102, 5000, 5031];
+        let set = TokenSet::from_ids(ids.clone(), 10_000);
+        let Repr::Sparse { data, singles } = &set.repr else { panic!("sparse") };
+        assert_eq!((&data[..], *singles), (&[40, 5000, 5031, 0, 3, 0b110, 0b111 << 4][..], 3));
+        assert_eq!(set.to_vec(), ids);
+        assert_eq!(set.words().collect::<Vec<_>>(), [(0, 0b110), (1, 1 << 8), (3, 0b111 << 4), (156, 1 << 8), (157, 1 << 7)]);
+        for id in 0..10_100 {
+            assert_eq!(set.contains(id), ids.contains(&id), "{id}");
+        }
+    }
+
+    #[test]
+    fn from_stored_round_trips_and_rejects_non_canonical_forms() {
+        assert!(TokenSet::from_stored(Stored::Ids(vec![3, 2]), 1000).is_err());
+        assert!(TokenSet::from_stored(Stored::Ids(vec![2000]), 1000).is_err());
         let mut one = vec![0u32; 32];
         one[0] = 1;
-        assert!(TokenSet::from_repr(Repr::Bits(one.into()), 1000).is_err());
-        assert!(TokenSet::from_repr(Repr::Bits(vec![u32::MAX; 2].into()), 40).is_err());
-        assert!(TokenSet::from_repr(Repr::Ids(vec![1, 2].into()), 1000).is_ok());
+        assert!(TokenSet::from_stored(Stored::Bits(one.into()), 1000).is_err());
+        assert!(TokenSet::from_stored(Stored::Bits(vec![u32::MAX; 2].into()), 40).is_err());
+        assert!(TokenSet::from_stored(Stored::Ids((0..32).collect()), 1000).is_err(), "dense row stored as ids");
+        assert!(TokenSet::from_stored(Stored::Ids(vec![1, 2]), 1000).is_ok());
+        for set in [TokenSet::from_ids(vec![1, 2, 40, 999], 1000), TokenSet::from_ids((0..500).collect(), 1000)] {
+            let stored = match set.bits() {
+                Some(bits) => Stored::Bits(bits.into()),
+                None => Stored::Ids(set.to_vec()),
+            };
+            let Ok(back) = TokenSet::from_stored(stored, 1000) else { panic!("round trip") };
+            assert_eq!(back, set);
+        }
     }
 }
