@@ -16,7 +16,8 @@ for target in nodejs web; do
   rm -rf "$out"
   wasm-bindgen "$wasm" --out-dir "$out" --out-name logitmask --target "$target" --weak-refs
   if [[ $profile != dev ]]; then
-    node_modules/.bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    # --enable-simd: the mask kernels (src/index/kernel.rs) are simd128 code.
+    node_modules/.bin/wasm-opt -Oz --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
       --enable-mutable-globals --enable-reference-types --enable-multivalue \
       "$out/logitmask_bg.wasm" -o "$out/logitmask_bg.wasm"
   fi

@@ -206,3 +206,93 @@ fn date_regex_generates_long_years() {
     guide.advance(128.0).unwrap();
     assert!(guide.is_finished());
 }
+
+/// xorshift64*: reproducible randomness (tests/common needs crates that are native-only).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// fillMask, maskLogits and maskLogitsBuffer against a scalar oracle, over random sets
+/// stored in both forms (bitset and ids) and vocabulary sizes around word (32) and
+/// vector (128) boundaries: wasm has its own kernels (simd128 for dense rows and the
+/// -inf fill, a reused scratch for sparse fillMask), which the native tests never run.
+#[wasm_bindgen_test]
+fn masks_match_a_scalar_oracle_over_random_sets() {
+    let mut rng = Rng(0x5eed_0f01_2345_6789);
+    let mut forms = (0, 0); // (dense, sparse) rows seen
+    let sizes = [1usize, 2, 31, 32, 33, 100, 127, 128, 129, 1000, 4099, 70_001, 262_145];
+    for size in sizes {
+        // 262,145 ids: past the fixed-size scratch that sparse rows are expanded into
+        // (two densities only: its vocabulary takes a while to build).
+        let densities: &[(u64, u64)] =
+            if size > 100_000 { &[(1, 2000), (1, 2)] } else { &[(1, 2000), (1, 200), (1, 31), (1, 2), (31, 32), (1, 1)] };
+        for &(num, den) in densities {
+            // Id i is "a" (allowed by `a*`) or "b"; the last id is EOS, allowed at the
+            // start because the empty text matches.
+            let tokens = Array::new();
+            let mut allowed = vec![false; size];
+            for a in allowed.iter_mut().take(size - 1) {
+                *a = rng.below(den) < num;
+                tokens.push(&(if *a { "a" } else { "b" }).into());
+            }
+            tokens.push(&JsValue::NULL);
+            allowed[size - 1] = true;
+            let v = JsVocabulary::new(tokens.into(), Array::of1(&((size - 1) as u32).into()).into()).unwrap();
+            let index = JsIndex::from_regex("a*".into(), &v, None).unwrap();
+            let guide = JsGuide::new(&index, None).unwrap();
+            let ids: Vec<u32> = (0..size as u32).filter(|&i| allowed[i as usize]).collect();
+            assert_eq!(guide.allowed_tokens().unwrap(), ids, "size {size}");
+            let words = size.div_ceil(32);
+            if ids.len() >= words {
+                forms.0 += 1;
+            } else {
+                forms.1 += 1;
+            }
+
+            for extra in [0, 3] {
+                let mask = Uint32Array::new_with_length((words + extra) as u32);
+                mask.fill(0xdead_beef, 0, (words + extra) as u32);
+                guide.fill_mask(mask.clone().into()).unwrap();
+                let mask = mask.to_vec();
+                for id in 0..32 * (words + extra) {
+                    let want = id < size && allowed[id];
+                    assert_eq!(mask[id >> 5] >> (id & 31) & 1 == 1, want, "fillMask: id {id}, size {size}");
+                }
+            }
+
+            for padding in [0, 5, 32] {
+                let specials = [f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE, -1.5];
+                let values: Vec<f32> = (0..size + padding)
+                    .map(|_| match rng.below(6) {
+                        0 => specials[rng.below(specials.len() as u64) as usize],
+                        _ => (rng.below(2_000_001) as f32 - 1e6) / 64.0,
+                    })
+                    .collect();
+                let check = |out: &[f32], what: &str| {
+                    for (i, (&before, &after)) in values.iter().zip(out).enumerate() {
+                        let want = if i < size && allowed[i] { before } else { f32::NEG_INFINITY };
+                        assert_eq!(after.to_bits(), want.to_bits(), "{what}: logit {i}, size {size}, padding {padding}");
+                    }
+                };
+                let logits = Float32Array::from(&values[..]);
+                guide.mask_logits(logits.clone().into()).unwrap();
+                check(&logits.to_vec(), "maskLogits");
+                let mut buffer = JsLogitsBuffer::new((size + padding) as f64).unwrap();
+                buffer.view().copy_from(&values);
+                guide.mask_logits_buffer(&mut buffer).unwrap();
+                check(&buffer.view().to_vec(), "maskLogitsBuffer");
+            }
+        }
+    }
+    assert!(forms.0 >= 20 && forms.1 >= 15, "dense and sparse rows both covered: {forms:?}");
+}

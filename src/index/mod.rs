@@ -11,6 +11,7 @@
 //! is asked for and caches it, so the first mask is ready after one trie walk.
 
 mod build;
+mod kernel;
 mod serialize;
 mod token_set;
 

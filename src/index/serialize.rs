@@ -23,7 +23,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use super::token_set::{mask_words, Repr};
+use super::token_set::{mask_words, Stored};
 use super::{Automaton, Index, StateId, TokenSet};
 use crate::dfa::Dfa;
 use crate::error::{Error, ErrorKind, Result};
@@ -104,17 +104,17 @@ impl Index {
         }
         w.u32(rows.len() as u32);
         for row in rows {
-            match row.repr() {
-                Repr::Ids(ids) => {
+            match row.bits() {
+                None => {
                     w.u8(0);
-                    w.u32(ids.len() as u32);
+                    w.u32(row.len() as u32);
                     let mut prev = 0u32;
-                    for &id in ids.iter() {
+                    for id in row.iter() {
                         w.leb(id - prev);
                         prev = id;
                     }
                 }
-                Repr::Bits(bits) => {
+                Some(bits) => {
                     w.u8(1);
                     w.u32(bits.len() as u32);
                     for &word in bits.iter() {
@@ -207,7 +207,7 @@ impl Index {
         for _ in 0..row_count {
             let form = r.u8()?;
             let len = r.u32()? as usize;
-            let repr = match form {
+            let stored = match form {
                 0 => {
                     r.ensure(len)?; // at least one byte per id
                     let mut ids = Vec::with_capacity(len);
@@ -220,18 +220,18 @@ impl Index {
                         prev = prev.checked_add(delta).ok_or_else(|| corrupt("id overflow in a row"))?;
                         ids.push(prev);
                     }
-                    Repr::Ids(ids.into_boxed_slice())
+                    Stored::Ids(ids)
                 }
                 1 => {
                     if len != words {
                         return Err(corrupt("bitset row has the wrong length"));
                     }
                     let raw = r.take(len.checked_mul(4).ok_or_else(|| corrupt("row too large"))?)?;
-                    Repr::Bits(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+                    Stored::Bits(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
                 }
                 _ => return Err(corrupt("bad row form")),
             };
-            rows.push(Arc::new(TokenSet::from_repr(repr, vocab_size).map_err(|e| corrupt(&e))?));
+            rows.push(Arc::new(TokenSet::from_stored(stored, vocab_size).map_err(|e| corrupt(&e))?));
         }
 
         let mut index = Index::from_parts(vocab.clone(), pattern, Automaton::Full(dfa), end_ok, false, usize::MAX);

@@ -1,12 +1,19 @@
-//! A set of token ids, stored as a bitset when dense and as sorted ids when sparse.
+//! A set of token ids, stored as a bitset when dense and as the bitset's non-zero words
+//! when sparse.
 
+use std::cell::RefCell;
+
+use super::kernel::{fill_neg_inf, mask_with_bits};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The tokens allowed in one state (EOS ids included where the text so far matches).
 ///
 /// Stored as a bitset of `ceil(vocab_size / 32)` words when at least one id in 32 is
-/// present (then the bitset is also the smaller form), else as sorted ids. The form is a
-/// function of the contents, so equal sets compare equal and identical rows are shared.
+/// present (then the bitset is also the smaller form), else sparse: the ids alone in
+/// their word, then (word, bits) for the other non-zero words, which takes no more room
+/// than the ids and expands into a bitset with one plain store per non-zero word. The
+/// form is a function of the contents, so equal sets compare equal and identical rows
+/// are shared.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct TokenSet {
     repr: Repr,
@@ -15,11 +22,20 @@ pub struct TokenSet {
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub(crate) enum Repr {
+enum Repr {
     /// Bit `id & 31` of word `id >> 5`.
     Bits(Box<[u32]>),
-    /// Ascending, no duplicates.
-    Ids(Box<[u32]>),
+    /// `data[..singles]`: the ids alone in their word, ascending; then, for the words
+    /// with two ids or more, their indexes (ascending) and then their bits.
+    Sparse { data: Box<[u32]>, singles: u32 },
+}
+
+/// A row in the serialized form (which keeps sparse rows as ascending ids).
+pub(crate) enum Stored {
+    /// The `ceil(vocab_size / 32)` bitset words.
+    Bits(Box<[u32]>),
+    /// Ascending ids.
+    Ids(Vec<u32>),
 }
 
 impl std::fmt::Debug for TokenSet {
@@ -53,14 +69,33 @@ impl TokenSet {
         }
         ids.sort_unstable();
         ids.dedup();
-        TokenSet { len: ids.len() as u32, repr: Repr::Ids(ids.into_boxed_slice()), vocab_size: vocab_size as u32 }
+        TokenSet::sparse(&ids, vocab_size)
     }
 
-    /// Rebuilds a set from its stored form, checking that it is canonical.
-    pub(crate) fn from_repr(repr: Repr, vocab_size: usize) -> Result<TokenSet, String> {
+    /// The sparse form of ascending, distinct ids.
+    fn sparse(ids: &[u32], vocab_size: usize) -> TokenSet {
+        let (mut singles, mut words, mut bits) = (Vec::new(), Vec::new(), Vec::new());
+        for group in ids.chunk_by(|a, b| a >> 5 == b >> 5) {
+            match group {
+                [id] => singles.push(*id),
+                _ => {
+                    words.push(group[0] >> 5);
+                    bits.push(group.iter().fold(0u32, |w, id| w | 1 << (id & 31)));
+                }
+            }
+        }
+        let n = singles.len() as u32;
+        singles.extend(words);
+        singles.extend(bits);
+        let repr = Repr::Sparse { data: singles.into_boxed_slice(), singles: n };
+        TokenSet { repr, len: ids.len() as u32, vocab_size: vocab_size as u32 }
+    }
+
+    /// Rebuilds a set from its serialized form, checking that it is canonical.
+    pub(crate) fn from_stored(stored: Stored, vocab_size: usize) -> Result<TokenSet, String> {
         let words = mask_words(vocab_size);
-        let len = match &repr {
-            Repr::Bits(bits) => {
+        match stored {
+            Stored::Bits(bits) => {
                 if bits.len() != words {
                     return Err("bitset row has the wrong length".into());
                 }
@@ -71,23 +106,18 @@ impl TokenSet {
                 if len < words {
                     return Err("sparse row stored as a bitset".into());
                 }
-                len
+                Ok(TokenSet { repr: Repr::Bits(bits), len: len as u32, vocab_size: vocab_size as u32 })
             }
-            Repr::Ids(ids) => {
+            Stored::Ids(ids) => {
                 if ids.len() >= words.max(1) {
                     return Err("dense row stored as ids".into());
                 }
                 if ids.windows(2).any(|w| w[0] >= w[1]) || ids.last().is_some_and(|&l| l as usize >= vocab_size) {
                     return Err("id row is not ascending or has ids beyond the vocabulary".into());
                 }
-                ids.len()
+                Ok(TokenSet::sparse(&ids, vocab_size))
             }
-        };
-        Ok(TokenSet { repr, len: len as u32, vocab_size: vocab_size as u32 })
-    }
-
-    pub(crate) fn repr(&self) -> &Repr {
-        &self.repr
+        }
     }
 
     /// The bitset words when the set is stored densely (bit `id & 31` of word
@@ -95,7 +125,7 @@ impl TokenSet {
     pub fn bits(&self) -> Option<&[u32]> {
         match &self.repr {
             Repr::Bits(b) => Some(b),
-            Repr::Ids(_) => None,
+            Repr::Sparse { .. } => None,
         }
     }
 
@@ -113,17 +143,30 @@ impl TokenSet {
     pub fn contains(&self, id: u32) -> bool {
         match &self.repr {
             Repr::Bits(bits) => bits.get((id >> 5) as usize).is_some_and(|w| w >> (id & 31) & 1 == 1),
-            Repr::Ids(ids) => ids.binary_search(&id).is_ok(),
+            Repr::Sparse { data, singles } => {
+                let (singles, words, bits) = split(data, *singles);
+                singles.binary_search(&id).is_ok()
+                    || words.binary_search(&(id >> 5)).is_ok_and(|i| bits[i] >> (id & 31) & 1 == 1)
+            }
         }
+    }
+
+    /// The non-zero words of the set's bitset, ascending: (word index, bits).
+    fn words(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let (dense, sparse): (&[u32], SparseWords) = match &self.repr {
+            Repr::Bits(b) => (b, SparseWords::default()),
+            Repr::Sparse { data, singles } => {
+                let (singles, words, bits) = split(data, *singles);
+                (&[], SparseWords { singles, words, bits })
+            }
+        };
+        let dense = dense.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32, w));
+        dense.chain(sparse)
     }
 
     /// The ids, ascending.
     pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        let (bits, ids): (&[u32], &[u32]) = match &self.repr {
-            Repr::Bits(b) => (b, &[]),
-            Repr::Ids(i) => (&[], i),
-        };
-        let from_bits = bits.iter().enumerate().flat_map(|(i, &w)| {
+        self.words().flat_map(|(i, w)| {
             let mut w = w;
             std::iter::from_fn(move || {
                 if w == 0 {
@@ -131,10 +174,9 @@ impl TokenSet {
                 }
                 let bit = w.trailing_zeros();
                 w &= w - 1;
-                Some(((i as u32) << 5) | bit)
+                Some((i << 5) | bit)
             })
-        });
-        from_bits.chain(ids.iter().copied())
+        })
     }
 
     /// The ids, ascending, in a new vector.
@@ -155,14 +197,41 @@ impl TokenSet {
                 mask[..words].copy_from_slice(bits);
                 mask[words..].fill(0);
             }
-            Repr::Ids(ids) => {
+            Repr::Sparse { data, singles } => {
                 mask.fill(0);
-                for &id in ids.iter() {
-                    mask[(id >> 5) as usize] |= 1 << (id & 31);
-                }
+                store_sparse(data, *singles, words, mask);
             }
         }
         Ok(())
+    }
+
+    /// Calls `f` with the set as the `ceil(vocab_size / 32)` words `fill_mask` writes:
+    /// the row itself when dense, else the sparse form expanded into a per-thread
+    /// scratch, so there is no allocation per call (wasm's `fillMask` copies this out in
+    /// one go).
+    #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // wasm's fillMask and the tests
+    pub(crate) fn with_mask<R>(&self, f: impl FnOnce(&[u32]) -> R) -> R {
+        let (data, singles) = match &self.repr {
+            Repr::Bits(bits) => return f(bits),
+            Repr::Sparse { data, singles } => (data, *singles),
+        };
+        let words = mask_words(self.vocab_size as usize);
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => {
+                if scratch.len() < words {
+                    scratch.resize(words.max(SCRATCH_WORDS), 0);
+                }
+                scratch[..words].fill(0);
+                store_sparse(data, singles, words, &mut scratch);
+                f(&scratch[..words])
+            }
+            // Only if `f` itself expands a sparse row.
+            Err(_) => {
+                let mut mask = vec![0; words];
+                store_sparse(data, singles, words, &mut mask);
+                f(&mask)
+            }
+        })
     }
 
     /// Sets every logit whose id is not in the set (and any padding past the
@@ -175,9 +244,27 @@ impl TokenSet {
         }
         match &self.repr {
             Repr::Bits(bits) => mask_with_bits(bits, logits),
-            Repr::Ids(ids) => {
+            Repr::Sparse { data, singles } => {
+                // -inf between consecutive ids, walking the single ids and the other
+                // words' ids in order (a single's word is never one of the others).
+                let (singles, words, bits) = split(data, *singles);
                 let mut next = 0usize;
-                for &id in ids.iter() {
+                let mut s = 0;
+                for (&w, &b) in words.iter().zip(bits) {
+                    while s < singles.len() && singles[s] >> 5 < w {
+                        fill_neg_inf(&mut logits[next..singles[s] as usize]);
+                        next = singles[s] as usize + 1;
+                        s += 1;
+                    }
+                    let mut b = b;
+                    while b != 0 {
+                        let id = (w << 5 | b.trailing_zeros()) as usize;
+                        fill_neg_inf(&mut logits[next..id]);
+                        next = id + 1;
+                        b &= b - 1;
+                    }
+                }
+                for &id in &singles[s..] {
                     fill_neg_inf(&mut logits[next..id as usize]);
                     next = id as usize + 1;
                 }
@@ -191,60 +278,79 @@ impl TokenSet {
     pub fn memory_usage(&self) -> usize {
         std::mem::size_of::<TokenSet>()
             + match &self.repr {
-                Repr::Bits(b) | Repr::Ids(b) => b.len() * 4,
+                Repr::Bits(b) | Repr::Sparse { data: b, .. } => b.len() * 4,
             }
     }
 }
 
-#[inline(never)]
-fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
-    let covered = (bits.len() * 32).min(logits.len());
-    let (head, tail) = logits.split_at_mut(covered);
-    let mut chunks = head.chunks_exact_mut(32);
-    for (&w, chunk) in bits.iter().zip(&mut chunks) {
-        if w == u32::MAX {
-            continue;
-        }
-        if w == 0 {
-            chunk.copy_from_slice(&NEG_INF_BLOCK);
-            continue;
-        }
-        // Branch-free select on the float bits over a fixed-size block: dense rows mix
-        // allowed and disallowed ids in almost every word, where a per-bit branch
-        // mispredicts; integer masking is also what wasm compiles best (a float select
-        // was 2.6x slower there).
-        let block: &mut [f32; 32] = chunk.try_into().expect("chunks of 32");
-        const NEG_INF_BITS: u32 = 0xff80_0000;
-        for (j, x) in block.iter_mut().enumerate() {
-            let keep = 0u32.wrapping_sub((w >> j) & 1); // all ones iff allowed
-            *x = f32::from_bits((x.to_bits() & keep) | (NEG_INF_BITS & !keep));
+/// A sparse row's parts: the single ids, the indexes of the other words, their bits.
+fn split(data: &[u32], singles: u32) -> (&[u32], &[u32], &[u32]) {
+    let (singles, pairs) = data.split_at(singles as usize);
+    let (words, bits) = pairs.split_at(pairs.len() / 2);
+    (singles, words, bits)
+}
+
+/// A sparse row's non-zero words, ascending: the single ids merged with the other words.
+#[derive(Default)]
+struct SparseWords<'a> {
+    singles: &'a [u32],
+    words: &'a [u32],
+    bits: &'a [u32],
+}
+
+impl Iterator for SparseWords<'_> {
+    type Item = (u32, u32);
+
+    fn next(&mut self) -> Option<(u32, u32)> {
+        // A single's word is never one of the other words.
+        match (self.singles.split_first(), self.words.split_first(), self.bits.split_first()) {
+            (Some((&id, singles)), next, _) if next.is_none_or(|(&w, _)| id >> 5 < w) => {
+                self.singles = singles;
+                Some((id >> 5, 1 << (id & 31)))
+            }
+            (_, Some((&w, words)), Some((&b, bits))) => {
+                (self.words, self.bits) = (words, bits);
+                Some((w, b))
+            }
+            _ => None,
         }
     }
-    // The last, partial word (vocabularies are rarely a multiple of 32).
-    let rest = chunks.into_remainder();
-    if let Some(&w) = bits.get(covered / 32) {
-        for (j, x) in rest.iter_mut().enumerate() {
-            if (w >> j) & 1 == 0 {
-                *x = f32::NEG_INFINITY;
+}
+
+/// Words of the scratch that `with_mask` expands sparse rows into, at least: a power
+/// of two (vocabularies up to 262,144 ids), see `store_sparse`.
+const SCRATCH_WORDS: usize = 1 << 13;
+
+thread_local! {
+    static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Writes a sparse row's non-zero words into `mask[..words]`, which is all zeros: plain
+/// stores, every word written once (an OR per id made a sparse `fillMask` ~25% slower
+/// in wasm).
+fn store_sparse(data: &[u32], singles: u32, words: usize, mask: &mut [u32]) {
+    let (singles, indexes, bits) = split(data, singles);
+    debug_assert!(words <= mask.len() && singles.last().is_none_or(|&id| ((id >> 5) as usize) < words));
+    match mask.first_chunk_mut::<SCRATCH_WORDS>() {
+        // A fixed-size array indexed with a mask that changes no index below `words`:
+        // no bounds check per store.
+        Some(fixed) if words <= SCRATCH_WORDS => {
+            for &id in singles {
+                fixed[(id >> 5) as usize & (SCRATCH_WORDS - 1)] = 1 << (id & 31);
+            }
+            for (&w, &b) in indexes.iter().zip(bits) {
+                fixed[w as usize & (SCRATCH_WORDS - 1)] = b;
+            }
+        }
+        _ => {
+            for &id in singles {
+                mask[(id >> 5) as usize] = 1 << (id & 31);
+            }
+            for (&w, &b) in indexes.iter().zip(bits) {
+                mask[w as usize] = b;
             }
         }
     }
-    fill_neg_inf(tail);
-}
-
-const NEG_INF_BLOCK: [f32; 32] = [f32::NEG_INFINITY; 32];
-
-/// `slice.fill(-inf)`, as block copies: a copy compiles to wasm's `memory.copy`, while
-/// a fill with a non-zero float compiles to a scalar loop (49 us for 200k floats in
-/// wasm at opt-level "s", against ~12 us).
-fn fill_neg_inf(slice: &mut [f32]) {
-    let mut chunks = slice.chunks_exact_mut(32);
-    for chunk in &mut chunks {
-        chunk.copy_from_slice(&NEG_INF_BLOCK);
-    }
-    let rest = chunks.into_remainder();
-    let n = rest.len();
-    rest.copy_from_slice(&NEG_INF_BLOCK[..n]);
 }
 
 fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {
@@ -258,7 +364,7 @@ mod tests {
     #[test]
     fn forms_are_canonical_and_equal_sets_compare_equal() {
         let sparse = TokenSet::from_ids(vec![5, 3, 3], 1000);
-        assert!(matches!(sparse.repr, Repr::Ids(_)));
+        assert!(matches!(sparse.repr, Repr::Sparse { .. }));
         assert_eq!(sparse.to_vec(), [3, 5]);
         let dense = TokenSet::from_ids((0..100).rev().collect(), 1000);
         assert!(matches!(dense.repr, Repr::Bits(_)));
@@ -289,14 +395,144 @@ mod tests {
         }
     }
 
+    /// xorshift64*: reproducible randomness without a crate.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Random ids below `vocab`, each present with probability `num / den`.
+    fn random_ids(rng: &mut Rng, vocab: usize, num: u64, den: u64) -> Vec<u32> {
+        (0..vocab as u32).filter(|_| rng.below(den) < num).collect()
+    }
+
+    /// Checks every way a set is read or written out against the ids themselves:
+    /// `fill_mask` (extra words cleared), `with_mask`, `iter`, `contains`, and
+    /// `mask_logits` bit for bit (allowed
+    /// logits keep their exact bits, NaN payloads and -0 included; padding is -inf).
+    fn check_against_oracle(set: &TokenSet, ids: &[u32], vocab: usize, rng: &mut Rng) {
+        let words = mask_words(vocab);
+        let mut expected = vec![0u32; words];
+        for &id in ids {
+            expected[(id >> 5) as usize] |= 1 << (id & 31);
+        }
+        for extra in [0, 1, 9] {
+            let mut mask = vec![0xdead_beef_u32; words + extra];
+            set.fill_mask(&mut mask).unwrap();
+            assert_eq!(mask[..words], expected[..], "vocab {vocab}, {} ids", ids.len());
+            assert!(mask[words..].iter().all(|&w| w == 0));
+        }
+        set.with_mask(|bits| assert_eq!(bits, &expected[..], "with_mask, vocab {vocab}"));
+        assert_eq!(set.to_vec(), ids);
+        if vocab <= 5000 {
+            for id in 0..vocab as u32 + 40 {
+                assert_eq!(set.contains(id), ids.binary_search(&id).is_ok(), "contains({id}), vocab {vocab}");
+            }
+        }
+        if let Repr::Sparse { data, .. } = &set.repr {
+            assert!(data.len() <= ids.len(), "the sparse form is never larger than the ids");
+        }
+        let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE];
+        for padding in [0, 1, 3, 32, 37, 130] {
+            let logits: Vec<f32> = (0..vocab + padding)
+                .map(|_| match rng.below(8) {
+                    0 => specials[rng.below(specials.len() as u64) as usize],
+                    _ => f32::from_bits(rng.next() as u32),
+                })
+                .collect();
+            let mut masked = logits.clone();
+            set.mask_logits(&mut masked).unwrap();
+            for (i, (&before, &after)) in logits.iter().zip(&masked).enumerate() {
+                let allowed = i < vocab && expected[i >> 5] >> (i & 31) & 1 == 1;
+                let want = if allowed { before.to_bits() } else { f32::NEG_INFINITY.to_bits() };
+                assert_eq!(after.to_bits(), want, "logit {i}, vocab {vocab}, padding {padding}");
+            }
+        }
+    }
+
     #[test]
-    fn from_repr_rejects_non_canonical_forms() {
-        assert!(TokenSet::from_repr(Repr::Ids(vec![3, 2].into()), 1000).is_err());
-        assert!(TokenSet::from_repr(Repr::Ids(vec![2000].into()), 1000).is_err());
+    fn kernels_match_an_oracle_for_both_forms_and_odd_sizes() {
+        let mut rng = Rng(0x5eed_1234_abcd_0001);
+        let (mut bits_rows, mut id_rows) = (0, 0);
+        // Sizes around word (32) and 4-word (128) boundaries, and larger ones.
+        for vocab in [1, 2, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000, 4099, 70_001] {
+            for (num, den) in [(0, 1), (1, 2000), (1, 40), (1, 31), (1, 8), (1, 2), (31, 32), (1, 1)] {
+                let ids = random_ids(&mut rng, vocab, num, den);
+                let set = TokenSet::from_ids(ids.clone(), vocab);
+                match set.repr {
+                    Repr::Bits(_) => bits_rows += 1,
+                    Repr::Sparse { .. } => id_rows += 1,
+                }
+                assert_eq!(set.len(), ids.len());
+                check_against_oracle(&set, &ids, vocab, &mut rng);
+            }
+        }
+        assert!(bits_rows > 40 && id_rows > 40, "{bits_rows} bitset rows, {id_rows} id rows");
+    }
+
+    #[test]
+    fn sparse_rows_beyond_the_fixed_size_scratch() {
+        // Up to 262,144 ids a sparse row is expanded through a fixed-size array; larger
+        // vocabularies (and caller masks shorter than that array) take the checked loop.
+        let mut rng = Rng(0x5eed_1234_abcd_0002);
+        for vocab in [262_143, 262_144, 262_145, 300_001] {
+            let mut ids = random_ids(&mut rng, vocab, 1, 400);
+            ids.push(vocab as u32 - 1);
+            ids.dedup();
+            let set = TokenSet::from_ids(ids.clone(), vocab);
+            assert!(matches!(set.repr, Repr::Sparse { .. }));
+            check_against_oracle(&set, &ids, vocab, &mut rng);
+        }
+    }
+
+    #[test]
+    fn with_mask_works_when_called_from_inside_itself() {
+        let a = TokenSet::from_ids(vec![3, 900], 1000);
+        let b = TokenSet::from_ids(vec![5], 1000);
+        let (outer, inner) = a.with_mask(|x| (x.to_vec(), b.with_mask(|y| y.to_vec())));
+        assert_eq!((outer[0], outer[28], inner[0]), (1 << 3, 1 << 4, 1 << 5));
+        assert_eq!(a.with_mask(|x| x.to_vec()), outer, "the scratch is cleared between uses");
+    }
+
+    #[test]
+    fn sparse_rows_keep_single_ids_and_word_pairs() {
+        // Word 0 holds 1 and 2, word 3 holds 100..=102; 40, 5000 and 5031 are alone.
+        let ids = vec![1, 2, 40, 100, 101, 102, 5000, 5031];
+        let set = TokenSet::from_ids(ids.clone(), 10_000);
+        let Repr::Sparse { data, singles } = &set.repr else { panic!("sparse") };
+        assert_eq!((&data[..], *singles), (&[40, 5000, 5031, 0, 3, 0b110, 0b111 << 4][..], 3));
+        assert_eq!(set.to_vec(), ids);
+        assert_eq!(set.words().collect::<Vec<_>>(), [(0, 0b110), (1, 1 << 8), (3, 0b111 << 4), (156, 1 << 8), (157, 1 << 7)]);
+        for id in 0..10_100 {
+            assert_eq!(set.contains(id), ids.contains(&id), "{id}");
+        }
+    }
+
+    #[test]
+    fn from_stored_round_trips_and_rejects_non_canonical_forms() {
+        assert!(TokenSet::from_stored(Stored::Ids(vec![3, 2]), 1000).is_err());
+        assert!(TokenSet::from_stored(Stored::Ids(vec![2000]), 1000).is_err());
         let mut one = vec![0u32; 32];
         one[0] = 1;
-        assert!(TokenSet::from_repr(Repr::Bits(one.into()), 1000).is_err());
-        assert!(TokenSet::from_repr(Repr::Bits(vec![u32::MAX; 2].into()), 40).is_err());
-        assert!(TokenSet::from_repr(Repr::Ids(vec![1, 2].into()), 1000).is_ok());
+        assert!(TokenSet::from_stored(Stored::Bits(one.into()), 1000).is_err());
+        assert!(TokenSet::from_stored(Stored::Bits(vec![u32::MAX; 2].into()), 40).is_err());
+        assert!(TokenSet::from_stored(Stored::Ids((0..32).collect()), 1000).is_err(), "dense row stored as ids");
+        assert!(TokenSet::from_stored(Stored::Ids(vec![1, 2]), 1000).is_ok());
+        for set in [TokenSet::from_ids(vec![1, 2, 40, 999], 1000), TokenSet::from_ids((0..500).collect(), 1000)] {
+            let stored = match set.bits() {
+                Some(bits) => Stored::Bits(bits.into()),
+                None => Stored::Ids(set.to_vec()),
+            };
+            let Ok(back) = TokenSet::from_stored(stored, 1000) else { panic!("round trip") };
+            assert_eq!(back, set);
+        }
     }
 }
