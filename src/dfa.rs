@@ -216,6 +216,18 @@ impl Dfa {
         self.trans[state as usize * self.stride + self.classes[byte as usize] as usize]
     }
 
+    /// The byte class of `byte` (what [`step_class`](Dfa::step_class) takes).
+    #[inline(always)]
+    pub(crate) fn class_of(&self, byte: u8) -> u32 {
+        u32::from(self.classes[byte as usize])
+    }
+
+    /// One step on a byte class from `state` (which must be `< state_count()`).
+    #[inline(always)]
+    pub(crate) fn step_class(&self, state: u32, class: u32) -> u32 {
+        self.trans[state as usize * self.stride + class as usize]
+    }
+
     /// Walks `bytes` from `state` (the `walk_fsm` of Outlines). An unknown state walks
     /// to [`Walk::Dead`].
     pub fn walk(&self, state: u32, bytes: &[u8]) -> Walk {
