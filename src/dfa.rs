@@ -556,7 +556,7 @@ fn thompson_config(config: &DfaConfig) -> thompson::Config {
 /// kept.
 fn build_dense(pattern: &str, config: &DfaConfig) -> Result<dense::DFA<Vec<u32>>> {
     let hir = regex_automata::util::syntax::parse(pattern).map_err(|e| {
-        let chain = format!("error building NFA: error parsing regex: {}", flatten_inner(&e));
+        let chain = format!("error building NFA: error parsing regex: {}", flatten(&e).replace('\n', " "));
         Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {chain}", quote(pattern)), e)
     })?;
     let hir = if has_lazy_repetition(&hir) { all_greedy(hir) } else { hir };
@@ -564,7 +564,7 @@ fn build_dense(pattern: &str, config: &DfaConfig) -> Result<dense::DFA<Vec<u32>>
         if e.size_limit().is_some() {
             Error::with_source(ErrorKind::DfaTooLarge, too_large_message(pattern, config, &"error building NFA"), e)
         } else {
-            let chain = format!("error building NFA: {}", flatten_inner(&e));
+            let chain = format!("error building NFA: {}", flatten(&e).replace('\n', " "));
             Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {chain}", quote(pattern)), e)
         }
     })?;
@@ -724,16 +724,6 @@ pub(crate) fn quote(pattern: &str) -> String {
         end -= 1;
     }
     format!("{:?}... ({} bytes)", &pattern[..end], pattern.len())
-}
-
-/// `e` and its sources on one line, as the inner errors of a chain (see [`flatten`]).
-fn flatten_inner(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string().replace('\n', " ");
-    if let Some(inner) = e.source() {
-        s.push_str(": ");
-        s.push_str(&flatten_inner(inner));
-    }
-    s
 }
 
 /// regex-automata nests the syntax error inside the build error; show both on one line.

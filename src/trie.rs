@@ -20,6 +20,8 @@
 //!
 //! The trie knows nothing about automata: the walk takes a step function.
 
+use std::sync::OnceLock;
+
 use crate::vocabulary::Vocabulary;
 
 /// The state number a step function returns for "dead: no continuation can match".
@@ -100,27 +102,42 @@ impl Node {
     }
 }
 
-/// How many start states one [`TokenTrie::walk_many`] pass carries at most (a power of
-/// two). Larger groups share more nodes: `complex_span` (427 states) took 14% fewer
-/// instructions in one pass than in two of 256. The per-depth lists take LANES slots
-/// each, zeroed once per build, which is why it is not larger.
+/// How many start states one [`TokenTrie::walk_many`] pass carries at most. Larger
+/// groups share more nodes: `complex_span` (427 states) took 14% fewer instructions in
+/// one pass than in two of 256. The per-depth lists take a slot per lane, zeroed once
+/// per build, which is why it is not larger.
 pub(crate) const LANES: usize = 512;
 
 /// Steps every lane of `live` on `class` into `child`, keeping the live ones; returns
 /// how many. Not inlined: on its own the loop keeps everything in registers.
 #[inline(never)]
-fn step_lanes(live: &[u64], child: &mut [u64; LANES], class: u32, step: &impl Fn(u32, u32) -> u32) -> usize {
+fn step_lanes(live: &[u64], child: &mut [u64], class: u32, step: &impl Fn(u32, u32) -> u32) -> usize {
+    // `child.len()` is a power of two, at least `live.len()`.
+    let mask = child.len().wrapping_sub(1);
     let mut n = 0;
     for &lane_state in live {
         let s = lane_state as u32;
         let t = step(s, class);
         // Written unconditionally, kept by advancing n only when alive: no branch. n <
-        // LANES here (n <= the index in `live`), so the mask never changes it and spares
-        // a bounds check. Replacing the state keeps the lane bits above.
-        child[n & (LANES - 1)] = lane_state - u64::from(s) + u64::from(t);
+        // child.len() here (n <= the index in `live`), so the mask never changes it and
+        // spares a bounds check. Replacing the state keeps the lane bits above.
+        child[n & mask] = lane_state - u64::from(s) + u64::from(t);
         n += usize::from(t != DEAD);
     }
     n
+}
+
+/// Token counts by first bytes ([`TokenTrie::prefix_counts`]): what bounds a state's
+/// row before any walk.
+pub(crate) struct PrefixCounts {
+    /// `first[b]`: tokens starting with byte `b`.
+    pub(crate) first: [u32; 256],
+    /// `alone[b]`: tokens that are byte `b` alone.
+    pub(crate) alone: [u32; 256],
+    /// `(second byte, tokens starting with both)`, for first byte `b` at
+    /// `pairs[pairs_of[b].0..pairs_of[b].1]`.
+    pub(crate) pairs: Vec<(u8, u32)>,
+    pub(crate) pairs_of: [(u32, u32); 256],
 }
 
 /// Scratch space for [`TokenTrie::walk_many`], reused across passes.
@@ -138,6 +155,9 @@ pub(crate) struct TokenTrie {
     nodes: Vec<Node>,
     ids: Vec<u32>,
     max_depth: usize,
+    /// Made on first use (a pass over the first two levels: ~0.05 ms in wasm for 200k
+    /// tokens, too much to repeat for every small index).
+    prefix_counts: OnceLock<PrefixCounts>,
 }
 
 impl TokenTrie {
@@ -172,7 +192,7 @@ impl TokenTrie {
             nodes[n as usize].subtree_end = end;
         }
         nodes.push(Node { byte_depth: 0, subtree_end: end + 1, tok_start: ids.len() as u32 });
-        let trie = TokenTrie { nodes, ids, max_depth };
+        let trie = TokenTrie { nodes, ids, max_depth, prefix_counts: OnceLock::new() };
         debug_assert!(trie.validate().is_ok());
         trie
     }
@@ -188,7 +208,9 @@ impl TokenTrie {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        self.nodes.capacity() * std::mem::size_of::<Node>() + self.ids.capacity() * 4
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.ids.capacity() * 4
+            + self.prefix_counts.get().map_or(0, |c| std::mem::size_of::<PrefixCounts>() + c.pairs.capacity() * 8)
     }
 
     /// Walks every token from `start`, calling `emit(token_id, end_state)` for each
@@ -234,15 +256,29 @@ impl TokenTrie {
         visited
     }
 
-    /// How many tokens start with each byte.
-    pub(crate) fn first_byte_token_counts(&self) -> [u32; 256] {
-        let mut counts = [0u32; 256];
-        let last = self.nodes.len() - 1;
+    /// How many tokens start with each byte, and with each pair of bytes.
+    pub(crate) fn prefix_counts(&self) -> &PrefixCounts {
+        self.prefix_counts.get_or_init(|| self.count_prefixes())
+    }
+
+    fn count_prefixes(&self) -> PrefixCounts {
+        let mut counts = PrefixCounts { first: [0; 256], alone: [0; 256], pairs: vec![], pairs_of: [(0, 0); 256] };
+        let nodes = &self.nodes[..];
+        let last = nodes.len() - 1;
         let mut i = 1;
         while i < last {
-            let node = self.nodes[i];
-            let end = node.subtree_end as usize;
-            counts[node.byte() as usize] += self.nodes[end].tok_start - node.tok_start;
+            let (node, end) = (nodes[i], nodes[i].subtree_end as usize);
+            let b = node.byte() as usize;
+            counts.first[b] = nodes[end].tok_start - node.tok_start;
+            counts.alone[b] = nodes[i + 1].tok_start - node.tok_start;
+            let from = counts.pairs.len() as u32;
+            let mut j = i + 1;
+            while j < end {
+                let child_end = nodes[j].subtree_end as usize;
+                counts.pairs.push((nodes[j].byte(), nodes[child_end].tok_start - nodes[j].tok_start));
+                j = child_end;
+            }
+            counts.pairs_of[b] = (from, counts.pairs.len() as u32);
             i = end;
         }
         counts
@@ -271,11 +307,12 @@ impl TokenTrie {
         mut emit: impl FnMut(usize, u32, u32),
     ) -> usize {
         assert!(starts.len() <= LANES, "at most {LANES} states per pass");
-        // Depth d's list is lanes[d * LANES..][..counts[d]].
-        let width = LANES;
+        // Depth d's list is lanes[d * width..][..counts[d]], the width being the group's
+        // size rounded up to a power of two: a few lanes need not zero LANES x depth slots.
+        let width = starts.len().next_power_of_two();
         let depths = self.max_depth + 1;
         if scratch.lanes.len() < depths * width {
-            scratch.lanes.resize(depths * width, 0);
+            scratch.lanes = vec![0; depths * width];
         }
         scratch.counts.clear();
         scratch.counts.resize(depths, 0);
@@ -302,7 +339,7 @@ impl TokenTrie {
             let class = classify(node.byte());
             let (above, below) = lanes.split_at_mut(depth * width);
             let live = &above[(depth - 1) * width..][..counts[depth - 1] as usize];
-            let child: &mut [u64; LANES] = (&mut below[..LANES]).try_into().expect("one depth's lanes");
+            let child = &mut below[..width];
             steps += live.len();
             let n = step_lanes(live, child, class, &step);
             if n == 0 {
@@ -450,11 +487,16 @@ mod tests {
     }
 
     #[test]
-    fn first_byte_counts() {
-        let v = vocab(&["a", "ab", "b", "abb", "ba", "ab"]);
-        let counts = TokenTrie::new(&v).first_byte_token_counts();
-        assert_eq!((counts[b'a' as usize], counts[b'b' as usize]), (4, 2));
-        assert_eq!(counts.iter().sum::<u32>(), 6);
+    fn prefix_counts() {
+        let v = vocab(&["a", "ab", "b", "abb", "ba", "ab", "ac"]);
+        let t = TokenTrie::new(&v);
+        let c = t.prefix_counts();
+        let (a, b) = (b'a' as usize, b'b' as usize);
+        assert_eq!((c.first[a], c.first[b], c.first.iter().sum::<u32>()), (5, 2, 7));
+        assert_eq!((c.alone[a], c.alone[b]), (1, 1));
+        let pairs = |x: usize| c.pairs[c.pairs_of[x].0 as usize..c.pairs_of[x].1 as usize].to_vec();
+        assert_eq!(pairs(a), [(b'b', 3), (b'c', 1)]);
+        assert_eq!(pairs(b), [(b'a', 1)]);
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! Row computation: one trie walk per state, and the eager breadth-first build.
 
+use std::collections::VecDeque;
+
 use super::{mask_words, too_many_states, Index, TokenSet};
 use crate::dfa::{quote, Dfa, DEAD};
-use crate::trie::{ManyScratch, TokenTrie, LANES};
+use crate::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 use crate::error::{Error, ErrorKind, Result};
 
 /// Scratch space reused across walks of one build.
@@ -54,22 +56,23 @@ pub(super) fn finish_row(index: &Index, s: u32, mut ids: Vec<u32>) -> TokenSet {
 impl Index {
     /// Computes the rows of every state reachable from the start through tokens.
     ///
-    /// States are walked [`LANES`] at a time in one trie pass each
-    /// ([`TokenTrie::walk_many`](crate::trie::TokenTrie::walk_many)). Over a byte-complete
-    /// vocabulary the reachable states are known before any walk: every DFA state (all
-    /// are reachable over bytes, and single bytes are tokens), so they are grouped freely
-    /// and no successors are tracked. Otherwise the breadth-first search goes level by
-    /// level, each level's states walked together, and the successors kept for pruning.
+    /// Over a byte-complete vocabulary (real tokenizers) the reachable states are known
+    /// before any walk: every DFA state (all are reachable over bytes, and single bytes
+    /// are tokens). They are walked up to [`LANES`] at a time in one trie pass each
+    /// ([`TokenTrie::walk_many`](crate::trie::TokenTrie::walk_many)), no successors
+    /// tracked. Otherwise a breadth-first search walks one state at a time and keeps the
+    /// successors for pruning (a level-by-level multi-state version of it cost ~1 KB of
+    /// gzipped wasm, which the 400 KB budget could not spare for such vocabularies).
     pub(super) fn build_eager(&mut self) -> Result<()> {
         let vocab = self.vocab.clone();
         let trie = vocab.trie();
         let n = self.dfa.state_count();
-        let mut walk = ManyWalk::new(&self.dfa)?;
         if vocab.is_byte_complete() {
             let order = byte_reachable(&self.dfa);
             if order.len() > self.max_states {
                 return Err(too_many_states(self.max_states, &self.pattern));
             }
+            let mut walk = ManyWalk::new(&self.dfa)?;
             let mut rows = RowBuffers::new(&self.dfa, trie, vocab.size(), &order);
             let mut group = Vec::new();
             let mut rest = &order[..];
@@ -82,38 +85,29 @@ impl Index {
             }
             return Ok(());
         }
+        // Breadth first, one state at a time, keeping successors for pruning.
+        let mut scratch = Scratch::default();
         let mut seen = vec![false; n];
         let mut order = Vec::new();
         let mut succ_of: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut stamp = vec![0u64; n];
         let start = self.dfa.start();
         seen[start as usize] = true;
-        let mut level = vec![start];
-        while !level.is_empty() {
-            let mut next_level = Vec::new();
-            for group in level.chunks(LANES) {
-                order.extend_from_slice(group);
-                if order.len() > self.max_states {
-                    return Err(too_many_states(self.max_states, &self.pattern));
-                }
-                walk.run(trie, group, Some(&mut stamp));
-                for (k, &s) in group.iter().enumerate() {
-                    let mut next = std::mem::take(&mut walk.succ[k]);
-                    next.sort_unstable();
-                    next.dedup();
-                    for &t in &next {
-                        if !seen[t as usize] {
-                            seen[t as usize] = true;
-                            next_level.push(t);
-                        }
-                    }
-                    self.store_row(s, walk.row(self, k, s))?;
-                    succ_of[s as usize] = next;
+        let mut queue = VecDeque::from([start]);
+        while let Some(s) = queue.pop_front() {
+            order.push(s);
+            if order.len() > self.max_states {
+                return Err(too_many_states(self.max_states, &self.pattern));
+            }
+            let (ids, next) = walk_state(self, s, &mut scratch, true);
+            for &t in &next {
+                if !seen[t as usize] {
+                    seen[t as usize] = true;
+                    queue.push_back(t);
                 }
             }
-            level = next_level;
+            self.store_row(s, finish_row(self, s, ids))?;
+            succ_of[s as usize] = next;
         }
-        let mut scratch = Scratch::default();
         self.prune_token_dead_ends(&order, &succ_of, &mut scratch)
     }
 
@@ -166,7 +160,7 @@ impl Index {
 }
 
 /// The eager build's multi-state walks: the DFA in the form they step fastest, and
-/// per-lane output buffers reused across groups.
+/// scratch space reused across groups.
 struct ManyWalk {
     scratch: ManyScratch,
     /// The DFA's transitions with every target premultiplied by the row width, so that a
@@ -174,12 +168,6 @@ struct ManyWalk {
     table: Vec<u32>,
     stride: u32,
     classes: [u32; 256],
-    /// `ids[lane]`: the allowed text tokens of the lane's state, in trie order.
-    ids: Vec<Vec<u32>>,
-    /// `succ[lane]`: the end states of those tokens (duplicates possible), when tracked.
-    succ: Vec<Vec<u32>>,
-    /// Number of passes so far, to make `stamp` values unique without clearing them.
-    passes: u64,
     /// The group's states, premultiplied.
     starts: Vec<u32>,
 }
@@ -199,18 +187,8 @@ impl ManyWalk {
             table: dfa.transitions().iter().map(|&t| t * stride).collect(),
             stride,
             classes,
-            ids: Vec::new(),
-            succ: Vec::new(),
-            passes: 0,
             starts: Vec::new(),
         })
-    }
-
-    /// The row of `s`, walked in `lane`: its text tokens, and EOS where `s` is final
-    /// (what [`finish_row`] makes, keeping the lane's buffer).
-    fn row(&self, index: &Index, lane: usize, s: u32) -> TokenSet {
-        let eos: &[u32] = if index.dfa.is_final(s) { index.vocab.eos_token_ids() } else { &[] };
-        TokenSet::from_id_parts(&self.ids[lane], eos, index.vocab.size())
     }
 
     /// Walks the states of `group` (dense lanes first, see [`RowBuffers::next_group`])
@@ -235,52 +213,16 @@ impl ManyWalk {
         });
     }
 
-    /// Walks the states of `group` (at most [`LANES`]) together, filling `ids` and, when
-    /// `stamp` is given, `succ`. `stamp[t]` remembers the last (pass, lane) that listed `t`,
-    /// which removes most duplicates before the caller's sort.
-    fn run(&mut self, trie: &TokenTrie, group: &[u32], stamp: Option<&mut [u64]>) {
-        self.ids.resize_with(group.len(), Vec::new);
-        self.succ.resize_with(group.len(), Vec::new);
-        for k in 0..group.len() {
-            self.ids[k].clear();
-            self.succ[k].clear();
-        }
-        let stride = self.stride;
-        self.starts.clear();
-        self.starts.extend(group.iter().map(|&s| s * stride));
-        let (ids, succ, table, classes) = (&mut self.ids, &mut self.succ, &self.table[..], &self.classes);
-        let classify = |b: u8| classes[b as usize];
-        let step = |s: u32, c: u32| table[(s + c) as usize];
-        // Two copies of the walk: one closure testing `stamp` at every token cost 7% more
-        // instructions.
-        match stamp {
-            None => {
-                trie.walk_many(&self.starts, classify, step, &mut self.scratch, |k, _, id| ids[k].push(id));
-            }
-            Some(stamp) => {
-                self.passes += 1;
-                let base = self.passes * LANES as u64; // never 0, the initial stamp
-                trie.walk_many(&self.starts, classify, step, &mut self.scratch, |k, end, id| {
-                    ids[k].push(id);
-                    let end = end / stride;
-                    if stamp[end as usize] != base + k as u64 {
-                        stamp[end as usize] = base + k as u64;
-                        succ[k].push(end);
-                    }
-                });
-            }
-        }
-    }
 }
 
 /// Where the eager build over a byte-complete vocabulary writes the tokens of each lane.
 ///
 /// Why two forms: pushing every token onto a growing vector per lane and then marking
 /// a bitset from it was about a third of `simple_schema`'s eager build. Before walking,
-/// an upper bound on each state's row is known from the first step alone (the tokens
-/// under the first bytes that keep it alive). A lane whose bound reaches the bitset
-/// size marks its own bitset as it walks; the others write ids into a range of `ids`
-/// reserved to their bound, so nothing grows (14% fewer instructions for
+/// an upper bound on each state's row is known from its first steps (the tokens under
+/// the first bytes, or pairs of bytes, that keep it alive). A lane whose bound reaches
+/// the bitset size marks its own bitset as it walks; the others write ids into a range
+/// of `ids` reserved to their bound, so nothing grows (14% fewer instructions for
 /// `simple_schema`, 19% for `email`).
 struct RowBuffers {
     /// Words per bitset: `mask_words(vocab size)`.
@@ -302,12 +244,17 @@ const GROUP_WORDS: u64 = 1 << 20;
 
 impl RowBuffers {
     fn new(dfa: &Dfa, trie: &TokenTrie, vocab_size: usize, order: &[u32]) -> RowBuffers {
-        let per_byte = trie.first_byte_token_counts();
+        let words = mask_words(vocab_size) as u64;
+        let counts = trie.prefix_counts();
         let mut bound = vec![0u64; dfa.state_count()];
         for &s in order {
-            bound[s as usize] = (0..=255u8).filter(|&b| dfa.step(s, b) != DEAD).map(|b| u64::from(per_byte[b as usize])).sum();
+            let first: u64 = (0..=255u8).filter(|&b| dfa.step(s, b) != DEAD).map(|b| u64::from(counts.first[b as usize])).sum();
+            // A bound that big makes a bitset; look at second bytes before paying for one
+            // (e.g. `date` allows '.', and o200k has thousands of tokens starting with it,
+            // but hardly any with ".<digit>"). Stops once it is dense for sure.
+            bound[s as usize] = if first < words { first } else { two_byte_bound(dfa, s, counts, words) };
         }
-        RowBuffers { words: mask_words(vocab_size), bound, bits: Vec::new(), ids: Vec::new(), start: Vec::new(), end: Vec::new() }
+        RowBuffers { words: words as usize, bound, bits: Vec::new(), ids: Vec::new(), start: Vec::new(), end: Vec::new() }
     }
 
     /// Takes the next group from the front of `rest` (at most [`LANES`] states, within
@@ -339,7 +286,7 @@ impl RowBuffers {
             next += self.bound[s as usize] as u32; // < words
         }
         self.end.clone_from(&self.start);
-        self.ids.resize(next as usize, 0);
+        self.ids.resize(next as usize, 0); // stale ids past a lane's end are never read
         n_dense
     }
 
@@ -354,6 +301,29 @@ impl RowBuffers {
             TokenSet::from_id_parts(&self.ids[self.start[k] as usize..self.end[k] as usize], eos, index.vocab.size())
         }
     }
+}
+
+/// The tokens allowed in `s` whose first two bytes keep it alive (single-byte tokens
+/// included), counted until `enough`.
+fn two_byte_bound(dfa: &Dfa, s: u32, counts: &PrefixCounts, enough: u64) -> u64 {
+    let mut bound = 0;
+    for b in 0..=255u8 {
+        let t = dfa.step(s, b);
+        if t == DEAD {
+            continue;
+        }
+        bound += u64::from(counts.alone[b as usize]);
+        let (from, to) = counts.pairs_of[b as usize];
+        for &(b2, n) in &counts.pairs[from as usize..to as usize] {
+            if dfa.step(t, b2) != DEAD {
+                bound += u64::from(n);
+            }
+        }
+        if bound >= enough {
+            break;
+        }
+    }
+    bound
 }
 
 /// The states reachable from the start over bytes, breadth first (with the compact DFA,
