@@ -281,6 +281,11 @@ fn contains() {
     check(r#"{"contains":{"const":7},"minContains":2}"#, &["[7,7]", "[1,7,2,7,3]"], &["[7]", "[7,1]"]);
     check(r#"{"contains":{"const":7},"minContains":0}"#, &["[]", "[1]"], &[]);
     error(r#"{"contains":{"const":7},"maxContains":1}"#, ErrorKind::UnsupportedSchema, &["\"maxContains\"", "at #"]);
+    // Found by tests/robustness.rs: a huge minItems with contains once wrote one
+    // alternative per position until memory ran out (24 GB).
+    error(r#"{"contains":{},"minItems":1e+300}"#, ErrorKind::UnsupportedSchema, &["\"contains\"", "minItems above 256"]);
+    error(r#"{"contains":{},"minItems":257}"#, ErrorKind::UnsupportedSchema, &["minItems above 256"]);
+    check(r#"{"contains":{"const":7},"minItems":3}"#, &["[7,1,2]", "[1,2,7]", "[1,7,2,3]"], &["[7]", "[7,1]", "[1,2,3]"]);
 }
 
 #[test]

@@ -23,7 +23,7 @@ use crate::error::{Error, ErrorKind, Result};
 pub(crate) const MAX_BRANCHES: usize = 10_000;
 /// With [`PropertyOrder::Any`], at most this many declared properties per object.
 pub(crate) const MAX_ANY_ORDER_PROPERTIES: usize = 6;
-/// `contains` with `maxItems` writes one alternative per position: at most this many.
+/// `contains` with `maxItems` or `minItems` writes one alternative per position: at most this many.
 const MAX_CONTAINS_POSITIONS: u64 = 256;
 /// Enum objects with at most this many members are accepted in every key order.
 const MAX_PERMUTED_MEMBERS: usize = 4;
@@ -593,6 +593,15 @@ impl<'a> Compiler<'a> {
                 ])
             } else {
                 let lo = min.max(1);
+                // One alternative per position of the hit before `lo`: bounded like maxItems
+                // (an unbounded minItems here once built alternatives until memory ran out).
+                if lo > MAX_CONTAINS_POSITIONS {
+                    return Err(unsupported(
+                        "contains",
+                        parent(at),
+                        &format!("together with minItems above {MAX_CONTAINS_POSITIONS}"),
+                    ));
+                }
                 match max {
                     None => {
                         let mut alts = Vec::new();
