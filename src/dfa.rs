@@ -302,6 +302,21 @@ impl Dfa {
     /// (a few million). The coarsest partition is unique, so the result (renumbered
     /// breadth first) is the same DFA.
     fn minimized(&self) -> Dfa {
+        let (block, rep) = self.partition(true);
+        let dead_block = block[0] as usize;
+        self.renumbered(|s| block[s as usize] as usize, rep.len(), |b| rep[b], dead_block)
+    }
+
+    /// `class[s]`: states of a class keep alive exactly the same byte strings (finality
+    /// aside), so they allow the same text tokens. Numbered from 0 in no set order.
+    pub(crate) fn alive_classes(&self) -> Vec<u32> {
+        self.partition(false).0
+    }
+
+    /// The coarsest partition of the states into blocks that are stable under every
+    /// class of bytes, starting from dead / live (split by finality when `by_finality`):
+    /// the block of each state and one state of each block.
+    fn partition(&self, by_finality: bool) -> (Vec<u32>, Vec<usize>) {
         let n = self.state_count();
         let k = self.stride;
         // Predecessors over live edges, grouped by target: `(class << 32) | source`. Edges
@@ -334,10 +349,10 @@ impl Dfa {
         let mut first: Vec<u32> = Vec::new();
         let mut end: Vec<u32> = Vec::new();
         // Initial blocks: dead, live non-final, final (the last two when not empty).
-        let split_at = 1 + self.finals[1..].iter().filter(|&&f| !f).count();
+        let split_at = 1 + self.finals[1..].iter().filter(|&&f| !(f && by_finality)).count();
         let (mut non_final, mut fin) = (1, split_at);
         for (s, &is_final) in self.finals.iter().enumerate().skip(1) {
-            let slot = if is_final { &mut fin } else { &mut non_final };
+            let slot = if is_final && by_finality { &mut fin } else { &mut non_final };
             elems[*slot] = s as u32;
             pos[s] = *slot as u32;
             *slot += 1;
@@ -434,10 +449,8 @@ impl Dfa {
                 touched.clear();
             }
         }
-        let count = first.len();
         let rep: Vec<usize> = first.iter().map(|&f| elems[f as usize] as usize).collect();
-        let dead_block = block[0] as usize;
-        self.renumbered(|s| block[s as usize] as usize, count, |b| rep[b], dead_block)
+        (block, rep)
     }
 
     /// The first minimization (Moore's rounds), kept as the tests' reference.
@@ -706,6 +719,39 @@ mod tests {
         assert_eq!(e.kind(), ErrorKind::InvalidRegex);
         let e = Dfa::with_config(r"\w{50}?", &DfaConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
+    }
+
+    #[test]
+    fn alive_classes_keep_the_same_strings_alive() {
+        let email = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?";
+        for p in [email, "[a-z](?:[a-z-]*[a-z])?", "(ab|a)c?d*", "x[0-9]{1,3}y?"] {
+            let d = Dfa::new(p).unwrap();
+            let class = d.alive_classes();
+            let bytes: Vec<u8> = (0..=255u8).filter(|&b| (0..b).all(|a| d.classes[a as usize] != d.classes[b as usize])).collect();
+            // Every string of up to 3 bytes (one byte per byte class) keeps two states of a
+            // class both alive or kills both.
+            let (mut strings, mut layer): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (vec![vec![]], vec![vec![]]);
+            for _ in 0..3 {
+                layer = layer.iter().flat_map(|w| bytes.iter().map(move |&b| [&w[..], &[b]].concat())).collect();
+                strings.extend(layer.iter().cloned());
+            }
+            for a in 1..d.state_count() as u32 {
+                for b in 1..d.state_count() as u32 {
+                    if class[a as usize] == class[b as usize] {
+                        for w in &strings {
+                            assert_eq!(d.walk(a, w) == Walk::Dead, d.walk(b, w) == Walk::Dead, "{p}: {a} {b} {w:?}");
+                        }
+                    }
+                }
+            }
+            assert_ne!(class[0], class[d.start() as usize]);
+        }
+        // Some of email's states differ only in where the text may end.
+        let d = Dfa::new(email).unwrap();
+        let mut classes = d.alive_classes();
+        classes.sort_unstable();
+        classes.dedup();
+        assert!(classes.len() < d.state_count(), "{} classes", classes.len());
     }
 
     #[test]

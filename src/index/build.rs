@@ -109,15 +109,39 @@ impl Index {
             if order.len() > self.max_states {
                 return Err(too_many_states(self.max_states, &self.pattern));
             }
+            // States that keep the same byte strings alive allow the same text tokens:
+            // one of each class is walked (email: 5 walks for 8 states, 18% faster). Only
+            // for small automata: the partition costs O(k n log n), 4% of url's build (352
+            // states), and none of the larger bench automata had two such states.
+            let class = if n <= ALIVE_CLASSES_MAX_STATES { self.full_dfa().alive_classes() } else { (0..n as u32).collect() };
+            let c = |s: u32| class[s as usize] as usize;
+            // The states of class k, in breadth-first order: members[start[k]..start[k + 1]].
+            let mut start = vec![0u32; n + 1];
+            for &s in &order {
+                start[c(s) + 1] += 1;
+            }
+            for k in 0..n {
+                start[k + 1] += start[k];
+            }
+            let mut fill = start.clone();
+            let mut members = vec![0u32; order.len()];
+            for &s in &order {
+                members[fill[c(s)] as usize] = s;
+                fill[c(s)] += 1;
+            }
+            let of_class = |s: u32| &members[start[c(s)] as usize..start[c(s) + 1] as usize];
+            let walked: Vec<u32> = order.iter().copied().filter(|&s| of_class(s)[0] == s).collect();
             let mut walk = ManyWalk::new(self.full_dfa())?;
-            let mut rows = RowBuffers::new(self.full_dfa(), trie, vocab.size(), &order);
+            let mut rows = RowBuffers::new(self.full_dfa(), trie, vocab.size(), &walked);
             let mut group = Vec::new();
-            let mut rest = &order[..];
+            let mut rest = &walked[..];
             while !rest.is_empty() {
                 let n_dense = rows.next_group(&mut rest, &mut group);
                 walk.run_into(trie, &group, n_dense, &mut rows);
-                for (k, &s) in group.iter().enumerate() {
-                    self.store_row(s, rows.row(self, k, s, n_dense))?;
+                for (k, &r) in group.iter().enumerate() {
+                    for &s in of_class(r) {
+                        self.store_row(s, rows.row(self, k, r, s, n_dense))?;
+                    }
                 }
             }
             return Ok(());
@@ -195,6 +219,10 @@ impl Index {
         Ok(())
     }
 }
+
+/// Up to this many DFA states, the eager build walks one state per class of
+/// [`Dfa::alive_classes`].
+const ALIVE_CLASSES_MAX_STATES: usize = 128;
 
 /// The eager build's multi-state walks: the DFA in the form they step fastest, and
 /// scratch space reused across groups.
@@ -327,14 +355,15 @@ impl RowBuffers {
         n_dense
     }
 
-    /// The row of `s`, walked in `lane`: its text tokens, and EOS where `s` is final.
-    fn row(&self, index: &Index, lane: usize, s: u32, n_dense: usize) -> TokenSet {
+    /// The row of `s`: the text tokens of `walked` (in its class), walked in `lane`, and
+    /// EOS where `s` is final.
+    fn row(&self, index: &Index, lane: usize, walked: u32, s: u32, n_dense: usize) -> TokenSet {
         let eos: &[u32] = if index.full_dfa().is_final(s) { index.vocab.eos_token_ids() } else { &[] };
         if lane < n_dense {
             TokenSet::from_bits_and(&self.bits[lane * self.words..][..self.words], eos, index.vocab.size())
         } else {
             let k = lane - n_dense;
-            debug_assert!(u64::from(self.end[k] - self.start[k]) <= self.bound[s as usize], "lane overran its range");
+            debug_assert!(u64::from(self.end[k] - self.start[k]) <= self.bound[walked as usize], "lane overran its range");
             TokenSet::from_id_parts(&self.ids[self.start[k] as usize..self.end[k] as usize], eos, index.vocab.size())
         }
     }
