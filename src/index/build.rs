@@ -98,8 +98,9 @@ impl Index {
     /// are tokens). They are walked up to [`LANES`] at a time in one trie pass each
     /// ([`TokenTrie::walk_many`](crate::trie::TokenTrie::walk_many)), no successors
     /// tracked. Otherwise a breadth-first search walks one state at a time and keeps the
-    /// successors for pruning (a level-by-level multi-state version of it cost ~1 KB of
-    /// gzipped wasm, which the 400 KB budget could not spare for such vocabularies).
+    /// successors for pruning (a level-by-level multi-state version of it, a second copy
+    /// of the walk, cost ~1 KB of gzipped wasm: not spent on vocabularies that real
+    /// tokenizers rarely produce).
     pub(super) fn build_eager(&mut self) -> Result<()> {
         let vocab = self.vocab.clone();
         let trie = vocab.trie();
@@ -109,11 +110,14 @@ impl Index {
             if order.len() > self.max_states {
                 return Err(too_many_states(self.max_states, &self.pattern));
             }
+            let mut rows = RowBuffers::new(self.full_dfa(), trie, vocab.size(), &order);
             // States that keep the same byte strings alive allow the same text tokens:
             // one of each class is walked (email: 5 walks for 8 states, 18% faster). Only
-            // for small automata: the partition costs O(k n log n), 4% of url's build (352
-            // states), and none of the larger bench automata had two such states.
-            let class = if n <= ALIVE_CLASSES_MAX_STATES { self.full_dfa().alive_classes() } else { (0..n as u32).collect() };
+            // for small automata with long walks (a dense row): the partition costs
+            // O(k n log n), 4% of url's build (352 states), and none of the larger bench
+            // automata had two such states.
+            let merge = n <= ALIVE_CLASSES_MAX_STATES && order.iter().any(|&s| rows.bound[s as usize] >= rows.words as u64);
+            let class = if merge { self.full_dfa().alive_classes() } else { (0..n as u32).collect() };
             let c = |s: u32| class[s as usize] as usize;
             // The states of class k, in breadth-first order: members[start[k]..start[k + 1]].
             let mut start = vec![0u32; n + 1];
@@ -132,7 +136,6 @@ impl Index {
             let of_class = |s: u32| &members[start[c(s)] as usize..start[c(s) + 1] as usize];
             let walked: Vec<u32> = order.iter().copied().filter(|&s| of_class(s)[0] == s).collect();
             let mut walk = ManyWalk::new(self.full_dfa())?;
-            let mut rows = RowBuffers::new(self.full_dfa(), trie, vocab.size(), &walked);
             let mut group = Vec::new();
             let mut rest = &walked[..];
             while !rest.is_empty() {
@@ -311,9 +314,15 @@ impl RowBuffers {
     fn new(dfa: &Dfa, trie: &TokenTrie, vocab_size: usize, order: &[u32]) -> RowBuffers {
         let words = mask_words(vocab_size) as u64;
         let counts = trie.prefix_counts();
+        // Tokens by the byte class of their first byte: one step per class, not per byte.
+        let mut per_class = vec![0u64; dfa.class_count()];
+        for b in 0..=255u8 {
+            per_class[dfa.class_of(b) as usize] += u64::from(counts.first[b as usize]);
+        }
         let mut bound = vec![0u64; dfa.state_count()];
         for &s in order {
-            let first: u64 = (0..=255u8).filter(|&b| dfa.step(s, b) != DEAD).map(|b| u64::from(counts.first[b as usize])).sum();
+            let first: u64 =
+                per_class.iter().enumerate().filter(|&(c, _)| dfa.step_class(s, c as u32) != DEAD).map(|(_, &n)| n).sum();
             // A bound that big makes a bitset; look at second bytes before paying for one
             // (e.g. `date` allows '.', and o200k has thousands of tokens starting with it,
             // but hardly any with ".<digit>"). Stops once it is dense for sure.
