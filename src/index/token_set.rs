@@ -145,34 +145,35 @@ impl TokenSet {
         if len as usize >= words {
             return TokenSet { repr: Repr::Bits(bits), len, vocab_size: vocab_size as u32 };
         }
-        let mut sorted = Vec::with_capacity(len as usize);
-        for (i, &w) in bits.iter().enumerate() {
-            let mut w = w;
-            while w != 0 {
-                sorted.push((i as u32) << 5 | w.trailing_zeros());
-                w &= w - 1;
-            }
-        }
-        TokenSet::sparse(&sorted, vocab_size)
+        let nonzero = bits.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32, w));
+        TokenSet::sparse_from_words(nonzero, len, vocab_size)
     }
 
     /// The sparse form of ascending, distinct ids.
     fn sparse(ids: &[u32], vocab_size: usize) -> TokenSet {
+        let words = ids.chunk_by(|a, b| a >> 5 == b >> 5).map(|group| {
+            (group[0] >> 5, group.iter().fold(0u32, |w, id| w | 1 << (id & 31)))
+        });
+        TokenSet::sparse_from_words(words, ids.len() as u32, vocab_size)
+    }
+
+    /// The sparse form of the non-zero bitset words `(word index, bits)`, ascending, which
+    /// hold `len` ids in all.
+    fn sparse_from_words(nonzero: impl Iterator<Item = (u32, u32)>, len: u32, vocab_size: usize) -> TokenSet {
         let (mut singles, mut words, mut bits) = (Vec::new(), Vec::new(), Vec::new());
-        for group in ids.chunk_by(|a, b| a >> 5 == b >> 5) {
-            match group {
-                [id] => singles.push(*id),
-                _ => {
-                    words.push(group[0] >> 5);
-                    bits.push(group.iter().fold(0u32, |w, id| w | 1 << (id & 31)));
-                }
+        for (word, w) in nonzero {
+            if w.is_power_of_two() {
+                singles.push(word << 5 | w.trailing_zeros());
+            } else {
+                words.push(word);
+                bits.push(w);
             }
         }
         let n = singles.len() as u32;
         singles.extend(words);
         singles.extend(bits);
         let repr = Repr::Sparse { data: singles.into_boxed_slice(), singles: n };
-        TokenSet { repr, len: ids.len() as u32, vocab_size: vocab_size as u32 }
+        TokenSet { repr, len, vocab_size: vocab_size as u32 }
     }
 
     /// Rebuilds a set from its serialized form, checking that it is canonical.
