@@ -466,16 +466,21 @@ impl Index {
         self.store_row(s, build::finish_row(self, self.full_dfa().is_final(s), ids))
     }
 
-    /// The row of state `s` of an on-demand DFA (computed and stored if new), with its
-    /// successor states when asked for.
+    /// The row of state `s` of an on-demand DFA, computed and stored if new.
     pub(crate) fn compute_row_on_demand(&self, g: &mut OnDemand, s: u32) -> Result<Arc<TokenSet>> {
         if let Some(Some(row)) = g.rows.get(s as usize) {
             return Ok(row.clone());
         }
+        let (ids, _) = build::walk_on_demand(self, &mut g.dfa, s, &mut build::Scratch::default(), false)?;
+        self.store_row_on_demand(g, s, ids)
+    }
+
+    /// Stores the row of state `s` of an on-demand DFA from its allowed text tokens
+    /// (within `max_states`), sharing it with an identical row.
+    pub(crate) fn store_row_on_demand(&self, g: &mut OnDemand, s: u32, ids: Vec<u32>) -> Result<Arc<TokenSet>> {
         if self.state_count() >= self.max_states {
             return Err(too_many_states(self.max_states, &self.pattern));
         }
-        let (ids, _) = build::walk_on_demand(self, &mut g.dfa, s, &mut build::Scratch::default(), false)?;
         let row = self.share_row(build::finish_row(self, g.dfa.is_final(s), ids))?;
         if g.rows.len() <= s as usize {
             g.rows.resize(s as usize + 1, None);

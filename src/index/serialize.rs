@@ -290,8 +290,12 @@ impl Index {
                     next
                 }
                 Some(g) => {
-                    self.compute_row_on_demand(g, s)?;
-                    super::build::walk_on_demand(self, &mut g.dfa, s, &mut scratch, true)?.1
+                    // One walk gives both the row (if still missing) and the successors.
+                    let (ids, next) = super::build::walk_on_demand(self, &mut g.dfa, s, &mut scratch, true)?;
+                    if !matches!(g.rows.get(s as usize), Some(Some(_))) {
+                        self.store_row_on_demand(g, s, ids)?;
+                    }
+                    next
                 }
             };
             for t in next {
