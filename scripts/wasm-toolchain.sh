@@ -17,8 +17,15 @@ wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); pr
 
 apt_ready=0
 apt_install() {
-  if [[ $apt_ready == 0 ]]; then apt-get update -qq >/dev/null; apt_ready=1; fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  if [[ $apt_ready == 0 ]]; then
+    apt-get update -qq >/dev/null || log "apt-get update failed; trying the package lists already on this machine"
+    apt_ready=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null || {
+    log "FAILED: could not install Debian's $* (needs root and Debian's package registry)." \
+        "Next: run 'apt-get update && apt-get install $*' as root, then rerun this script."
+    return 1
+  }
 }
 
 # 1. A toolchain that targets wasm32-unknown-unknown.
@@ -54,13 +61,33 @@ if [[ ! -d "$(rustc +stable --print sysroot)/lib/rustlib/wasm32-unknown-unknown/
 fi
 
 # 2. wasm-pack and the wasm-bindgen CLI that matches the crate exactly.
-if ! command -v wasm-pack >/dev/null; then
-  log "installing wasm-pack (a few minutes)"
-  cargo +stable install -q --locked wasm-pack
+# `cargo install --locked` is reproducible but uses the lockfile inside the tool's crate, and a
+# transitive version pinned there may no longer be served (wasm-bindgen-cli 0.2.130's pins
+# webpki-roots 1.0.11, gone from the registry). So: --locked first, then the same tool version
+# resolved afresh; if both fail, one line that says what to try next.
+cargo_install_tool() { # crate version binary
+  local crate=$1 version=$2 binary=$3 err
+  err=$(mktemp)
+  log "installing $crate $version (compiled from the crates registry: a few minutes)"
+  if cargo +stable install -q --locked --force "$crate" --version "=$version" 2>"$err"; then
+    rm -f "$err"; return 0
+  fi
+  log "$crate $version: 'cargo install --locked' failed ($(grep -m1 -i 'error' "$err" || tail -n1 "$err")); retrying without --locked"
+  if cargo +stable install -q --force "$crate" --version "=$version" 2>"$err"; then
+    rm -f "$err"; return 0
+  fi
+  tail -n 20 "$err" >&2; rm -f "$err"
+  log "FAILED: could not install $crate $version (the $binary command) with or without --locked." \
+      "Next: check that cargo can reach the crates registry ('cargo search $crate'), then run" \
+      "'cargo install $crate --version =$version' by hand and rerun this script."
+  return 1
+}
+wasm_pack_version=0.15.1
+if ! wasm-pack --version 2>/dev/null | grep -q "^wasm-pack "; then
+  cargo_install_tool wasm-pack "$wasm_pack_version" wasm-pack
 fi
 if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $wb_version"; then
-  log "installing wasm-bindgen-cli $wb_version (a few minutes)"
-  cargo +stable install -q --locked --force wasm-bindgen-cli --version "$wb_version"
+  cargo_install_tool wasm-bindgen-cli "$wb_version" wasm-bindgen
 fi
 
 # 3. A headless browser and its driver.
