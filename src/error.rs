@@ -6,13 +6,37 @@
 
 use std::fmt;
 
-/// What went wrong, as a closed set of kinds a caller can match on.
-///
-/// The list mirrors the error table of the design document; the JS binding exposes
-/// [`ErrorKind::code`] as the `code` property of the thrown `Error`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
+/// Declares [`ErrorKind`], [`ErrorKind::ALL`] and [`ErrorKind::code`] from one list, so
+/// that the three cannot drift apart: the code of a kind is its variant name.
+macro_rules! error_kinds {
+    ($($(#[doc = $doc:literal])* $name:ident,)*) => {
+        /// What went wrong, as a closed set of kinds a caller can match on.
+        ///
+        /// [`ErrorKind::ALL`] lists every kind once; the JS binding exposes
+        /// [`ErrorKind::code`] as the `code` property of the thrown `Error`, and a test
+        /// checks that the TypeScript `ErrorCode` union names exactly these codes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $($(#[doc = $doc])* $name,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in declaration order: the one list of error codes, which the
+            /// JS `ErrorCode` type and the docs are checked against.
+            pub const ALL: &'static [ErrorKind] = &[$(ErrorKind::$name,)*];
+
+            /// The stable name of this kind, e.g. `"InvalidRegex"` (the JS `code` property).
+            pub fn code(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$name => stringify!($name),)*
+                }
+            }
+        }
+    };
+}
+
+error_kinds! {
     /// The pattern is not a valid regex, uses a feature the DFA cannot express, or
     /// matches no string at all (nor any string the vocabulary can spell).
     InvalidRegex,
@@ -45,29 +69,6 @@ pub enum ErrorKind {
     /// An argument has the wrong type or value (an options object with an unknown
     /// key, an id that is not an integer); raised by the JS bindings.
     InvalidArgument,
-}
-
-impl ErrorKind {
-    /// The stable name of this kind, e.g. `"InvalidRegex"` (the JS `code` property).
-    pub fn code(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidRegex => "InvalidRegex",
-            ErrorKind::DfaTooLarge => "DfaTooLarge",
-            ErrorKind::TooManyStates => "TooManyStates",
-            ErrorKind::UnsupportedSchema => "UnsupportedSchema",
-            ErrorKind::InvalidSchema => "InvalidSchema",
-            ErrorKind::InvalidTokenizer => "InvalidTokenizer",
-            ErrorKind::UnsupportedTokenizer => "UnsupportedTokenizer",
-            ErrorKind::UnknownTokenId => "UnknownTokenId",
-            ErrorKind::TokenNotAllowed => "TokenNotAllowed",
-            ErrorKind::InvalidState => "InvalidState",
-            ErrorKind::RollbackTooFar => "RollbackTooFar",
-            ErrorKind::BufferTooSmall => "BufferTooSmall",
-            ErrorKind::CorruptIndex => "CorruptIndex",
-            ErrorKind::VocabularyMismatch => "VocabularyMismatch",
-            ErrorKind::InvalidArgument => "InvalidArgument",
-        }
-    }
 }
 
 impl fmt::Display for ErrorKind {
@@ -132,8 +133,44 @@ impl fmt::Debug for Error {
     }
 }
 
+/// A size limit for a message: `"1000 bytes"` or `"none"`.
+pub(crate) fn limit(l: Option<usize>) -> String {
+    l.map_or_else(|| "none".to_string(), |b| format!("{b} bytes"))
+}
+
+/// The pattern for an error message, shortened so that a huge pattern does not make a
+/// huge message.
+pub(crate) fn quote(pattern: &str) -> String {
+    const MAX: usize = 200;
+    if pattern.len() <= MAX {
+        return format!("{pattern:?}");
+    }
+    let mut end = MAX;
+    while !pattern.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}... ({} bytes)", &pattern[..end], pattern.len())
+}
+
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_lists_every_kind_once_with_its_name_as_code() {
+        let mut codes: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+        for kind in ErrorKind::ALL {
+            assert_eq!(format!("{kind:?}"), kind.code());
+        }
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), ErrorKind::ALL.len());
+        assert_eq!(ErrorKind::ALL.len(), 15);
     }
 }

@@ -47,19 +47,19 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
-mod dfa;
+mod automaton;
 mod error;
 mod guide;
 mod index;
-mod lazy_dfa;
 pub mod json_schema;
+#[doc(hidden)]
+pub mod test_support;
 pub mod tokenizer;
-mod trie;
 mod vocabulary;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
-pub use dfa::{
+pub use automaton::{
     Dfa, DfaConfig, Minimize, Walk, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,
     DEFAULT_DFA_SIZE_LIMIT, DEFAULT_NFA_SIZE_LIMIT,
 };

@@ -3,10 +3,9 @@
 use std::collections::VecDeque;
 
 use super::{mask_words, too_many_states, Index, TokenSet};
-use crate::dfa::{quote, Dfa, DEAD};
-use crate::lazy_dfa::LazyDfa;
-use crate::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
-use crate::error::{Error, ErrorKind, Result};
+use crate::automaton::{liveness_blocks, Determinizer, Dfa, DEAD};
+use crate::error::{quote, Error, ErrorKind, Result};
+use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 
 /// Scratch space reused across walks of one build.
 #[derive(Default)]
@@ -28,7 +27,7 @@ pub(super) fn walk_state(index: &Index, s: u32, scratch: &mut Scratch, successor
 /// the DFA's size limits refuse a needed state.
 pub(super) fn walk_on_demand(
     index: &Index,
-    dfa: &mut LazyDfa,
+    dfa: &mut Determinizer,
     s: u32,
     scratch: &mut Scratch,
     successors: bool,
@@ -36,12 +35,18 @@ pub(super) fn walk_on_demand(
     // The trie walk takes a shared closure, so the growing DFA sits in a RefCell; states
     // appear during the walk, so the successor stamps grow with them.
     let dfa = std::cell::RefCell::new(dfa);
-    let out = walk_with(index, s, 0, |state, byte| dfa.borrow_mut().step(state, byte), scratch, successors);
-    let dfa = dfa.into_inner();
-    if dfa.take_overflow() {
-        return Err(dfa.too_large(index.pattern()));
+    let refused = std::cell::Cell::new(None);
+    let step = |state, byte| {
+        dfa.borrow_mut().step(state, byte).unwrap_or_else(|e| {
+            refused.set(Some(e));
+            DEAD
+        })
+    };
+    let out = walk_with(index, s, 0, step, scratch, successors);
+    match refused.get() {
+        Some(e) => Err(dfa.borrow().too_large(e)),
+        None => Ok(out),
     }
-    Ok(out)
 }
 
 fn walk_with(
@@ -96,7 +101,7 @@ impl Index {
     /// Over a byte-complete vocabulary (real tokenizers) the reachable states are known
     /// before any walk: every DFA state (all are reachable over bytes, and single bytes
     /// are tokens). They are walked up to [`LANES`] at a time in one trie pass each
-    /// ([`TokenTrie::walk_many`](crate::trie::TokenTrie::walk_many)), no successors
+    /// ([`TokenTrie::walk_many`](crate::vocabulary::trie::TokenTrie::walk_many)), no successors
     /// tracked. Otherwise a breadth-first search walks one state at a time and keeps the
     /// successors for pruning (a level-by-level multi-state version of it, a second copy
     /// of the walk, cost ~1 KB of gzipped wasm: not spent on vocabularies that real
@@ -117,7 +122,7 @@ impl Index {
             // O(k n log n), 4% of url's build (352 states), and none of the larger bench
             // automata had two such states.
             let merge = n <= ALIVE_CLASSES_MAX_STATES && order.iter().any(|&s| rows.bound[s as usize] >= rows.words as u64);
-            let class = if merge { self.full_dfa().alive_classes() } else { (0..n as u32).collect() };
+            let class = if merge { liveness_blocks(self.full_dfa()) } else { (0..n as u32).collect() };
             let c = |s: u32| class[s as usize] as usize;
             // The states of class k, in breadth-first order: members[start[k]..start[k + 1]].
             let mut start = vec![0u32; n + 1];
@@ -424,7 +429,7 @@ fn byte_reachable(dfa: &Dfa) -> Vec<u32> {
 }
 
 /// States (of `order`) from which a path of token steps reaches a final state.
-fn token_coaccessible(dfa: &crate::dfa::Dfa, order: &[u32], succ_of: &[Vec<u32>]) -> Vec<bool> {
+fn token_coaccessible(dfa: &Dfa, order: &[u32], succ_of: &[Vec<u32>]) -> Vec<bool> {
     let n = dfa.state_count();
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     for &s in order {

@@ -19,9 +19,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::dfa::{quote, Dfa, DfaConfig, Minimize, Walk, DEAD};
-use crate::error::{Error, ErrorKind, Result};
-use crate::lazy_dfa::LazyDfa;
+use crate::automaton::{Determinizer, Dfa, DfaConfig, Minimize, Walk, DEAD};
+use crate::error::{quote, Error, ErrorKind, Result};
 use crate::vocabulary::Vocabulary;
 
 pub use token_set::{mask_words, TokenSet};
@@ -168,7 +167,7 @@ pub(crate) enum Automaton {
 
 /// A lazily determinized DFA and the rows of its states.
 pub(crate) struct OnDemand {
-    pub(crate) dfa: LazyDfa,
+    pub(crate) dfa: Determinizer,
     pub(crate) rows: Vec<Option<Arc<TokenSet>>>,
 }
 
@@ -206,13 +205,13 @@ impl Index {
     /// string the vocabulary can spell), [`ErrorKind::DfaTooLarge`],
     /// [`ErrorKind::TooManyStates`].
     pub fn with_config(pattern: &str, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
-        let lazy_dfa = LazyDfa::new(pattern, &config.dfa)?;
+        let lazy_dfa = Determinizer::new(pattern, &config.dfa)?;
         if config.lazy && vocab.is_byte_complete() && lazy_dfa.exact_liveness() {
             let on_demand = OnDemand { dfa: lazy_dfa, rows: Vec::new() };
             let automaton = Automaton::OnDemand(Box::new(Mutex::new(on_demand)));
             return Ok(Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, true, config.max_states));
         }
-        let dfa = Dfa::from_lazy(lazy_dfa, pattern, &config.dfa)?;
+        let dfa = Dfa::from_determinizer(lazy_dfa, pattern, &config.dfa)?;
         let automaton = Automaton::Full(dfa);
         let index = Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, config.lazy, config.max_states);
         if index.lazy && vocab.is_byte_complete() {
@@ -279,7 +278,7 @@ impl Index {
     pub fn initial_state(&self) -> StateId {
         match &self.automaton {
             Automaton::Full(dfa) => StateId(dfa.start()),
-            Automaton::OnDemand(_) => StateId(LazyDfa::START),
+            Automaton::OnDemand(_) => StateId(Determinizer::START),
         }
     }
 
@@ -418,11 +417,7 @@ impl Index {
             Automaton::Full(dfa) => dfa.walk(s, bytes),
             Automaton::OnDemand(m) => {
                 let mut g = m.lock().map_err(|_| poisoned())?;
-                let walk = g.dfa.walk(s, bytes);
-                if g.dfa.take_overflow() {
-                    return Err(g.dfa.too_large(&self.pattern));
-                }
-                walk
+                g.dfa.walk(s, bytes).map_err(|e| g.dfa.too_large(e))?
             }
         };
         Ok(match walk {

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use super::token_set::{mask_words, Stored};
 use super::{Automaton, Index, StateId, TokenSet};
-use crate::dfa::Dfa;
+use crate::automaton::Dfa;
 use crate::error::{Error, ErrorKind, Result};
 use crate::vocabulary::{Fnv64, Vocabulary};
 
@@ -56,7 +56,7 @@ impl Index {
             Automaton::OnDemand(m) => {
                 let g = m.lock().map_err(|_| super::poisoned())?;
                 let rows = g.rows.iter().enumerate().filter_map(|(s, row)| Some((s as u32, row.as_ref()?)));
-                Ok(self.encode(&g.dfa.to_dfa(), rows))
+                Ok(self.encode(&Dfa::from_complete(&g.dfa), rows))
             }
         }
     }
@@ -270,7 +270,7 @@ impl Index {
             Automaton::Full(_) => None,
             Automaton::OnDemand(m) => {
                 let mut g = m.lock().map_err(|_| super::poisoned())?;
-                g.dfa.complete(&self.pattern)?;
+                g.dfa.complete()?;
                 Some(g)
             }
         };

@@ -16,7 +16,7 @@ use super::re::Re;
 use super::schema::{both, merge, unsupported, Doc, Node, NodeRef, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{Config, PropertyOrder};
-use crate::dfa::Dfa;
+use crate::automaton::Dfa;
 use crate::error::{Error, ErrorKind, Result};
 
 /// At most this many `anyOf`/`oneOf` branches are expanded in one schema.

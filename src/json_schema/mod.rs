@@ -102,7 +102,7 @@ mod schema;
 
 use std::sync::Arc;
 
-use crate::dfa::{Dfa, DEAD};
+use crate::automaton::{Dfa, DEAD};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{Index, IndexConfig};
 use crate::vocabulary::Vocabulary;

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use super::json::canonical_char;
 use super::re::{class_char, Re};
-use crate::dfa::Dfa;
+use crate::automaton::Dfa;
 
 /// A parsed pattern.
 #[derive(Clone, Debug)]

@@ -18,7 +18,7 @@
 //! byte; user-defined tokens are their text as is; control, unknown and unused tokens
 //! are not text. Without a `token_type` array every token is normal.
 
-use super::{byte_level, byte_token, invalid, is_eos_marker, unsupported, LoadOptions, TokenTable};
+use super::{byte_level, byte_token, invalid, is_eos_marker, unsupported, LoadOptions, VocabularyBuilder};
 use crate::error::{Error, Result};
 use crate::vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
@@ -127,7 +127,7 @@ impl Vocabulary {
         }
 
         let total: usize = tokens.iter().map(|t| t.len()).sum();
-        let mut table = TokenTable::new(n, total);
+        let mut table = VocabularyBuilder::new(n, total);
         for (id, &text) in tokens.iter().enumerate() {
             let id = id as u32;
             let kind = meta.token_type.as_ref().map_or(TYPE_NORMAL, |t| t.get(id as usize));
@@ -139,12 +139,12 @@ impl Vocabulary {
                         Ok(s) if byte_level::decode_into(s, out) => {}
                         _ => out.extend_from_slice(text),
                     }
-                    table.end(id, at, FORMAT)?;
+                    table.end(id, at)?;
                 }
                 TYPE_NORMAL => {
                     let at = table.begin();
                     unescape_whitespace(text, table.buffer());
-                    table.end(id, at, FORMAT)?;
+                    table.end(id, at)?;
                 }
                 TYPE_BYTE => {
                     let b = byte_token(text).ok_or_else(|| {
@@ -156,9 +156,9 @@ impl Vocabulary {
                             ),
                         )
                     })?;
-                    table.set(id, &[b], FORMAT)?;
+                    table.set(id, &[b])?;
                 }
-                TYPE_USER_DEFINED => table.set(id, text, FORMAT)?,
+                TYPE_USER_DEFINED => table.set(id, text)?,
                 // Control tokens are not text; the end-of-generation ones are EOS.
                 TYPE_CONTROL if is_eos_marker(text) => eos.push(id),
                 // Control, unknown, unused, undefined and any other type: not text.
@@ -166,7 +166,7 @@ impl Vocabulary {
             }
         }
         let eos = options.resolve_eos(eos, table.len())?;
-        table.into_vocabulary(&eos)
+        table.finish(&eos)
     }
 }
 

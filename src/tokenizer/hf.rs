@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{byte_level, byte_token, check_id, check_size, invalid, is_eos_marker, unsupported, LoadOptions, TokenTable};
+use super::{byte_level, byte_token, check_id, check_size, invalid, is_eos_marker, unsupported, LoadOptions, VocabularyBuilder};
 use crate::error::Result;
 use crate::vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
@@ -116,12 +116,12 @@ impl Vocabulary {
         }
         check_size(size, entries.len() + added.len(), FORMAT)?;
 
-        let mut table = TokenTable::new(size, raw.text.len() + raw.text.len() / 8);
+        let mut table = VocabularyBuilder::new(size, raw.text.len() + raw.text.len() / 8);
         let mut decoder = TokenDecoder::new(steps);
         for entry in &entries {
             let at = table.begin();
             decoder.decode(text(entry), table.buffer());
-            table.end(entry.0, at, FORMAT)?;
+            table.end(entry.0, at)?;
         }
 
         // The model's unknown token stands for text the tokenizer could not spell.
@@ -149,11 +149,11 @@ impl Vocabulary {
             } else {
                 let at = table.begin();
                 decoder.decode(&t.content, table.buffer());
-                table.end(id, at, FORMAT)?;
+                table.end(id, at)?;
             }
         }
         let eos = options.resolve_eos(eos, table.len())?;
-        table.into_vocabulary(&eos)
+        table.finish(&eos)
     }
 }
 

@@ -91,7 +91,7 @@ mod tiktoken;
 use crate::Vocabulary;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::vocabulary::MAX_VOCAB_SIZE;
+use crate::vocabulary::{VocabularyBuilder, MAX_VOCAB_SIZE};
 
 /// Special-token texts that end a generation, used when the caller gives no EOS ids.
 ///
@@ -201,87 +201,6 @@ fn unsupported(what: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::UnsupportedTokenizer, format!("unsupported tokenizer: {what}"))
 }
 
-/// Token bytes by id while a loader works: one flat buffer plus a span per id, so a
-/// 262k-token vocabulary costs two allocations, not one per token.
-struct TokenTable {
-    bytes: Vec<u8>,
-    /// `(start, len)` into `bytes`; `start == ABSENT` marks an id without a token.
-    spans: Vec<(u32, u32)>,
-}
-
-const ABSENT: u32 = u32::MAX;
-
-impl TokenTable {
-    fn new(size: usize, bytes_capacity: usize) -> TokenTable {
-        debug_assert!(size <= MAX_VOCAB_SIZE);
-        TokenTable { bytes: Vec::with_capacity(bytes_capacity), spans: vec![(ABSENT, 0); size] }
-    }
-
-    fn len(&self) -> usize {
-        self.spans.len()
-    }
-
-    /// Grows the table so that `id` fits (ids are checked against `MAX_VOCAB_SIZE`
-    /// before they get here).
-    fn ensure(&mut self, id: u32) {
-        debug_assert!((id as usize) < MAX_VOCAB_SIZE);
-        if id as usize >= self.spans.len() {
-            self.spans.resize(id as usize + 1, (ABSENT, 0));
-        }
-    }
-
-    fn is_set(&self, id: u32) -> bool {
-        self.spans.get(id as usize).is_some_and(|s| s.0 != ABSENT)
-    }
-
-    /// Starts the bytes of `id` at the end of the buffer; the caller appends them to
-    /// [`TokenTable::buffer`] and then calls [`TokenTable::end`].
-    fn begin(&self) -> usize {
-        self.bytes.len()
-    }
-
-    fn buffer(&mut self) -> &mut Vec<u8> {
-        &mut self.bytes
-    }
-
-    /// Records `bytes[start..]` as the token `id` (replacing what `id` had).
-    fn end(&mut self, id: u32, start: usize, format: &str) -> Result<()> {
-        if self.bytes.len() > u32::MAX as usize - 1 {
-            return Err(invalid(format, "tokens exceed 4 GiB in total"));
-        }
-        self.ensure(id);
-        self.spans[id as usize] = (start as u32, (self.bytes.len() - start) as u32);
-        Ok(())
-    }
-
-    fn set(&mut self, id: u32, token: &[u8], format: &str) -> Result<()> {
-        let start = self.begin();
-        self.bytes.extend_from_slice(token);
-        self.end(id, start, format)
-    }
-
-    fn clear(&mut self, id: u32) {
-        self.ensure(id);
-        self.spans[id as usize] = (ABSENT, 0);
-    }
-
-    #[cfg(test)]
-    fn get(&self, id: u32) -> Option<&[u8]> {
-        let &(start, len) = self.spans.get(id as usize)?;
-        (start != ABSENT).then(|| &self.bytes[start as usize..start as usize + len as usize])
-    }
-
-    fn into_vocabulary(self, eos: &[u32]) -> Result<crate::Vocabulary> {
-        let TokenTable { bytes, spans } = self;
-        crate::Vocabulary::new(
-            spans
-                .iter()
-                .map(|&(start, len)| (start != ABSENT).then(|| &bytes[start as usize..start as usize + len as usize])),
-            eos,
-        )
-    }
-}
-
 /// Checks an id read from a file against [`MAX_VOCAB_SIZE`].
 fn check_id(id: u64, format: &str, what: &str) -> Result<u32> {
     if id >= MAX_VOCAB_SIZE as u64 {
@@ -319,21 +238,5 @@ mod tests {
         assert!(e.message().contains("eos token id 3"), "{e}");
         assert_eq!(LoadOptions::new().resolve_eos(vec![5, 2, 5], 9).unwrap(), vec![2, 5]);
         assert_eq!(o.auto_eos_token_ids(), LoadOptions::new());
-    }
-
-    #[test]
-    fn table_keeps_tokens_by_id() {
-        let mut t = TokenTable::new(2, 0);
-        t.set(0, b"ab", "x").unwrap();
-        t.set(3, b"c", "x").unwrap();
-        t.set(0, b"z", "x").unwrap();
-        t.clear(1);
-        assert_eq!(t.len(), 4);
-        assert_eq!(t.get(0), Some(&b"z"[..]));
-        assert_eq!(t.get(1), None);
-        assert!(t.is_set(3) && !t.is_set(2));
-        let v = t.into_vocabulary(&[2]).unwrap();
-        assert_eq!(v.size(), 4);
-        assert_eq!(v.token_bytes(3), Some(&b"c"[..]));
     }
 }

@@ -4,7 +4,7 @@
 //! a separate map (`<|endoftext|>` is 50256 in r50k, 100257 in cl100k, 199999 in
 //! o200k), which the caller passes along.
 
-use super::{check_id, check_size, invalid, is_eos_marker, LoadOptions, TokenTable, ABSENT};
+use super::{check_id, check_size, invalid, is_eos_marker, LoadOptions, VocabularyBuilder};
 use crate::error::Result;
 use crate::vocabulary::Vocabulary;
 
@@ -81,11 +81,10 @@ impl Vocabulary {
             size = size.max(id as usize + 1);
         }
         check_size(size, entries.len() + special_tokens.len(), FORMAT)?;
-        let mut spans = vec![(ABSENT, 0); size];
+        let mut table = VocabularyBuilder::with_bytes(bytes, size);
         for &(rank, start, len, _) in &entries {
-            spans[rank as usize] = (start, len);
+            table.set_span(rank, start, len)?;
         }
-        let mut table = TokenTable { bytes, spans };
 
         let mut eos = Vec::new();
         let mut specials: Vec<u32> = Vec::with_capacity(special_tokens.len());
@@ -105,7 +104,7 @@ impl Vocabulary {
             }
         }
         let eos = options.resolve_eos(eos, table.len())?;
-        table.into_vocabulary(&eos)
+        table.finish(&eos)
     }
 }
 

@@ -1,28 +1,30 @@
-//! Vocabulary: token id -> bytes, plus the end-of-sequence ids.
+//! Vocabulary: token id -> bytes, plus the end-of-sequence ids, and the token trie.
 //!
 //! A vocabulary is immutable once built and is shared (behind an `Arc`) by every index
-//! built from it. Its token trie is built on first use and cached here, so that a small
-//! regex over a 200k vocabulary costs a trie walk, not a trie build.
+//! built from it. Every constructor, the tokenizer loaders' included, goes through the
+//! one [`VocabularyBuilder`]: token bytes are written once, into the buffer the
+//! vocabulary keeps. Its token trie ([`trie`]) is built on first use and cached here, so
+//! that a small regex over a 200k vocabulary costs a trie walk, not a trie build.
+//!
+//! Nothing here knows about automata or tokenizer formats: the trie is built from
+//! `(id, bytes)` pairs and walked with a step function.
+
+mod builder;
+pub(crate) mod trie;
 
 use std::sync::OnceLock;
 
+pub(crate) use builder::VocabularyBuilder;
 use crate::error::{Error, ErrorKind, Result};
-use crate::trie::TokenTrie;
+use trie::TokenTrie;
 
 /// The largest vocabulary size accepted (2^24 ids). Real vocabularies stay below 300k;
 /// the cap turns an absurd id (say 4e9 from a corrupt file) into an error instead of a
 /// multi-gigabyte allocation.
 pub const MAX_VOCAB_SIZE: usize = 1 << 24;
 
-/// What an id stands for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-enum Slot {
-    /// No token: an unused id or a special token given as `None`.
-    Absent = 0,
-    /// A text token (its bytes may be empty: such a token is never allowed).
-    Text = 1,
-}
+/// The span of an id without a token.
+const ABSENT: u32 = u32::MAX;
 
 /// Token ids and the bytes each stands for, plus zero or more end-of-sequence ids.
 ///
@@ -45,10 +47,11 @@ enum Slot {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Vocabulary {
-    /// Concatenated token bytes; token `id` is `bytes[offsets[id]..offsets[id + 1]]`.
+    /// Token bytes, written once by the builder; token `id` is
+    /// `bytes[start..start + len]` for `(start, len) = spans[id]`.
     bytes: Vec<u8>,
-    offsets: Vec<u32>,
-    slots: Vec<Slot>,
+    /// `(start, len)` per id; `start == ABSENT` marks an id without a token.
+    spans: Vec<(u32, u32)>,
     eos: Vec<u32>,
     /// True when every one of the 256 bytes is a text token on its own: then every byte
     /// string can be spelled, and liveness over bytes equals liveness over tokens.
@@ -77,14 +80,14 @@ impl Vocabulary {
         I: IntoIterator<Item = Option<T>>,
         T: AsRef<[u8]>,
     {
-        let mut builder = VocabularyBuilder::default();
+        let mut builder = VocabularyBuilder::new(0, 0);
         for (id, token) in tokens.into_iter().enumerate() {
             if id >= MAX_VOCAB_SIZE {
                 return Err(too_large(id as u64));
             }
             match token {
-                Some(t) => builder.push(id as u32, t.as_ref())?,
-                None => builder.skip(id as u32),
+                Some(t) => builder.set(id as u32, t.as_ref())?,
+                None => builder.clear(id as u32),
             }
         }
         builder.finish(eos_token_ids)
@@ -99,28 +102,23 @@ impl Vocabulary {
     {
         let mut pairs: Vec<(u32, T)> = pairs.into_iter().collect();
         pairs.sort_by_key(|(id, _)| *id);
-        let mut builder = VocabularyBuilder::default();
+        if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::new(ErrorKind::InvalidTokenizer, format!("token id {} is given more than once", w[0].0)));
+        }
+        let size = pairs.last().map_or(0, |(id, _)| *id as usize + 1);
+        if size > MAX_VOCAB_SIZE {
+            return Err(too_large(size as u64 - 1));
+        }
+        let mut builder = VocabularyBuilder::new(size, 0);
         for (id, token) in &pairs {
-            if (*id as usize) < builder.slots.len() {
-                return Err(Error::new(
-                    ErrorKind::InvalidTokenizer,
-                    format!("token id {id} is given more than once"),
-                ));
-            }
-            if *id as usize >= MAX_VOCAB_SIZE {
-                return Err(too_large(u64::from(*id)));
-            }
-            while (builder.slots.len() as u32) < *id {
-                builder.skip(builder.slots.len() as u32);
-            }
-            builder.push(*id, token.as_ref())?;
+            builder.set(*id, token.as_ref())?;
         }
         builder.finish(eos_token_ids)
     }
 
     /// Number of ids: the largest token or EOS id + 1.
     pub fn size(&self) -> usize {
-        self.slots.len()
+        self.spans.len()
     }
 
     /// The end-of-sequence ids, ascending, without duplicates.
@@ -137,11 +135,8 @@ impl Vocabulary {
     /// The bytes of token `id`, or `None` for an id without a token or out of range.
     /// An EOS id returns the bytes it was given (if any), though it is never text.
     pub fn token_bytes(&self, id: u32) -> Option<&[u8]> {
-        let i = id as usize;
-        match self.slots.get(i)? {
-            Slot::Absent => None,
-            Slot::Text => Some(&self.bytes[self.offsets[i] as usize..self.offsets[i + 1] as usize]),
-        }
+        let &(start, len) = self.spans.get(id as usize)?;
+        (start != ABSENT).then(|| &self.bytes[start as usize..(start + len) as usize])
     }
 
     /// The bytes of `id` when it is a text token an index may allow: present, non-empty
@@ -151,6 +146,11 @@ impl Vocabulary {
             return None;
         }
         self.token_bytes(id).filter(|b| !b.is_empty())
+    }
+
+    /// Every text token (see [`text_bytes`](Vocabulary::text_bytes)), by ascending id.
+    pub(crate) fn text_tokens(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        (0..self.size() as u32).filter_map(|id| Some((id, self.text_bytes(id)?)))
     }
 
     /// True when every single byte is a text token, so any byte string can be spelled.
@@ -163,17 +163,20 @@ impl Vocabulary {
     pub fn fingerprint(&self) -> u64 {
         *self.fingerprint.get_or_init(|| {
             let mut h = Fnv64::new();
-            h.write_u64(self.slots.len() as u64);
+            // Unchanged since the format's first version: serialized indexes carry it.
+            h.write_u64(self.spans.len() as u64);
             h.write_u64(self.eos.len() as u64);
             for &e in &self.eos {
                 h.write_u64(u64::from(e));
             }
-            for (id, slot) in self.slots.iter().enumerate() {
-                h.write_u64(*slot as u64);
-                if *slot == Slot::Text {
-                    let b = &self.bytes[self.offsets[id] as usize..self.offsets[id + 1] as usize];
-                    h.write_u64(b.len() as u64);
-                    h.write(b);
+            for id in 0..self.spans.len() as u32 {
+                match self.token_bytes(id) {
+                    None => h.write_u64(0),
+                    Some(b) => {
+                        h.write_u64(1);
+                        h.write_u64(b.len() as u64);
+                        h.write(b);
+                    }
                 }
             }
             h.finish()
@@ -183,15 +186,14 @@ impl Vocabulary {
     /// Bytes of memory held, including the token trie once it has been built.
     pub fn memory_usage(&self) -> usize {
         self.bytes.capacity()
-            + self.offsets.capacity() * 4
-            + self.slots.capacity()
+            + self.spans.capacity() * 8
             + self.eos.capacity() * 4
             + self.trie.get().map_or(0, TokenTrie::memory_usage)
     }
 
     /// The token trie (built on first use, then shared by every index).
     pub(crate) fn trie(&self) -> &TokenTrie {
-        self.trie.get_or_init(|| TokenTrie::new(self))
+        self.trie.get_or_init(|| TokenTrie::new(&self.text_tokens().collect::<Vec<_>>()))
     }
 
     /// Builds the token trie now instead of on first use (e.g. to time it apart).
@@ -210,71 +212,6 @@ fn too_large(id: u64) -> Error {
         ErrorKind::InvalidTokenizer,
         format!("token id {id} exceeds the largest supported id {}", MAX_VOCAB_SIZE - 1),
     )
-}
-
-#[derive(Default)]
-struct VocabularyBuilder {
-    bytes: Vec<u8>,
-    offsets: Vec<u32>,
-    slots: Vec<Slot>,
-}
-
-impl VocabularyBuilder {
-    fn push(&mut self, id: u32, token: &[u8]) -> Result<()> {
-        if token.len() > u16::MAX as usize {
-            return Err(Error::new(
-                ErrorKind::InvalidTokenizer,
-                format!("token id {id} is {} bytes long; at most 65535 are supported", token.len()),
-            ));
-        }
-        if self.bytes.len() + token.len() > u32::MAX as usize {
-            return Err(Error::new(ErrorKind::InvalidTokenizer, "tokens exceed 4 GiB in total"));
-        }
-        self.offsets.push(self.bytes.len() as u32);
-        self.bytes.extend_from_slice(token);
-        self.slots.push(Slot::Text);
-        Ok(())
-    }
-
-    fn skip(&mut self, _id: u32) {
-        self.offsets.push(self.bytes.len() as u32);
-        self.slots.push(Slot::Absent);
-    }
-
-    fn finish(mut self, eos_token_ids: &[u32]) -> Result<Vocabulary> {
-        let mut eos = eos_token_ids.to_vec();
-        eos.sort_unstable();
-        eos.dedup();
-        if let Some(&max) = eos.last() {
-            if max as usize >= MAX_VOCAB_SIZE {
-                return Err(too_large(u64::from(max)));
-            }
-            while self.slots.len() <= max as usize {
-                let id = self.slots.len() as u32;
-                self.skip(id);
-            }
-        }
-        self.offsets.push(self.bytes.len() as u32);
-        let mut single = [false; 256];
-        for id in 0..self.slots.len() {
-            let (a, b) = (self.offsets[id] as usize, self.offsets[id + 1] as usize);
-            if self.slots[id] == Slot::Text && b - a == 1 && eos.binary_search(&(id as u32)).is_err() {
-                single[self.bytes[a] as usize] = true;
-            }
-        }
-        self.bytes.shrink_to_fit();
-        self.offsets.shrink_to_fit();
-        self.slots.shrink_to_fit();
-        Ok(Vocabulary {
-            bytes: self.bytes,
-            offsets: self.offsets,
-            slots: self.slots,
-            eos,
-            byte_complete: single.iter().all(|&s| s),
-            trie: OnceLock::new(),
-            fingerprint: OnceLock::new(),
-        })
-    }
 }
 
 /// FNV-1a, 64 bit: small, dependency-free and stable across platforms (fingerprints and

@@ -18,24 +18,23 @@
 //! is still alive, not vocabulary size x token length. Token ids that end at a node sit
 //! in one array, grouped by node, so a node's ids are `ids[tok_start[n]..tok_start[n+1]]`.
 //!
-//! The trie knows nothing about automata: the walk takes a step function.
+//! The trie knows nothing about automata or tokenizers: it is built from `(id, bytes)`
+//! pairs, and the walk takes a step function whose state 0 means "dead, prune here".
 
 use std::sync::OnceLock;
 
-use crate::vocabulary::Vocabulary;
-
-/// The state number a step function returns for "dead: no continuation can match".
+/// The state number a step function returns for "dead: no continuation can match" (the
+/// automata's [`DEAD`](crate::automaton::DEAD) too; the index checks they agree).
 pub(crate) const DEAD: u32 = 0;
 
-/// The text tokens in sorted byte order, which is exactly the trie's DFS pre-order (ties
-/// keep ascending ids). The first 8 bytes, zero-padded, form a big-endian key that is
+/// The tokens in sorted byte order, which is exactly the trie's DFS pre-order (ties keep
+/// the given order). The first 8 bytes, zero-padded, form a big-endian key that is
 /// radix-sorted (zero padding never reverses lexicographic order); runs of equal keys are
 /// then ordered by their full bytes. Comparison sorts of byte slices cost 3-4x more,
 /// which shows in wasm, where this is most of a 150k vocabulary's trie build.
-fn dfs_order(vocab: &Vocabulary) -> Vec<(u32, &[u8])> {
-    let mut keyed: Vec<(u64, u32)> = (0..vocab.size() as u32)
-        .filter_map(|id| vocab.text_bytes(id).map(|b| (prefix_key(b), id)))
-        .collect();
+fn dfs_order<'a>(tokens: &[(u32, &'a [u8])]) -> Vec<(u32, &'a [u8])> {
+    let mut keyed: Vec<(u64, u32)> =
+        tokens.iter().enumerate().map(|(i, &(_, b))| (prefix_key(b), i as u32)).collect();
     // LSD radix sort, one byte a pass; stable, so equal keys keep ascending ids.
     let mut scratch = vec![(0u64, 0u32); keyed.len()];
     for pass in 0..8 {
@@ -57,8 +56,7 @@ fn dfs_order(vocab: &Vocabulary) -> Vec<(u32, &[u8])> {
         }
         std::mem::swap(&mut keyed, &mut scratch);
     }
-    let mut order: Vec<(u32, &[u8])> =
-        keyed.iter().map(|&(_, id)| (id, vocab.text_bytes(id).unwrap_or_default())).collect();
+    let mut order: Vec<(u32, &[u8])> = keyed.iter().map(|&(_, i)| tokens[i as usize]).collect();
     let mut start = 0;
     while start < keyed.len() {
         let mut end = start + 1;
@@ -66,7 +64,8 @@ fn dfs_order(vocab: &Vocabulary) -> Vec<(u32, &[u8])> {
             end += 1;
         }
         if end - start > 1 {
-            order[start..end].sort_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
+            // Stable: equal tokens keep the given order.
+            order[start..end].sort_by(|a, b| a.1.cmp(b.1));
         }
         start = end;
     }
@@ -149,7 +148,8 @@ pub(crate) struct ManyScratch {
     counts: Vec<u32>,
 }
 
-/// The token trie of a vocabulary's text tokens (EOS, empty and absent ids excluded).
+/// The token trie of a vocabulary's text tokens (the vocabulary leaves out EOS, empty
+/// and absent ids).
 pub(crate) struct TokenTrie {
     /// Nodes in DFS order plus one sentinel whose `tok_start` closes the last group.
     nodes: Vec<Node>,
@@ -161,8 +161,10 @@ pub(crate) struct TokenTrie {
 }
 
 impl TokenTrie {
-    pub(crate) fn new(vocab: &Vocabulary) -> TokenTrie {
-        let order = dfs_order(vocab);
+    /// The trie of `tokens`, `(id, bytes)` pairs with non-empty bytes; ids that end at
+    /// the same node keep the given order.
+    pub(crate) fn new(tokens: &[(u32, &[u8])]) -> TokenTrie {
+        let order = dfs_order(tokens);
         let mut nodes = vec![Node { byte_depth: 0, subtree_end: 0, tok_start: 0 }];
         let mut ids = Vec::with_capacity(order.len());
         // path[d] = node index at depth d of the current token.
@@ -390,15 +392,17 @@ impl TokenTrie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::Rng;
 
-    fn vocab(tokens: &[&str]) -> Vocabulary {
-        Vocabulary::new(tokens.iter().map(Some), &[]).unwrap()
+    /// The trie of `tokens`, numbered from 0: no vocabulary needed.
+    fn trie<T: AsRef<[u8]>>(tokens: &[T]) -> TokenTrie {
+        let pairs: Vec<(u32, &[u8])> = tokens.iter().enumerate().map(|(i, t)| (i as u32, t.as_ref())).collect();
+        TokenTrie::new(&pairs)
     }
 
     #[test]
     fn layout_matches_the_drawing() {
-        let v = vocab(&["a", "ab", "b", "ab"]);
-        let t = TokenTrie::new(&v);
+        let t = trie(&["a", "ab", "b", "ab"]);
         t.validate().unwrap();
         assert_eq!(t.node_count(), 4);
         let ends: Vec<u32> = t.nodes[1..4].iter().map(|n| n.subtree_end).collect();
@@ -410,8 +414,7 @@ mod tests {
     #[test]
     fn walk_prunes_dead_subtrees() {
         // Automaton over {a, b}: state 1 accepts 'a' -> 2, state 2 accepts 'b' -> 3.
-        let v = vocab(&["a", "ab", "b", "abb", "ba"]);
-        let t = TokenTrie::new(&v);
+        let t = trie(&["a", "ab", "b", "abb", "ba"]);
         let step = |s: u32, b: u8| match (s, b) {
             (1, b'a') => 2,
             (2, b'b') => 3,
@@ -431,8 +434,7 @@ mod tests {
     fn order_is_lexicographic_with_zero_bytes_and_long_tokens() {
         // Zero padding must not confuse "a" with "a\0", nor reorder tokens past 8 bytes.
         let tokens: Vec<&[u8]> = vec![b"a\0", b"a", b"a\0\x01", b"abcdefghij", b"abcdefghi", b"abcdefgh\0", b"b"];
-        let v = Vocabulary::new(tokens.iter().map(Some), &[]).unwrap();
-        let t = TokenTrie::new(&v);
+        let t = trie(&tokens);
         t.validate().unwrap();
         let mut sorted: Vec<(&[u8], u32)> = tokens.iter().enumerate().map(|(i, b)| (*b, i as u32)).collect();
         sorted.sort();
@@ -440,28 +442,16 @@ mod tests {
         assert_eq!(t.ids, ids);
     }
 
-    /// A small xorshift generator, so that the test needs no dependency.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-    }
-
     #[test]
     fn walk_many_equals_one_walk_per_start() {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = Rng::new(1);
         for round in 0..200 {
             // Tokens over a 4-byte alphabet (long, shared prefixes; some repeated).
             let alphabet = [b'a', b'b', b'c', 0xe4];
             let tokens: Vec<Vec<u8>> = (0..1 + rng.below(60))
                 .map(|_| (0..1 + rng.below(7)).map(|_| alphabet[rng.below(4)]).collect())
                 .collect();
-            let v = Vocabulary::new(tokens.iter().map(Some), &[]).unwrap();
-            let t = TokenTrie::new(&v);
+            let t = trie(&tokens);
             // A random automaton over states 0..n, 0 dead; bytes map to 3 classes.
             let n = 2 + rng.below(12);
             let class = |b: u8| u32::from(b) % 3;
@@ -488,8 +478,7 @@ mod tests {
 
     #[test]
     fn prefix_counts() {
-        let v = vocab(&["a", "ab", "b", "abb", "ba", "ab", "ac"]);
-        let t = TokenTrie::new(&v);
+        let t = trie(&["a", "ab", "b", "abb", "ba", "ab", "ac"]);
         let c = t.prefix_counts();
         let (a, b) = (b'a' as usize, b'b' as usize);
         assert_eq!((c.first[a], c.first[b], c.first.iter().sum::<u32>()), (5, 2, 7));
@@ -501,8 +490,7 @@ mod tests {
 
     #[test]
     fn empty_vocabulary_walks_nothing() {
-        let v = Vocabulary::new(Vec::<Option<&str>>::new(), &[0]).unwrap();
-        let t = TokenTrie::new(&v);
+        let t = trie::<&str>(&[]);
         t.validate().unwrap();
         let n = t.walk(1, |_, _| 1, |_| true, &mut vec![], |_, _| panic!("no tokens"));
         assert_eq!(n, 0);

@@ -1,0 +1,97 @@
+//! Limits and options for turning a regex into a DFA.
+
+/// Default cap on the DFA's transition table, in bytes (32 MiB).
+pub const DEFAULT_DFA_SIZE_LIMIT: usize = 32 << 20;
+/// Default cap on determinization's working memory (the NFA state sets), in bytes (32 MiB).
+pub const DEFAULT_DETERMINIZE_SIZE_LIMIT: usize = 32 << 20;
+/// Default cap on the Thompson NFA size, in bytes (16 MiB); huge patterns stop here.
+pub const DEFAULT_NFA_SIZE_LIMIT: usize = 16 << 20;
+/// [`Minimize::Auto`] merges equivalent states when the co-accessible automaton has at
+/// most this many states.
+pub const AUTO_MINIMIZE_MAX_STATES: usize = 10_000;
+
+/// When to merge equivalent DFA states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Minimize {
+    /// Never merge.
+    Never,
+    /// Merge when the automaton has at most [`AUTO_MINIMIZE_MAX_STATES`] states: fewer
+    /// states means fewer trie walks, and refinement is cheap at that size.
+    Auto,
+    /// Always merge.
+    Always,
+}
+
+/// Limits and options for turning a regex into a [`Dfa`].
+///
+/// ```
+/// use logitmask::{Dfa, DfaConfig, ErrorKind};
+/// // A tight limit fails with a clear error...
+/// let err = Dfa::with_config(r"\w{20}", &DfaConfig::new().determinize_size_limit(Some(10_000)))
+///     .unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::DfaTooLarge);
+/// // ...the defaults are enough.
+/// assert!(Dfa::new(r"\w{20}").is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DfaConfig {
+    dfa_size_limit: Option<usize>,
+    determinize_size_limit: Option<usize>,
+    nfa_size_limit: Option<usize>,
+    minimize: Minimize,
+}
+
+impl Default for DfaConfig {
+    fn default() -> Self {
+        DfaConfig {
+            dfa_size_limit: Some(DEFAULT_DFA_SIZE_LIMIT),
+            determinize_size_limit: Some(DEFAULT_DETERMINIZE_SIZE_LIMIT),
+            nfa_size_limit: Some(DEFAULT_NFA_SIZE_LIMIT),
+            minimize: Minimize::Auto,
+        }
+    }
+}
+
+impl DfaConfig {
+    /// The defaults: 32 MiB DFA, 32 MiB determinization, 16 MiB NFA, [`Minimize::Auto`].
+    pub fn new() -> DfaConfig {
+        DfaConfig::default()
+    }
+    /// Cap on the DFA's transition table in bytes: states x classes x 4 (`None`: no cap).
+    pub fn dfa_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
+        self.dfa_size_limit = bytes;
+        self
+    }
+    /// Cap on determinization's working memory in bytes (`None`: no cap).
+    pub fn determinize_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
+        self.determinize_size_limit = bytes;
+        self
+    }
+    /// Cap on the Thompson NFA's size in bytes (`None`: no cap).
+    pub fn nfa_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
+        self.nfa_size_limit = bytes;
+        self
+    }
+    /// When to merge equivalent states.
+    pub fn minimize(mut self, minimize: Minimize) -> DfaConfig {
+        self.minimize = minimize;
+        self
+    }
+    /// The DFA size cap.
+    pub fn get_dfa_size_limit(&self) -> Option<usize> {
+        self.dfa_size_limit
+    }
+    /// The determinization cap.
+    pub fn get_determinize_size_limit(&self) -> Option<usize> {
+        self.determinize_size_limit
+    }
+    /// The NFA cap.
+    pub fn get_nfa_size_limit(&self) -> Option<usize> {
+        self.nfa_size_limit
+    }
+    /// The minimization choice.
+    pub fn get_minimize(&self) -> Minimize {
+        self.minimize
+    }
+}
