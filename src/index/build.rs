@@ -1,11 +1,19 @@
-//! Row computation: one trie walk per state, and the eager breadth-first build.
+//! Row computation: one trie walk from a state (rows on request, completing a lazy
+//! index), and the eager build, which walks many states in one trie pass.
+//!
+//! Nothing here touches an [`Index`](super::Index): the functions take the automaton,
+//! the vocabulary and the [`StateRows`]/[`RowStore`] to write into, and the index
+//! assembles the result.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
-use super::{mask_words, too_many_states, Index, TokenSet};
+use super::rows::{too_many_states, RowStore, StateRows};
+use super::{mask_words, TokenSet};
 use crate::automaton::{liveness_blocks, Determinizer, Dfa, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
+use crate::vocabulary::Vocabulary;
 
 /// Scratch space reused across walks of one build.
 #[derive(Default)]
@@ -16,221 +24,267 @@ pub(super) struct Scratch {
     walks: u32,
 }
 
-/// Walks the vocabulary's trie from state `s` of a full DFA: the allowed text tokens
-/// (in trie order) and, when `successors` is asked for, the distinct states they lead to.
-pub(super) fn walk_state(index: &Index, s: u32, scratch: &mut Scratch, successors: bool) -> (Vec<u32>, Vec<u32>) {
-    let dfa = index.full_dfa();
-    walk_with(index, s, dfa.state_count(), |state, byte| dfa.step(state, byte), scratch, successors)
+/// What a row's walk needs besides the automaton: the vocabulary (its trie and EOS ids)
+/// and, where the eager build pruned states, which end states a token may reach.
+#[derive(Clone, Copy)]
+pub(super) struct RowWalker<'a> {
+    pub(super) vocab: &'a Vocabulary,
+    /// `end_ok[s]`: a token may end in live state `s` (`None`: in every one).
+    pub(super) end_ok: Option<&'a [bool]>,
 }
 
-/// [`walk_state`] over an on-demand DFA, determinizing what the walk needs. Fails when
-/// the DFA's size limits refuse a needed state.
-pub(super) fn walk_on_demand(
-    index: &Index,
-    dfa: &mut Determinizer,
-    s: u32,
-    scratch: &mut Scratch,
-    successors: bool,
-) -> Result<(Vec<u32>, Vec<u32>)> {
-    // The trie walk takes a shared closure, so the growing DFA sits in a RefCell; states
-    // appear during the walk, so the successor stamps grow with them.
-    let dfa = std::cell::RefCell::new(dfa);
-    let refused = std::cell::Cell::new(None);
-    let step = |state, byte| {
-        dfa.borrow_mut().step(state, byte).unwrap_or_else(|e| {
-            refused.set(Some(e));
-            DEAD
-        })
-    };
-    let out = walk_with(index, s, 0, step, scratch, successors);
-    match refused.get() {
-        Some(e) => Err(dfa.borrow().too_large(e)),
-        None => Ok(out),
+impl RowWalker<'_> {
+    /// Whether a token may end in live state `s`.
+    #[inline]
+    pub(super) fn accepts_end(&self, s: u32) -> bool {
+        self.end_ok.is_none_or(|ok| ok[s as usize])
     }
-}
 
-fn walk_with(
-    index: &Index,
-    s: u32,
-    state_count: usize,
-    step: impl Fn(u32, u8) -> u32,
-    scratch: &mut Scratch,
-    successors: bool,
-) -> (Vec<u32>, Vec<u32>) {
-    let trie = index.vocab.trie();
-    let mut ids = Vec::new();
-    let mut next = Vec::new();
-    if successors {
-        scratch.stamp.resize(scratch.stamp.len().max(state_count), 0);
-        scratch.walks += 1;
+    /// Walks the vocabulary's trie from state `s` of a complete DFA: the allowed text
+    /// tokens (in trie order) and, when `successors` is asked for, the distinct states
+    /// they lead to.
+    pub(super) fn walk(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch, successors: bool) -> (Vec<u32>, Vec<u32>) {
+        self.walk_with(s, dfa.state_count(), |state, byte| dfa.step(state, byte), scratch, successors)
     }
-    let walk_no = scratch.walks;
-    let stamp = &mut scratch.stamp;
-    trie.walk(
-        s,
-        step,
-        |end| index.accepts_end(end),
-        &mut scratch.stack,
-        |id, end| {
-            ids.push(id);
-            if successors {
-                if stamp.len() <= end as usize {
-                    stamp.resize(end as usize + 1, 0);
-                }
-                if stamp[end as usize] != walk_no {
-                    stamp[end as usize] = walk_no;
-                    next.push(end);
-                }
-            }
-        },
-    );
-    (ids, next)
-}
 
-/// The row of a state from its allowed text tokens: EOS ids join where it is final.
-pub(super) fn finish_row(index: &Index, is_final: bool, mut ids: Vec<u32>) -> TokenSet {
-    if is_final {
-        ids.extend_from_slice(index.vocab.eos_token_ids());
+    /// [`walk`](Self::walk) over an on-demand DFA, determinizing what the walk needs.
+    /// Fails when the DFA's size limits refuse a needed state.
+    pub(super) fn walk_on_demand(
+        &self,
+        dfa: &mut Determinizer,
+        s: u32,
+        scratch: &mut Scratch,
+        successors: bool,
+    ) -> Result<(Vec<u32>, Vec<u32>)> {
+        // The trie walk takes a shared closure that cannot fail, so the growing DFA sits
+        // in a RefCell and a refused step ends the walk's branch as dead and is reported
+        // after it; states appear during the walk, so the successor stamps grow with them.
+        let dfa = std::cell::RefCell::new(dfa);
+        let refused = std::cell::Cell::new(None);
+        let step = |state, byte| {
+            dfa.borrow_mut().step(state, byte).unwrap_or_else(|e| {
+                refused.set(Some(e));
+                DEAD
+            })
+        };
+        let out = self.walk_with(s, 0, step, scratch, successors);
+        match refused.get() {
+            Some(e) => Err(dfa.borrow().too_large(e)),
+            None => Ok(out),
+        }
     }
-    TokenSet::from_ids(ids, index.vocab.size())
-}
 
-impl Index {
-    /// Computes the rows of every state reachable from the start through tokens.
-    ///
-    /// Over a byte-complete vocabulary (real tokenizers) the reachable states are known
-    /// before any walk: every DFA state (all are reachable over bytes, and single bytes
-    /// are tokens). They are walked up to [`LANES`] at a time in one trie pass each
-    /// ([`TokenTrie::walk_many`](crate::vocabulary::trie::TokenTrie::walk_many)), no successors
-    /// tracked. Otherwise a breadth-first search walks one state at a time and keeps the
-    /// successors for pruning (a level-by-level multi-state version of it, a second copy
-    /// of the walk, cost ~1 KB of gzipped wasm: not spent on vocabularies that real
-    /// tokenizers rarely produce).
-    pub(super) fn build_eager(&mut self) -> Result<()> {
-        let vocab = self.vocab.clone();
-        let trie = vocab.trie();
-        let n = self.full_dfa().state_count();
-        if vocab.is_byte_complete() {
-            let order = byte_reachable(self.full_dfa());
-            if order.len() > self.max_states {
-                return Err(too_many_states(self.max_states, &self.pattern));
-            }
-            let mut rows = RowBuffers::new(self.full_dfa(), trie, vocab.size(), &order);
-            // States that keep the same byte strings alive allow the same text tokens:
-            // one of each class is walked (email: 5 walks for 8 states, 18% faster). Only
-            // for small automata with long walks (a dense row): the partition costs
-            // O(k n log n), 4% of url's build (352 states), and none of the larger bench
-            // automata had two such states.
-            let merge = n <= ALIVE_CLASSES_MAX_STATES && order.iter().any(|&s| rows.bound[s as usize] >= rows.words as u64);
-            let class = if merge { liveness_blocks(self.full_dfa()) } else { (0..n as u32).collect() };
-            let c = |s: u32| class[s as usize] as usize;
-            // The states of class k, in breadth-first order: members[start[k]..start[k + 1]].
-            let mut start = vec![0u32; n + 1];
-            for &s in &order {
-                start[c(s) + 1] += 1;
-            }
-            for k in 0..n {
-                start[k + 1] += start[k];
-            }
-            let mut fill = start.clone();
-            let mut members = vec![0u32; order.len()];
-            for &s in &order {
-                members[fill[c(s)] as usize] = s;
-                fill[c(s)] += 1;
-            }
-            let of_class = |s: u32| &members[start[c(s)] as usize..start[c(s) + 1] as usize];
-            let walked: Vec<u32> = order.iter().copied().filter(|&s| of_class(s)[0] == s).collect();
-            let mut walk = ManyWalk::new(self.full_dfa())?;
-            let mut group = Vec::new();
-            let mut rest = &walked[..];
-            while !rest.is_empty() {
-                let n_dense = rows.next_group(&mut rest, &mut group);
-                walk.run_into(trie, &group, n_dense, &mut rows);
-                for (k, &r) in group.iter().enumerate() {
-                    for &s in of_class(r) {
-                        self.store_row(s, rows.row(self, k, r, s, n_dense))?;
+    fn walk_with(
+        &self,
+        s: u32,
+        state_count: usize,
+        step: impl Fn(u32, u8) -> u32,
+        scratch: &mut Scratch,
+        successors: bool,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let trie = self.vocab.trie();
+        let mut ids = Vec::new();
+        let mut next = Vec::new();
+        if successors {
+            scratch.stamp.resize(scratch.stamp.len().max(state_count), 0);
+            scratch.walks += 1;
+        }
+        let walk_no = scratch.walks;
+        let stamp = &mut scratch.stamp;
+        trie.walk(
+            s,
+            step,
+            |end| self.accepts_end(end),
+            &mut scratch.stack,
+            |id, end| {
+                ids.push(id);
+                if successors {
+                    if stamp.len() <= end as usize {
+                        stamp.resize(end as usize + 1, 0);
+                    }
+                    if stamp[end as usize] != walk_no {
+                        stamp[end as usize] = walk_no;
+                        next.push(end);
                     }
                 }
-            }
-            return Ok(());
-        }
-        // Breadth first, one state at a time, keeping successors for pruning.
-        let mut scratch = Scratch::default();
-        let mut seen = vec![false; n];
-        let mut order = Vec::new();
-        let mut succ_of: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let start = self.full_dfa().start();
-        seen[start as usize] = true;
-        let mut queue = VecDeque::from([start]);
-        while let Some(s) = queue.pop_front() {
-            order.push(s);
-            if order.len() > self.max_states {
-                return Err(too_many_states(self.max_states, &self.pattern));
-            }
-            let (ids, next) = walk_state(self, s, &mut scratch, true);
-            for &t in &next {
-                if !seen[t as usize] {
-                    seen[t as usize] = true;
-                    queue.push_back(t);
-                }
-            }
-            self.store_row(s, finish_row(self, self.full_dfa().is_final(s), ids))?;
-            succ_of[s as usize] = next;
-        }
-        self.prune_token_dead_ends(&order, &succ_of, &mut scratch)
+            },
+        );
+        (ids, next)
     }
 
-    /// Where the vocabulary lacks some single byte, a live state (over bytes) may still
-    /// be one from which no token sequence reaches a match. Such states are found by
-    /// reverse reachability over the token graph and dropped, and the rows that led
-    /// into them are recomputed without those tokens, so that the index never offers a
-    /// token leading into a dead end.
-    fn prune_token_dead_ends(&mut self, order: &[u32], succ_of: &[Vec<u32>], scratch: &mut Scratch) -> Result<()> {
-        let ok = token_coaccessible(self.full_dfa(), order, succ_of);
-        if !ok[self.full_dfa().start() as usize] {
-            return Err(Error::new(
-                ErrorKind::InvalidRegex,
-                format!("no sequence of this vocabulary's tokens fully matches regex {}", quote(&self.pattern)),
-            ));
+    /// The row of a state from its allowed text tokens: EOS ids join where it is final.
+    pub(super) fn finish_row(&self, is_final: bool, mut ids: Vec<u32>) -> TokenSet {
+        if is_final {
+            ids.extend_from_slice(self.vocab.eos_token_ids());
         }
-        if order.iter().all(|&s| ok[s as usize]) {
-            return Ok(());
-        }
-        self.end_ok = Some(ok);
-        let mut kept = 0;
-        for &s in order {
-            if !self.accepts_end(s) {
-                self.rows[s as usize] = std::sync::OnceLock::new();
-            } else if succ_of[s as usize].iter().any(|&t| !self.accepts_end(t)) {
-                // Rewalk, now rejecting pruned end states (pruned states are unreachable).
-                let ids = walk_state(self, s, scratch, false).0;
-                let row = finish_row(self, self.full_dfa().is_final(s), ids);
-                self.rows[s as usize] = std::sync::OnceLock::from(std::sync::Arc::new(row));
-                kept += 1;
-            } else {
-                kept += 1;
-            }
-        }
-        // Re-share identical rows and forget rows no state uses any more.
-        let mut distinct = std::collections::HashSet::new();
-        for cell in &mut self.rows {
-            if let Some(row) = cell.take() {
-                let row = distinct.get(&row).cloned().unwrap_or_else(|| {
-                    distinct.insert(row.clone());
-                    row
-                });
-                *cell = std::sync::OnceLock::from(row);
-            }
-        }
-        self.distinct = std::sync::Mutex::new(distinct);
-        self.computed = std::sync::atomic::AtomicUsize::new(kept);
-        Ok(())
+        TokenSet::from_ids(ids, self.vocab.size())
     }
 }
 
-/// Up to this many DFA states, the eager build walks one state per class of
-/// [`Dfa::alive_classes`].
-const ALIVE_CLASSES_MAX_STATES: usize = 128;
+/// The rows of an eager build.
+pub(super) struct Eager {
+    pub(super) rows: StateRows,
+    pub(super) store: RowStore,
+    /// Set where the vocabulary lacks some byte and some live states cannot reach a
+    /// match through tokens: `end_ok[s]` is false for those.
+    pub(super) end_ok: Option<Vec<bool>>,
+}
+
+/// Computes the rows of every state of `dfa` reachable from the start through tokens.
+///
+/// Over a byte-complete vocabulary (real tokenizers) the reachable states are known
+/// before any walk: every DFA state (all are reachable over bytes, and single bytes are
+/// tokens). They are walked up to [`LANES`] at a time in one trie pass each
+/// ([`TokenTrie::walk_many`]), no successors tracked. Otherwise a breadth-first search
+/// walks one state at a time and keeps the successors for pruning (a level-by-level
+/// multi-state version of it, a second copy of the walk, cost ~1 KB of gzipped wasm: not
+/// spent on vocabularies that real tokenizers rarely produce).
+pub(super) fn eager(dfa: &Dfa, vocab: &Vocabulary, max_states: usize, pattern: &str) -> Result<Eager> {
+    let rows = StateRows::new(dfa.state_count());
+    let store = RowStore::new(max_states);
+    if vocab.is_byte_complete() {
+        eager_many(dfa, vocab, &rows, &store, max_states, pattern)?;
+        return Ok(Eager { rows, store, end_ok: None });
+    }
+    eager_one_by_one(dfa, vocab, rows, store, max_states, pattern)
+}
+
+/// The eager build over a byte-complete vocabulary: every state, many per trie pass.
+fn eager_many(
+    dfa: &Dfa,
+    vocab: &Vocabulary,
+    rows: &StateRows,
+    store: &RowStore,
+    max_states: usize,
+    pattern: &str,
+) -> Result<()> {
+    let trie = vocab.trie();
+    let n = dfa.state_count();
+    let order = byte_reachable(dfa);
+    if order.len() > max_states {
+        return Err(too_many_states(max_states, pattern));
+    }
+    let mut buffers = RowBuffers::new(dfa, trie, vocab.size(), &order);
+    // States that keep the same byte strings alive allow the same text tokens: one of
+    // each liveness block is walked. Only for small automata with long walks (a dense
+    // row): the partition costs O(k n log n), and larger automata rarely have two such
+    // states (docs/index-layout.md has the measurements).
+    let merge = n <= LIVENESS_BLOCKS_MAX_STATES && order.iter().any(|&s| buffers.bound[s as usize] >= buffers.words as u64);
+    let block = if merge { liveness_blocks(dfa) } else { (0..n as u32).collect() };
+    let b = |s: u32| block[s as usize] as usize;
+    // The states of block k, in breadth-first order: members[start[k]..start[k + 1]].
+    let mut start = vec![0u32; n + 1];
+    for &s in &order {
+        start[b(s) + 1] += 1;
+    }
+    for k in 0..n {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut members = vec![0u32; order.len()];
+    for &s in &order {
+        members[fill[b(s)] as usize] = s;
+        fill[b(s)] += 1;
+    }
+    let of_block = |s: u32| &members[start[b(s)] as usize..start[b(s) + 1] as usize];
+    let walked: Vec<u32> = order.iter().copied().filter(|&s| of_block(s)[0] == s).collect();
+    let mut walk = ManyWalk::new(dfa)?;
+    let mut group = Vec::new();
+    let mut rest = &walked[..];
+    while !rest.is_empty() {
+        let n_dense = buffers.next_group(&mut rest, &mut group);
+        walk.run_into(trie, &group, n_dense, &mut buffers);
+        for (k, &r) in group.iter().enumerate() {
+            for &s in of_block(r) {
+                store.store(rows, s, buffers.row(dfa, vocab, k, r, s, n_dense));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The eager build over a vocabulary that lacks some byte: breadth first, one state at
+/// a time, keeping successors for pruning.
+fn eager_one_by_one(
+    dfa: &Dfa,
+    vocab: &Vocabulary,
+    mut rows: StateRows,
+    mut store: RowStore,
+    max_states: usize,
+    pattern: &str,
+) -> Result<Eager> {
+    let n = dfa.state_count();
+    let walker = RowWalker { vocab, end_ok: None };
+    let mut scratch = Scratch::default();
+    let mut seen = vec![false; n];
+    let mut order = Vec::new();
+    let mut succ_of: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let start = dfa.start();
+    seen[start as usize] = true;
+    let mut queue = VecDeque::from([start]);
+    while let Some(s) = queue.pop_front() {
+        order.push(s);
+        if order.len() > max_states {
+            return Err(too_many_states(max_states, pattern));
+        }
+        let (ids, next) = walker.walk(dfa, s, &mut scratch, true);
+        for &t in &next {
+            if !seen[t as usize] {
+                seen[t as usize] = true;
+                queue.push_back(t);
+            }
+        }
+        store.store(&rows, s, walker.finish_row(dfa.is_final(s), ids));
+        succ_of[s as usize] = next;
+    }
+    let end_ok = prune_token_dead_ends(dfa, vocab, &mut rows, &mut store, &order, &succ_of, &mut scratch, pattern)?;
+    Ok(Eager { rows, store, end_ok })
+}
+
+/// Where the vocabulary lacks some single byte, a live state (over bytes) may still be
+/// one from which no token sequence reaches a match. Such states are found by reverse
+/// reachability over the token graph and dropped, and the rows that led into them are
+/// recomputed without those tokens, so that the index never offers a token leading into
+/// a dead end. Returns the states a token may end in, if some were dropped.
+#[allow(clippy::too_many_arguments)]
+fn prune_token_dead_ends(
+    dfa: &Dfa,
+    vocab: &Vocabulary,
+    rows: &mut StateRows,
+    store: &mut RowStore,
+    order: &[u32],
+    succ_of: &[Vec<u32>],
+    scratch: &mut Scratch,
+    pattern: &str,
+) -> Result<Option<Vec<bool>>> {
+    let ok = token_coaccessible(dfa, order, succ_of);
+    if !ok[dfa.start() as usize] {
+        return Err(Error::new(
+            ErrorKind::InvalidRegex,
+            format!("no sequence of this vocabulary's tokens fully matches regex {}", quote(pattern)),
+        ));
+    }
+    if order.iter().all(|&s| ok[s as usize]) {
+        return Ok(None);
+    }
+    let walker = RowWalker { vocab, end_ok: Some(&ok) };
+    for &s in order {
+        if !walker.accepts_end(s) {
+            rows.clear(s);
+        } else if succ_of[s as usize].iter().any(|&t| !walker.accepts_end(t)) {
+            // Rewalk, now rejecting pruned end states (pruned states are unreachable).
+            let ids = walker.walk(dfa, s, scratch, false).0;
+            rows.replace(s, Arc::new(walker.finish_row(dfa.is_final(s), ids)));
+        }
+    }
+    // Re-share identical rows and forget rows no state uses any more.
+    store.reshare(rows);
+    Ok(Some(ok))
+}
+
+/// Up to this many DFA states, the eager build walks one state per liveness block
+/// ([`liveness_blocks`]).
+const LIVENESS_BLOCKS_MAX_STATES: usize = 128;
 
 /// The eager build's multi-state walks: the DFA in the form they step fastest, and
 /// scratch space reused across groups.
@@ -369,16 +423,16 @@ impl RowBuffers {
         n_dense
     }
 
-    /// The row of `s`: the text tokens of `walked` (in its class), walked in `lane`, and
-    /// EOS where `s` is final.
-    fn row(&self, index: &Index, lane: usize, walked: u32, s: u32, n_dense: usize) -> TokenSet {
-        let eos: &[u32] = if index.full_dfa().is_final(s) { index.vocab.eos_token_ids() } else { &[] };
+    /// The row of `s`: the text tokens of `walked` (in its liveness block), walked in
+    /// `lane`, and EOS where `s` is final.
+    fn row(&self, dfa: &Dfa, vocab: &Vocabulary, lane: usize, walked: u32, s: u32, n_dense: usize) -> TokenSet {
+        let eos: &[u32] = if dfa.is_final(s) { vocab.eos_token_ids() } else { &[] };
         if lane < n_dense {
-            TokenSet::from_bits_and(&self.bits[lane * self.words..][..self.words], eos, index.vocab.size())
+            TokenSet::from_bits_and(&self.bits[lane * self.words..][..self.words], eos, vocab.size())
         } else {
             let k = lane - n_dense;
             debug_assert!(u64::from(self.end[k] - self.start[k]) <= self.bound[walked as usize], "lane overran its range");
-            TokenSet::from_id_parts(&self.ids[self.start[k] as usize..self.end[k] as usize], eos, index.vocab.size())
+            TokenSet::from_id_parts(&self.ids[self.start[k] as usize..self.end[k] as usize], eos, vocab.size())
         }
     }
 }

@@ -8,22 +8,38 @@
 //!
 //! Two modes share the row code: eager builds every state reachable through tokens
 //! up front (what serialization needs); lazy computes a state's row the first time it
-//! is asked for and caches it, so the first mask is ready after one trie walk.
+//! is asked for and caches it, so the first mask is ready after one trie walk (and,
+//! where it can, determinizes the DFA on demand too). The contracts are in
+//! docs/semantics.md, the layout and its costs in docs/index-layout.md.
+//!
+//! * `mod.rs`: the public [`Index`] and [`IndexConfig`].
+//! * `source.rs`: the automaton (complete, or on demand behind a lock) with the rows of
+//!   its states: the only code that tells the two apart.
+//! * `rows.rs`: per-state row cells and the store that shares and counts rows.
+//! * `build.rs`: row walks and the eager build; `token_set.rs` and `kernel.rs`: rows
+//!   and the mask kernels; `serialize.rs`: the wire format.
 
 mod build;
 mod kernel;
+mod rows;
 mod serialize;
+mod source;
 mod token_set;
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use crate::automaton::{Determinizer, Dfa, DfaConfig, Minimize, Walk, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
+use crate::json_schema;
 use crate::vocabulary::Vocabulary;
+use build::RowWalker;
+use rows::RowStore;
+use source::Source;
 
 pub use token_set::{mask_words, TokenSet};
+
+// The trie prunes where a step returns its DEAD; the automata's DEAD must be that state.
+const _: () = assert!(DEAD == crate::vocabulary::trie::DEAD);
 
 /// Default cap on the number of states an index may hold.
 pub const DEFAULT_MAX_STATES: usize = 100_000;
@@ -140,47 +156,25 @@ impl IndexConfig {
 pub struct Index {
     vocab: Arc<Vocabulary>,
     pattern: String,
-    automaton: Automaton,
-    /// Eager builds over a vocabulary that lacks some byte: `end_ok[s]` is false for
-    /// live states from which no token path reaches a match. `None`: every live state.
+    /// The automaton and the rows of its states.
+    source: Source,
+    /// Where an eager build over a vocabulary that lacks some byte pruned states:
+    /// `end_ok[s]` is false for live states from which no token path reaches a match.
+    /// `None`: every live state.
     end_ok: Option<Vec<bool>>,
-    /// Row of each state of a [`Automaton::Full`] DFA, once computed (on-demand
-    /// automata keep their rows next to the DFA, behind its lock).
-    rows: Vec<OnceLock<Arc<TokenSet>>>,
-    /// Every distinct row, to share identical ones.
-    distinct: Mutex<HashSet<Arc<TokenSet>>>,
-    computed: AtomicUsize,
+    /// The distinct rows and how many states have one.
+    store: RowStore,
+    /// Rows are computed on request (the `lazy` option, over a byte-complete vocabulary).
     lazy: bool,
-    max_states: usize,
     eos_only: Arc<TokenSet>,
-}
-
-/// The automaton behind an index.
-pub(crate) enum Automaton {
-    /// The whole compact DFA, built up front (eager indexes, loaded ones, and lazy ones
-    /// whose pattern uses look-around or whose vocabulary lacks some byte).
-    Full(Dfa),
-    /// Determinized as walks need it (lazy indexes): the first mask does not wait for
-    /// the whole DFA.
-    OnDemand(Box<Mutex<OnDemand>>),
-}
-
-/// A lazily determinized DFA and the rows of its states.
-pub(crate) struct OnDemand {
-    pub(crate) dfa: Determinizer,
-    pub(crate) rows: Vec<Option<Arc<TokenSet>>>,
 }
 
 impl std::fmt::Debug for Index {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let dfa_states = match &self.automaton {
-            Automaton::Full(dfa) => dfa.state_count(),
-            Automaton::OnDemand(m) => m.lock().map_or(0, |g| g.dfa.state_count()),
-        };
         f.debug_struct("Index")
             .field("pattern", &quote(&self.pattern))
             .field("lazy", &self.lazy)
-            .field("dfa_states", &dfa_states)
+            .field("dfa_states", &self.source.dfa_state_count())
             .field("state_count", &self.state_count())
             .finish_non_exhaustive()
     }
@@ -205,49 +199,108 @@ impl Index {
     /// string the vocabulary can spell), [`ErrorKind::DfaTooLarge`],
     /// [`ErrorKind::TooManyStates`].
     pub fn with_config(pattern: &str, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
-        let lazy_dfa = Determinizer::new(pattern, &config.dfa)?;
-        if config.lazy && vocab.is_byte_complete() && lazy_dfa.exact_liveness() {
-            let on_demand = OnDemand { dfa: lazy_dfa, rows: Vec::new() };
-            let automaton = Automaton::OnDemand(Box::new(Mutex::new(on_demand)));
-            return Ok(Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, true, config.max_states));
+        let determinizer = Determinizer::new(pattern, &config.dfa)?;
+        // Rows on request are exact only where single bytes are tokens (see IndexConfig::lazy).
+        let lazy = config.lazy && vocab.is_byte_complete();
+        let store = RowStore::new(config.max_states);
+        if lazy && determinizer.exact_liveness() {
+            return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true));
         }
-        let dfa = Dfa::from_determinizer(lazy_dfa, pattern, &config.dfa)?;
-        let automaton = Automaton::Full(dfa);
-        let index = Index::from_parts(vocab.clone(), pattern.to_string(), automaton, None, config.lazy, config.max_states);
-        if index.lazy && vocab.is_byte_complete() {
-            return Ok(index);
+        let dfa = Dfa::from_determinizer(determinizer, pattern, &config.dfa)?;
+        if lazy {
+            return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true));
         }
-        let mut index = index;
-        index.lazy = false;
-        index.build_eager()?;
-        Ok(index)
+        let built = build::eager(&dfa, vocab, config.max_states, pattern)?;
+        let source = Source::complete_with_rows(dfa, built.rows);
+        Ok(Index::assemble(vocab, pattern, source, built.end_ok, built.store, false))
     }
 
-    pub(crate) fn from_parts(
-        vocab: Arc<Vocabulary>,
-        pattern: String,
-        automaton: Automaton,
+    /// Builds an index for a JSON Schema given as JSON text (property order as written).
+    ///
+    /// ```
+    /// use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
+    /// use std::sync::Arc;
+    /// let vocab = Arc::new(Vocabulary::new(
+    ///     [Some("{\""), Some("ok"), Some("\":"), Some("true"), Some("false"), Some("}"), None],
+    ///     &[6],
+    /// )?);
+    /// let schema = r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#;
+    /// let index = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &json_schema::Config::new())?;
+    /// assert_eq!(index.allowed_tokens(index.initial_state())?.to_vec(), [0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_json_schema_str(
+        schema: &str,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+        schema_config: &json_schema::Config,
+    ) -> Result<Index> {
+        let regex = json_schema::regex_from_json_schema_str(schema, schema_config)?;
+        Index::with_config(&regex, vocab, config)
+    }
+
+    /// Builds an index for a JSON Schema given as a `serde_json::Value` (property order:
+    /// see [`regex_from_json_schema`](json_schema::regex_from_json_schema)).
+    pub fn from_json_schema(
+        schema: &serde_json::Value,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+        schema_config: &json_schema::Config,
+    ) -> Result<Index> {
+        let regex = json_schema::regex_from_json_schema(schema, schema_config)?;
+        Index::with_config(&regex, vocab, config)
+    }
+
+    /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.
+    ///
+    /// Errors: [`ErrorKind::CorruptIndex`] for truncated, corrupt or foreign bytes and
+    /// unknown format versions; [`ErrorKind::VocabularyMismatch`] when the bytes were
+    /// built for another vocabulary.
+    pub fn from_bytes(bytes: &[u8], vocab: &Arc<Vocabulary>) -> Result<Index> {
+        let loaded = serialize::decode(bytes, vocab)?;
+        let source = Source::complete_with_rows(loaded.dfa, loaded.rows);
+        Ok(Index::assemble(vocab, &loaded.pattern, source, loaded.end_ok, loaded.store, false))
+    }
+
+    fn assemble(
+        vocab: &Arc<Vocabulary>,
+        pattern: &str,
+        source: Source,
         end_ok: Option<Vec<bool>>,
+        store: RowStore,
         lazy: bool,
-        max_states: usize,
     ) -> Index {
         let eos_only = Arc::new(TokenSet::from_ids(vocab.eos_token_ids().to_vec(), vocab.size()));
-        let full_states = match &automaton {
-            Automaton::Full(dfa) => dfa.state_count(),
-            Automaton::OnDemand(_) => 0,
-        };
-        Index {
-            rows: (0..full_states).map(|_| OnceLock::new()).collect(),
-            vocab,
-            pattern,
-            automaton,
-            end_ok,
-            distinct: Mutex::new(HashSet::new()),
-            computed: AtomicUsize::new(0),
-            lazy,
-            max_states,
-            eos_only,
+        Index { vocab: vocab.clone(), pattern: pattern.to_string(), source, end_ok, store, lazy, eos_only }
+    }
+
+    /// Serializes the index. A lazy index first computes the rows of every state
+    /// reachable through tokens (so this can fail with [`ErrorKind::TooManyStates`]).
+    ///
+    /// ```
+    /// use logitmask::{Index, Vocabulary};
+    /// use std::sync::Arc;
+    /// let vocab = Arc::new(Vocabulary::new([Some("a"), Some("b"), None], &[2])?);
+    /// let index = Index::new("a+b", &vocab)?;
+    /// let bytes = index.to_bytes()?;
+    /// let loaded = Index::from_bytes(&bytes, &vocab)?;
+    /// assert_eq!(loaded.state_count(), index.state_count());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        self.complete()?;
+        self.source.with_dfa_and_rows(|dfa, rows| {
+            serialize::encode(&self.vocab, &self.pattern, dfa, self.end_ok.as_deref(), rows)
+        })
+    }
+
+    /// Computes the row of every state reachable through tokens (a no-op when eager);
+    /// an on-demand DFA is first determinized completely.
+    fn complete(&self) -> Result<()> {
+        if !self.lazy {
+            return Ok(());
         }
+        self.source.complete_rows(self.walker(), &self.store, &self.pattern)
     }
 
     /// The vocabulary this index was built for.
@@ -263,10 +316,7 @@ impl Index {
     /// The compact DFA behind the index; `None` for a lazy index that determinizes its
     /// DFA on demand (see [`with_config`](Index::with_config)).
     pub fn dfa(&self) -> Option<&Dfa> {
-        match &self.automaton {
-            Automaton::Full(dfa) => Some(dfa),
-            Automaton::OnDemand(_) => None,
-        }
+        self.source.dfa()
     }
 
     /// Whether rows are computed on demand.
@@ -276,10 +326,7 @@ impl Index {
 
     /// The state before any token.
     pub fn initial_state(&self) -> StateId {
-        match &self.automaton {
-            Automaton::Full(dfa) => StateId(dfa.start()),
-            Automaton::OnDemand(_) => StateId(Determinizer::START),
-        }
+        StateId(self.source.initial_state())
     }
 
     /// Number of token ids (the vocabulary's size).
@@ -289,7 +336,12 @@ impl Index {
 
     /// Number of states whose rows exist (eager: every state reachable through tokens).
     pub fn state_count(&self) -> usize {
-        self.computed.load(Ordering::Relaxed)
+        self.store.count()
+    }
+
+    /// The states whose rows exist, ascending.
+    pub fn states(&self) -> Vec<StateId> {
+        self.source.states()
     }
 
     /// The set holding only the EOS ids (what a finished guide allows).
@@ -300,23 +352,7 @@ impl Index {
     /// The tokens allowed in `state`, ascending, with the EOS ids where the text so far
     /// fully matches. In lazy mode the row is computed on first request.
     pub fn allowed_tokens(&self, state: StateId) -> Result<Arc<TokenSet>> {
-        match &self.automaton {
-            Automaton::Full(_) => {
-                let s = self.check_state(state)?;
-                if let Some(row) = self.rows[s as usize].get() {
-                    return Ok(row.clone());
-                }
-                self.compute_row(s)
-            }
-            Automaton::OnDemand(m) => {
-                let mut g = m.lock().map_err(|_| poisoned())?;
-                let s = check_on_demand_state(&g, state)?;
-                if let Some(Some(row)) = g.rows.get(s as usize) {
-                    return Ok(row.clone());
-                }
-                self.compute_row_on_demand(&mut g, s)
-            }
-        }
+        self.source.row(state, self.lazy, self.walker(), &self.store, &self.pattern)
     }
 
     /// The state after `token` in `state`, or `None` when the token is not allowed there.
@@ -336,53 +372,24 @@ impl Index {
     /// Bytes of memory held by the index (DFA, rows, bookkeeping), not counting the
     /// shared vocabulary.
     pub fn memory_usage(&self) -> usize {
-        let rows: usize = self.distinct.lock().map(|d| d.iter().map(|r| r.memory_usage()).sum()).unwrap_or(0);
-        let automaton = match &self.automaton {
-            Automaton::Full(dfa) => dfa.memory_usage(),
-            Automaton::OnDemand(m) => {
-                m.lock().map_or(0, |g| g.dfa.memory_usage() + g.rows.capacity() * std::mem::size_of::<usize>())
-            }
-        };
         std::mem::size_of::<Index>()
             + self.pattern.capacity()
-            + automaton
+            + self.source.memory_usage()
             + self.end_ok.as_ref().map_or(0, Vec::capacity)
-            + self.rows.capacity() * std::mem::size_of::<OnceLock<Arc<TokenSet>>>()
-            + rows
+            + self.store.memory_usage()
             + self.eos_only.memory_usage()
     }
 
     /// Number of distinct rows stored.
     pub fn distinct_row_count(&self) -> usize {
-        self.distinct.lock().map(|d| d.len()).unwrap_or(0)
+        self.store.distinct_count()
     }
 
-    // --- internals shared by the guide, the builder and serialization ---
+    // --- what the guide needs ---
 
+    /// `state` as a live state of this index.
     pub(crate) fn check_state(&self, state: StateId) -> Result<u32> {
-        let s = state.0;
-        let known = match &self.automaton {
-            Automaton::Full(_) => {
-                (s as usize) < self.rows.len()
-                    && s != DEAD
-                    && (self.lazy || self.rows[s as usize].get().is_some())
-            }
-            Automaton::OnDemand(m) => return check_on_demand_state(&*m.lock().map_err(|_| poisoned())?, state),
-        };
-        if known {
-            Ok(s)
-        } else {
-            Err(unknown_state(s))
-        }
-    }
-
-    /// The full DFA of an index that has one: every index but a lazy on-demand one,
-    /// and only eager builds, full-DFA lazy rows and loads call this.
-    pub(crate) fn full_dfa(&self) -> &Dfa {
-        match &self.automaton {
-            Automaton::Full(dfa) => dfa,
-            Automaton::OnDemand(_) => unreachable!("only indexes with a full DFA are built eagerly"),
-        }
+        self.source.check_state(state, self.lazy)
     }
 
     pub(crate) fn check_token(&self, token: u32) -> Result<()> {
@@ -398,10 +405,7 @@ impl Index {
 
     /// Whether live state `s` is final.
     pub(crate) fn state_is_final(&self, s: u32) -> bool {
-        match &self.automaton {
-            Automaton::Full(dfa) => dfa.is_final(s),
-            Automaton::OnDemand(m) => m.lock().is_ok_and(|g| g.dfa.is_final(s)),
-        }
+        self.source.is_final(s)
     }
 
     /// The state after a known `token` from live state `s`, if allowed. Fails only
@@ -413,101 +417,15 @@ impl Index {
         let Some(bytes) = self.vocab.text_bytes(token) else {
             return Ok(None);
         };
-        let walk = match &self.automaton {
-            Automaton::Full(dfa) => dfa.walk(s, bytes),
-            Automaton::OnDemand(m) => {
-                let mut g = m.lock().map_err(|_| poisoned())?;
-                g.dfa.walk(s, bytes).map_err(|e| g.dfa.too_large(e))?
-            }
-        };
-        Ok(match walk {
-            Walk::Alive { state, .. } if self.accepts_end(state) => Some(state),
+        Ok(match self.source.walk(s, bytes)? {
+            Walk::Alive { state, .. } if self.walker().accepts_end(state) => Some(state),
             _ => None,
         })
     }
 
-    #[inline]
-    pub(crate) fn accepts_end(&self, s: u32) -> bool {
-        self.end_ok.as_ref().is_none_or(|ok| ok[s as usize])
+    fn walker(&self) -> RowWalker<'_> {
+        RowWalker { vocab: &self.vocab, end_ok: self.end_ok.as_deref() }
     }
-
-    /// Shares `row` with an identical stored row if one exists.
-    fn share_row(&self, row: TokenSet) -> Result<Arc<TokenSet>> {
-        let mut distinct = self.distinct.lock().map_err(|_| poisoned())?;
-        Ok(match distinct.get(&row) {
-            Some(r) => r.clone(),
-            None => {
-                let r = Arc::new(row);
-                distinct.insert(r.clone());
-                r
-            }
-        })
-    }
-
-    /// Stores `row` for state `s` of a full DFA, sharing it with an identical row.
-    fn store_row(&self, s: u32, row: TokenSet) -> Result<Arc<TokenSet>> {
-        let row = self.share_row(row)?;
-        if self.rows[s as usize].set(row).is_ok() {
-            self.computed.fetch_add(1, Ordering::Relaxed);
-        }
-        Ok(self.rows[s as usize].get().expect("set above").clone())
-    }
-
-    fn compute_row(&self, s: u32) -> Result<Arc<TokenSet>> {
-        if self.state_count() >= self.max_states {
-            return Err(too_many_states(self.max_states, &self.pattern));
-        }
-        let (ids, _) = build::walk_state(self, s, &mut build::Scratch::default(), false);
-        self.store_row(s, build::finish_row(self, self.full_dfa().is_final(s), ids))
-    }
-
-    /// The row of state `s` of an on-demand DFA, computed and stored if new.
-    pub(crate) fn compute_row_on_demand(&self, g: &mut OnDemand, s: u32) -> Result<Arc<TokenSet>> {
-        if let Some(Some(row)) = g.rows.get(s as usize) {
-            return Ok(row.clone());
-        }
-        let (ids, _) = build::walk_on_demand(self, &mut g.dfa, s, &mut build::Scratch::default(), false)?;
-        self.store_row_on_demand(g, s, ids)
-    }
-
-    /// Stores the row of state `s` of an on-demand DFA from its allowed text tokens
-    /// (within `max_states`), sharing it with an identical row.
-    pub(crate) fn store_row_on_demand(&self, g: &mut OnDemand, s: u32, ids: Vec<u32>) -> Result<Arc<TokenSet>> {
-        if self.state_count() >= self.max_states {
-            return Err(too_many_states(self.max_states, &self.pattern));
-        }
-        let row = self.share_row(build::finish_row(self, g.dfa.is_final(s), ids))?;
-        if g.rows.len() <= s as usize {
-            g.rows.resize(s as usize + 1, None);
-        }
-        g.rows[s as usize] = Some(row.clone());
-        self.computed.fetch_add(1, Ordering::Relaxed);
-        Ok(row)
-    }
-}
-
-fn check_on_demand_state(g: &OnDemand, state: StateId) -> Result<u32> {
-    let s = state.0;
-    if s != DEAD && (s as usize) < g.dfa.state_count() {
-        Ok(s)
-    } else {
-        Err(unknown_state(s))
-    }
-}
-
-fn unknown_state(s: u32) -> Error {
-    Error::new(ErrorKind::InvalidState, format!("state {s} does not belong to this index"))
-}
-
-pub(crate) fn poisoned() -> Error {
-    Error::new(ErrorKind::InvalidState, "the index's row cache was poisoned by a panic in another thread")
-}
-
-pub(crate) fn too_many_states(max: usize, pattern: &str) -> Error {
-    Error::new(
-        ErrorKind::TooManyStates,
-        format!("regex {} needs more than max_states = {max} states; raise the limit or simplify the pattern", quote(pattern)),
-    )
 }
 
 #[cfg(test)]

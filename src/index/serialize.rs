@@ -1,4 +1,4 @@
-//! The versioned binary form of an [`Index`].
+//! The versioned binary form of an [`Index`](super::Index): the wire format only.
 //!
 //! ```text
 //! "LOGITMSK"  magic                     u32  format version (1)
@@ -20,11 +20,12 @@
 //! against the vocabulary, transitions against the state count; any failure is a
 //! [`ErrorKind::CorruptIndex`] error, never a panic.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::rows::{RowStore, StateRows};
 use super::token_set::{mask_words, Stored};
-use super::{Automaton, Index, StateId, TokenSet};
+use super::TokenSet;
 use crate::automaton::Dfa;
 use crate::error::{Error, ErrorKind, Result};
 use crate::vocabulary::{Fnv64, Vocabulary};
@@ -32,294 +33,226 @@ use crate::vocabulary::{Fnv64, Vocabulary};
 const MAGIC: &[u8; 8] = b"LOGITMSK";
 const VERSION: u32 = 1;
 
-impl Index {
-    /// Serializes the index. A lazy index first computes the rows of every state
-    /// reachable through tokens (so this can fail with [`ErrorKind::TooManyStates`]).
-    ///
-    /// ```
-    /// use logitmask::{Index, Vocabulary};
-    /// use std::sync::Arc;
-    /// let vocab = Arc::new(Vocabulary::new([Some("a"), Some("b"), None], &[2])?);
-    /// let index = Index::new("a+b", &vocab)?;
-    /// let bytes = index.to_bytes()?;
-    /// let loaded = Index::from_bytes(&bytes, &vocab)?;
-    /// assert_eq!(loaded.state_count(), index.state_count());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        self.complete()?;
-        match &self.automaton {
-            Automaton::Full(dfa) => {
-                let rows = self.rows.iter().enumerate().filter_map(|(s, cell)| Some((s as u32, cell.get()?)));
-                Ok(self.encode(dfa, rows))
-            }
-            Automaton::OnDemand(m) => {
-                let g = m.lock().map_err(|_| super::poisoned())?;
-                let rows = g.rows.iter().enumerate().filter_map(|(s, row)| Some((s as u32, row.as_ref()?)));
-                Ok(self.encode(&Dfa::from_complete(&g.dfa), rows))
-            }
+/// The bytes of an index: its vocabulary's fingerprint, `pattern`, the complete `dfa`,
+/// the pruning (`end_ok`), and every `(state, row)`.
+pub(super) fn encode(
+    vocab: &Vocabulary,
+    pattern: &str,
+    dfa: &Dfa,
+    end_ok: Option<&[bool]>,
+    states: &mut dyn Iterator<Item = (u32, &Arc<TokenSet>)>,
+) -> Vec<u8> {
+    let mut w = Writer(Vec::new());
+    w.0.extend_from_slice(MAGIC);
+    w.u32(VERSION);
+    w.u64(vocab.fingerprint());
+    w.u32(vocab.size() as u32);
+    w.u32(pattern.len() as u32);
+    w.0.extend_from_slice(pattern.as_bytes());
+    write_dfa(&mut w, dfa, end_ok);
+    write_rows(&mut w, states);
+    let mut h = Fnv64::new();
+    h.write(&w.0);
+    w.u64(h.finish());
+    w.0
+}
+
+fn write_dfa(w: &mut Writer, dfa: &Dfa, end_ok: Option<&[bool]>) {
+    w.u32(dfa.class_count() as u32);
+    w.u32(dfa.state_count() as u32);
+    w.u32(dfa.start());
+    w.0.extend_from_slice(dfa.classes());
+    // Transitions row by row, sparse: most classes lead to the dead state.
+    for row in dfa.transitions().chunks(dfa.class_count()) {
+        w.leb(row.iter().filter(|&&t| t != 0).count() as u32);
+        for (class, &t) in row.iter().enumerate().filter(|(_, &t)| t != 0) {
+            w.u8(class as u8);
+            w.leb(t);
         }
     }
-
-    fn encode<'a>(&self, dfa: &Dfa, states: impl Iterator<Item = (u32, &'a Arc<TokenSet>)>) -> Vec<u8> {
-        let mut w = Writer(Vec::new());
-        w.0.extend_from_slice(MAGIC);
-        w.u32(VERSION);
-        w.u64(self.vocab.fingerprint());
-        w.u32(self.vocab.size() as u32);
-        w.u32(self.pattern.len() as u32);
-        w.0.extend_from_slice(self.pattern.as_bytes());
-
-        w.u32(dfa.class_count() as u32);
-        w.u32(dfa.state_count() as u32);
-        w.u32(dfa.start());
-        w.0.extend_from_slice(dfa.classes());
-        // Transitions row by row, sparse: most classes lead to the dead state.
-        for row in dfa.transitions().chunks(dfa.class_count()) {
-            w.leb(row.iter().filter(|&&t| t != 0).count() as u32);
-            for (class, &t) in row.iter().enumerate().filter(|(_, &t)| t != 0) {
-                w.u8(class as u8);
-                w.leb(t);
-            }
+    w.bits(dfa.finals());
+    match end_ok {
+        Some(ok) => {
+            w.u8(1);
+            w.bits(ok);
         }
-        w.bits(dfa.finals());
-        match &self.end_ok {
-            Some(ok) => {
+        None => w.u8(0),
+    }
+}
+
+/// Distinct rows in first-use order, then (state, row) pairs.
+fn write_rows(w: &mut Writer, states: &mut dyn Iterator<Item = (u32, &Arc<TokenSet>)>) {
+    let mut row_ids: HashMap<*const TokenSet, u32> = HashMap::new();
+    let mut rows: Vec<&Arc<TokenSet>> = Vec::new();
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    for (s, row) in states {
+        let id = *row_ids.entry(Arc::as_ptr(row)).or_insert_with(|| {
+            rows.push(row);
+            rows.len() as u32 - 1
+        });
+        pairs.push((s, id));
+    }
+    w.u32(rows.len() as u32);
+    for row in rows {
+        match row.bits() {
+            None => {
+                w.u8(0);
+                w.u32(row.len() as u32);
+                let mut prev = 0u32;
+                for id in row.iter() {
+                    w.leb(id - prev);
+                    prev = id;
+                }
+            }
+            Some(bits) => {
                 w.u8(1);
-                w.bits(ok);
-            }
-            None => w.u8(0),
-        }
-
-        // Distinct rows in first-use order, then (state, row) pairs.
-        let mut row_ids: HashMap<*const TokenSet, u32> = HashMap::new();
-        let mut rows: Vec<&Arc<TokenSet>> = Vec::new();
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
-        for (s, row) in states {
-            let id = *row_ids.entry(Arc::as_ptr(row)).or_insert_with(|| {
-                rows.push(row);
-                rows.len() as u32 - 1
-            });
-            pairs.push((s, id));
-        }
-        w.u32(rows.len() as u32);
-        for row in rows {
-            match row.bits() {
-                None => {
-                    w.u8(0);
-                    w.u32(row.len() as u32);
-                    let mut prev = 0u32;
-                    for id in row.iter() {
-                        w.leb(id - prev);
-                        prev = id;
-                    }
-                }
-                Some(bits) => {
-                    w.u8(1);
-                    w.u32(bits.len() as u32);
-                    for &word in bits.iter() {
-                        w.u32(word);
-                    }
+                w.u32(bits.len() as u32);
+                for &word in bits.iter() {
+                    w.u32(word);
                 }
             }
         }
-        w.u32(pairs.len() as u32);
-        for (s, r) in pairs {
-            w.u32(s);
-            w.u32(r);
-        }
-        let mut h = Fnv64::new();
-        h.write(&w.0);
-        w.u64(h.finish());
-        w.0
     }
-
-    /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.
-    ///
-    /// Errors: [`ErrorKind::CorruptIndex`] for truncated, corrupt or foreign bytes and
-    /// unknown format versions; [`ErrorKind::VocabularyMismatch`] when the bytes were
-    /// built for another vocabulary.
-    pub fn from_bytes(bytes: &[u8], vocab: &Arc<Vocabulary>) -> Result<Index> {
-        if bytes.len() < MAGIC.len() + 4 + 8 || &bytes[..8] != MAGIC {
-            return Err(corrupt("not a logitmask index (missing the LOGITMSK header)"));
-        }
-        let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
-        if version != VERSION {
-            return Err(corrupt(&format!("index format version {version} is not supported (this build reads {VERSION})")));
-        }
-        let (body, tail) = bytes.split_at(bytes.len() - 8);
-        let mut h = Fnv64::new();
-        h.write(body);
-        if h.finish() != u64::from_le_bytes(tail.try_into().unwrap()) {
-            return Err(corrupt("checksum mismatch: the index bytes are corrupt or truncated"));
-        }
-        let mut r = Reader { bytes: body, pos: 12 };
-        let fingerprint = r.u64()?;
-        let vocab_size = r.u32()? as usize;
-        if fingerprint != vocab.fingerprint() || vocab_size != vocab.size() {
-            return Err(Error::new(
-                ErrorKind::VocabularyMismatch,
-                format!(
-                    "the index was built for another vocabulary (size {vocab_size}, fingerprint {fingerprint:016x}); this one has size {} and fingerprint {:016x}",
-                    vocab.size(),
-                    vocab.fingerprint()
-                ),
-            ));
-        }
-        let pattern_len = r.u32()? as usize;
-        let pattern = String::from_utf8(r.take(pattern_len)?.to_vec()).map_err(|_| corrupt("the pattern is not UTF-8"))?;
-
-        let stride = r.u32()? as usize;
-        let n = r.u32()? as usize;
-        let start = r.u32()?;
-        let classes: [u8; 256] = r.take(256)?.try_into().unwrap();
-        if stride == 0 || stride > 256 {
-            return Err(corrupt("byte class count out of range"));
-        }
-        // At least one byte (the live-transition count) per state.
-        r.ensure(n)?;
-        let mut trans = vec![0u32; n * stride];
-        for row in trans.chunks_mut(stride) {
-            let live = r.leb()? as usize;
-            if live > stride {
-                return Err(corrupt("more transitions than byte classes"));
-            }
-            for _ in 0..live {
-                let class = r.u8()? as usize;
-                if class >= stride {
-                    return Err(corrupt("transition on an unknown byte class"));
-                }
-                row[class] = r.leb()?;
-            }
-        }
-        let finals = r.bits(n)?;
-        let dfa = Dfa::from_parts(classes, stride, trans, finals, start).map_err(|e| corrupt(&e))?;
-        let end_ok = match r.u8()? {
-            0 => None,
-            1 => Some(r.bits(n)?),
-            _ => return Err(corrupt("bad pruning flag")),
-        };
-
-        let row_count = r.u32()? as usize;
-        r.ensure(row_count.saturating_mul(5))?;
-        let words = mask_words(vocab_size);
-        let mut rows = Vec::with_capacity(row_count);
-        for _ in 0..row_count {
-            let form = r.u8()?;
-            let len = r.u32()? as usize;
-            let stored = match form {
-                0 => {
-                    r.ensure(len)?; // at least one byte per id
-                    let mut ids = Vec::with_capacity(len);
-                    let mut prev = 0u32;
-                    for k in 0..len {
-                        let delta = r.leb()?;
-                        if k > 0 && delta == 0 {
-                            return Err(corrupt("repeated id in a row"));
-                        }
-                        prev = prev.checked_add(delta).ok_or_else(|| corrupt("id overflow in a row"))?;
-                        ids.push(prev);
-                    }
-                    Stored::Ids(ids)
-                }
-                1 => {
-                    if len != words {
-                        return Err(corrupt("bitset row has the wrong length"));
-                    }
-                    let raw = r.take(len.checked_mul(4).ok_or_else(|| corrupt("row too large"))?)?;
-                    Stored::Bits(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
-                }
-                _ => return Err(corrupt("bad row form")),
-            };
-            rows.push(Arc::new(TokenSet::from_stored(stored, vocab_size).map_err(|e| corrupt(&e))?));
-        }
-
-        let mut index = Index::from_parts(vocab.clone(), pattern, Automaton::Full(dfa), end_ok, false, usize::MAX);
-        let pair_count = r.u32()? as usize;
-        r.ensure(pair_count.saturating_mul(8))?;
-        for _ in 0..pair_count {
-            let s = r.u32()? as usize;
-            let row = r.u32()? as usize;
-            if s == 0 || s >= n || row >= rows.len() {
-                return Err(corrupt("state or row number out of range"));
-            }
-            if index.rows[s].set(rows[row].clone()).is_err() {
-                return Err(corrupt("a state has two rows"));
-            }
-        }
-        if r.pos != body.len() {
-            return Err(corrupt("trailing bytes after the index"));
-        }
-        if index.rows[start as usize].get().is_none() {
-            return Err(corrupt("the start state has no row"));
-        }
-        index.computed = pair_count.into();
-        index.max_states = pair_count;
-        index.distinct = std::sync::Mutex::new(rows.into_iter().collect());
-        Ok(index)
+    w.u32(pairs.len() as u32);
+    for (s, r) in pairs {
+        w.u32(s);
+        w.u32(r);
     }
+}
 
-    /// Computes the row of every state reachable through tokens (a no-op when eager);
-    /// an on-demand DFA is first determinized completely.
-    pub(crate) fn complete(&self) -> Result<()> {
-        if !self.lazy {
-            return Ok(());
-        }
-        let mut scratch = super::build::Scratch::default();
-        let mut guard = match &self.automaton {
-            Automaton::Full(_) => None,
-            Automaton::OnDemand(m) => {
-                let mut g = m.lock().map_err(|_| super::poisoned())?;
-                g.dfa.complete()?;
-                Some(g)
-            }
-        };
-        let start = self.initial_state().as_u32();
-        let mut seen = HashSet::from([start]);
-        let mut queue = std::collections::VecDeque::from([start]);
-        while let Some(s) = queue.pop_front() {
-            let next = match guard.as_deref_mut() {
-                None => {
-                    let (ids, next) = super::build::walk_state(self, s, &mut scratch, true);
-                    if self.rows[s as usize].get().is_none() {
-                        if self.state_count() >= self.max_states {
-                            return Err(super::too_many_states(self.max_states, &self.pattern));
-                        }
-                        self.store_row(s, super::build::finish_row(self, self.full_dfa().is_final(s), ids))?;
-                    }
-                    next
-                }
-                Some(g) => {
-                    // One walk gives both the row (if still missing) and the successors.
-                    let (ids, next) = super::build::walk_on_demand(self, &mut g.dfa, s, &mut scratch, true)?;
-                    if !matches!(g.rows.get(s as usize), Some(Some(_))) {
-                        self.store_row_on_demand(g, s, ids)?;
-                    }
-                    next
-                }
-            };
-            for t in next {
-                if seen.insert(t) {
-                    queue.push_back(t);
-                }
-            }
-        }
-        Ok(())
+/// What [`decode`] reads: everything an eager index is made of.
+pub(super) struct Decoded {
+    pub(super) pattern: String,
+    pub(super) dfa: Dfa,
+    pub(super) end_ok: Option<Vec<bool>>,
+    pub(super) rows: StateRows,
+    pub(super) store: RowStore,
+}
+
+/// Reads bytes written by [`encode`] for `vocab`, checking everything.
+pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary) -> Result<Decoded> {
+    if bytes.len() < MAGIC.len() + 4 + 8 || &bytes[..8] != MAGIC {
+        return Err(corrupt("not a logitmask index (missing the LOGITMSK header)"));
     }
-
-    /// The states whose rows exist, ascending.
-    pub fn states(&self) -> Vec<StateId> {
-        match &self.automaton {
-            Automaton::Full(_) => (0..self.rows.len() as u32)
-                .filter(|&s| self.rows[s as usize].get().is_some())
-                .map(StateId)
-                .collect(),
-            Automaton::OnDemand(m) => m.lock().map_or_else(
-                |_| Vec::new(),
-                |g| (0..g.rows.len() as u32).filter(|&s| g.rows[s as usize].is_some()).map(StateId).collect(),
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    if version != VERSION {
+        return Err(corrupt(&format!("index format version {version} is not supported (this build reads {VERSION})")));
+    }
+    let (body, tail) = bytes.split_at(bytes.len() - 8);
+    let mut h = Fnv64::new();
+    h.write(body);
+    if h.finish() != u64::from_le_bytes(tail.try_into().unwrap()) {
+        return Err(corrupt("checksum mismatch: the index bytes are corrupt or truncated"));
+    }
+    let mut r = Reader { bytes: body, pos: 12 };
+    let fingerprint = r.u64()?;
+    let vocab_size = r.u32()? as usize;
+    if fingerprint != vocab.fingerprint() || vocab_size != vocab.size() {
+        return Err(Error::new(
+            ErrorKind::VocabularyMismatch,
+            format!(
+                "the index was built for another vocabulary (size {vocab_size}, fingerprint {fingerprint:016x}); this one has size {} and fingerprint {:016x}",
+                vocab.size(),
+                vocab.fingerprint()
             ),
+        ));
+    }
+    let pattern_len = r.u32()? as usize;
+    let pattern = String::from_utf8(r.take(pattern_len)?.to_vec()).map_err(|_| corrupt("the pattern is not UTF-8"))?;
+    let (dfa, end_ok) = read_dfa(&mut r)?;
+    let distinct = read_rows(&mut r, vocab_size)?;
+    let n = dfa.state_count();
+    let rows = StateRows::new(n);
+    let pair_count = r.u32()? as usize;
+    r.ensure(pair_count.saturating_mul(8))?;
+    for _ in 0..pair_count {
+        let s = r.u32()? as usize;
+        let row = r.u32()? as usize;
+        if s == 0 || s >= n || row >= distinct.len() {
+            return Err(corrupt("state or row number out of range"));
+        }
+        if !rows.set(s as u32, distinct[row].clone()) {
+            return Err(corrupt("a state has two rows"));
         }
     }
+    if r.pos != body.len() {
+        return Err(corrupt("trailing bytes after the index"));
+    }
+    if rows.get(dfa.start()).is_none() {
+        return Err(corrupt("the start state has no row"));
+    }
+    Ok(Decoded { pattern, dfa, end_ok, rows, store: RowStore::loaded(distinct, pair_count) })
+}
+
+fn read_dfa(r: &mut Reader) -> Result<(Dfa, Option<Vec<bool>>)> {
+    let stride = r.u32()? as usize;
+    let n = r.u32()? as usize;
+    let start = r.u32()?;
+    let classes: [u8; 256] = r.take(256)?.try_into().unwrap();
+    if stride == 0 || stride > 256 {
+        return Err(corrupt("byte class count out of range"));
+    }
+    // At least one byte (the live-transition count) per state.
+    r.ensure(n)?;
+    let mut trans = vec![0u32; n * stride];
+    for row in trans.chunks_mut(stride) {
+        let live = r.leb()? as usize;
+        if live > stride {
+            return Err(corrupt("more transitions than byte classes"));
+        }
+        for _ in 0..live {
+            let class = r.u8()? as usize;
+            if class >= stride {
+                return Err(corrupt("transition on an unknown byte class"));
+            }
+            row[class] = r.leb()?;
+        }
+    }
+    let finals = r.bits(n)?;
+    let dfa = Dfa::from_parts(classes, stride, trans, finals, start).map_err(|e| corrupt(&e))?;
+    let end_ok = match r.u8()? {
+        0 => None,
+        1 => Some(r.bits(n)?),
+        _ => return Err(corrupt("bad pruning flag")),
+    };
+    Ok((dfa, end_ok))
+}
+
+fn read_rows(r: &mut Reader, vocab_size: usize) -> Result<Vec<Arc<TokenSet>>> {
+    let row_count = r.u32()? as usize;
+    r.ensure(row_count.saturating_mul(5))?;
+    let words = mask_words(vocab_size);
+    let mut rows = Vec::with_capacity(row_count);
+    for _ in 0..row_count {
+        let form = r.u8()?;
+        let len = r.u32()? as usize;
+        let stored = match form {
+            0 => {
+                r.ensure(len)?; // at least one byte per id
+                let mut ids = Vec::with_capacity(len);
+                let mut prev = 0u32;
+                for k in 0..len {
+                    let delta = r.leb()?;
+                    if k > 0 && delta == 0 {
+                        return Err(corrupt("repeated id in a row"));
+                    }
+                    prev = prev.checked_add(delta).ok_or_else(|| corrupt("id overflow in a row"))?;
+                    ids.push(prev);
+                }
+                Stored::Ids(ids)
+            }
+            1 => {
+                if len != words {
+                    return Err(corrupt("bitset row has the wrong length"));
+                }
+                let raw = r.take(len.checked_mul(4).ok_or_else(|| corrupt("row too large"))?)?;
+                Stored::Bits(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+            }
+            _ => return Err(corrupt("bad row form")),
+        };
+        rows.push(Arc::new(TokenSet::from_stored(stored, vocab_size).map_err(|e| corrupt(&e))?));
+    }
+    Ok(rows)
 }
 
 fn corrupt(what: &str) -> Error {

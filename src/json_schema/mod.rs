@@ -100,12 +100,8 @@ mod pattern;
 mod re;
 mod schema;
 
-use std::sync::Arc;
-
 use crate::automaton::{Dfa, DEAD};
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{Index, IndexConfig};
-use crate::vocabulary::Vocabulary;
 use json::Json;
 use re::Re;
 
@@ -311,42 +307,4 @@ fn whitespace_re(config: &Config) -> Result<Re> {
         }
     }
     Ok(Re::raw(p.clone()))
-}
-
-impl Index {
-    /// Builds an index for a JSON Schema given as JSON text (property order as written).
-    ///
-    /// ```
-    /// use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
-    /// use std::sync::Arc;
-    /// let vocab = Arc::new(Vocabulary::new(
-    ///     [Some("{\""), Some("ok"), Some("\":"), Some("true"), Some("false"), Some("}"), None],
-    ///     &[6],
-    /// )?);
-    /// let schema = r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#;
-    /// let index = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &json_schema::Config::new())?;
-    /// assert_eq!(index.allowed_tokens(index.initial_state())?.to_vec(), [0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn from_json_schema_str(
-        schema: &str,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-        schema_config: &Config,
-    ) -> Result<Index> {
-        let regex = regex_from_json_schema_str(schema, schema_config)?;
-        Index::with_config(&regex, vocab, config)
-    }
-
-    /// Builds an index for a JSON Schema given as a `serde_json::Value` (property order:
-    /// see [`regex_from_json_schema`]).
-    pub fn from_json_schema(
-        schema: &serde_json::Value,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-        schema_config: &Config,
-    ) -> Result<Index> {
-        let regex = regex_from_json_schema(schema, schema_config)?;
-        Index::with_config(&regex, vocab, config)
-    }
 }

@@ -1,0 +1,167 @@
+//! Where rows live: one cell per state, identical rows shared, a count held to the
+//! index's `max_states`.
+//!
+//! [`StateRows`] are the per-state cells (set once, read without a lock); a
+//! [`RowStore`] decides whether a new row may be added, shares it with an identical
+//! stored row, and counts it. Every write of a row, by the eager build, on request, by
+//! the on-demand source or by loading, goes through these two types.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+
+use super::token_set::TokenSet;
+use crate::error::{quote, Error, ErrorKind, Result};
+
+/// The row of each state, once computed.
+pub(super) struct StateRows(Vec<OnceLock<Arc<TokenSet>>>);
+
+impl StateRows {
+    /// `n` states without rows.
+    pub(super) fn new(n: usize) -> StateRows {
+        StateRows((0..n).map(|_| OnceLock::new()).collect())
+    }
+
+    /// Number of states (with a row or not).
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Room for states `0..n` (the on-demand source, as its automaton grows).
+    pub(super) fn grow_to(&mut self, n: usize) {
+        if self.0.len() < n {
+            self.0.resize_with(n, OnceLock::new);
+        }
+    }
+
+    /// The row of state `s`, if computed.
+    #[inline]
+    pub(super) fn get(&self, s: u32) -> Option<&Arc<TokenSet>> {
+        self.0.get(s as usize)?.get()
+    }
+
+    /// Sets the row of state `s` unless it has one; false if it had.
+    pub(super) fn set(&self, s: u32, row: Arc<TokenSet>) -> bool {
+        self.0[s as usize].set(row).is_ok()
+    }
+
+    /// Forgets the row of state `s` (the eager build's pruning).
+    pub(super) fn clear(&mut self, s: u32) {
+        self.0[s as usize] = OnceLock::new();
+    }
+
+    /// Replaces the row of state `s` (the eager build's pruning).
+    pub(super) fn replace(&mut self, s: u32, row: Arc<TokenSet>) {
+        self.0[s as usize] = OnceLock::from(row);
+    }
+
+    /// `(state, row)` for every state with a row, ascending.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &Arc<TokenSet>)> {
+        self.0.iter().enumerate().filter_map(|(s, cell)| Some((s as u32, cell.get()?)))
+    }
+
+    /// Bytes of memory held by the cells (not the rows).
+    pub(super) fn memory_usage(&self) -> usize {
+        self.0.capacity() * std::mem::size_of::<OnceLock<Arc<TokenSet>>>()
+    }
+}
+
+/// The distinct rows of an index, and how many states have one.
+pub(super) struct RowStore {
+    /// Every distinct row, to share identical ones.
+    distinct: Mutex<HashSet<Arc<TokenSet>>>,
+    computed: AtomicUsize,
+    max_states: usize,
+}
+
+impl RowStore {
+    /// An empty store that admits up to `max_states` rows.
+    pub(super) fn new(max_states: usize) -> RowStore {
+        RowStore { distinct: Mutex::new(HashSet::new()), computed: AtomicUsize::new(0), max_states }
+    }
+
+    /// The store of a loaded index: its `distinct` rows, `count` states with rows, and
+    /// no room for more.
+    pub(super) fn loaded(distinct: Vec<Arc<TokenSet>>, count: usize) -> RowStore {
+        RowStore { distinct: Mutex::new(distinct.into_iter().collect()), computed: AtomicUsize::new(count), max_states: count }
+    }
+
+    /// Number of states with rows.
+    pub(super) fn count(&self) -> usize {
+        self.computed.load(Ordering::Relaxed)
+    }
+
+    /// Number of distinct rows.
+    pub(super) fn distinct_count(&self) -> usize {
+        self.distinct().len()
+    }
+
+    /// The distinct rows. A panic elsewhere while the lock was held cannot have left the
+    /// set half-changed (an insert is one call), so a poisoned lock is used as it is.
+    fn distinct(&self) -> MutexGuard<'_, HashSet<Arc<TokenSet>>> {
+        self.distinct.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether one more state may get a row; [`ErrorKind::TooManyStates`] (naming
+    /// `pattern`) if not.
+    pub(super) fn admit(&self, pattern: &str) -> Result<()> {
+        if self.count() >= self.max_states {
+            return Err(too_many_states(self.max_states, pattern));
+        }
+        Ok(())
+    }
+
+    /// Stores `row` for state `s` in `rows` (shared with an identical stored row) unless
+    /// another thread stored one first, and returns the row `s` has.
+    pub(super) fn store(&self, rows: &StateRows, s: u32, row: TokenSet) -> Arc<TokenSet> {
+        let row = self.share(row);
+        if rows.set(s, row) {
+            self.computed.fetch_add(1, Ordering::Relaxed);
+        }
+        rows.get(s).expect("set above").clone()
+    }
+
+    /// Shares `row` with an identical stored row if one exists.
+    fn share(&self, row: TokenSet) -> Arc<TokenSet> {
+        let mut distinct = self.distinct();
+        match distinct.get(&row) {
+            Some(r) => r.clone(),
+            None => {
+                let r = Arc::new(row);
+                distinct.insert(r.clone());
+                r
+            }
+        }
+    }
+
+    /// Recounts and re-shares after rows were cleared or replaced: identical rows become
+    /// one again, and rows no state uses are forgotten.
+    pub(super) fn reshare(&mut self, rows: &mut StateRows) {
+        let mut distinct = HashSet::new();
+        let mut count = 0;
+        for cell in &mut rows.0 {
+            if let Some(row) = cell.take() {
+                let row = distinct.get(&row).cloned().unwrap_or_else(|| {
+                    distinct.insert(row.clone());
+                    row
+                });
+                *cell = OnceLock::from(row);
+                count += 1;
+            }
+        }
+        self.distinct = Mutex::new(distinct);
+        self.computed = AtomicUsize::new(count);
+    }
+
+    /// Bytes of memory held by the distinct rows.
+    pub(super) fn memory_usage(&self) -> usize {
+        self.distinct().iter().map(|r| r.memory_usage()).sum()
+    }
+}
+
+pub(super) fn too_many_states(max: usize, pattern: &str) -> Error {
+    Error::new(
+        ErrorKind::TooManyStates,
+        format!("regex {} needs more than max_states = {max} states; raise the limit or simplify the pattern", quote(pattern)),
+    )
+}

@@ -1,0 +1,255 @@
+//! The automaton behind an index and the rows of its states: complete, or determinized
+//! on demand behind a lock.
+//!
+//! This is the only place that tells the two apart and the only place that takes the
+//! lock (and so the only one that meets a poisoned lock). Everything else asks a
+//! [`Source`] for a state's row, a token's step, or the complete DFA.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::build::{RowWalker, Scratch};
+use super::rows::{RowStore, StateRows};
+use super::token_set::TokenSet;
+use super::StateId;
+use crate::automaton::{Determinizer, Dfa, Walk, DEAD};
+use crate::error::{Error, ErrorKind, Result};
+
+/// The automaton of an index, with the rows of its states.
+pub(super) enum Source {
+    /// The whole compact DFA, built up front (eager indexes, loaded ones, and lazy ones
+    /// whose pattern uses look-around or whose vocabulary lacks some byte). Rows are
+    /// read without a lock.
+    Complete { dfa: Dfa, rows: StateRows },
+    /// Determinized as walks need it (lazy indexes): the first mask does not wait for
+    /// the whole DFA. The automaton grows, so it and its rows sit behind one lock.
+    OnDemand(Box<Mutex<OnDemand>>),
+}
+
+/// An on-demand DFA and the rows of its states.
+pub(super) struct OnDemand {
+    dfa: Determinizer,
+    rows: StateRows,
+}
+
+impl Source {
+    /// A complete DFA without rows yet.
+    pub(super) fn complete(dfa: Dfa) -> Source {
+        let rows = StateRows::new(dfa.state_count());
+        Source::Complete { dfa, rows }
+    }
+
+    /// A complete DFA with its rows (an eager build, a load).
+    pub(super) fn complete_with_rows(dfa: Dfa, rows: StateRows) -> Source {
+        debug_assert_eq!(rows.len(), dfa.state_count());
+        Source::Complete { dfa, rows }
+    }
+
+    /// An on-demand DFA without rows yet.
+    pub(super) fn on_demand(dfa: Determinizer) -> Source {
+        Source::OnDemand(Box::new(Mutex::new(OnDemand { dfa, rows: StateRows::new(0) })))
+    }
+
+    /// The complete DFA, if this source has one.
+    pub(super) fn dfa(&self) -> Option<&Dfa> {
+        match self {
+            Source::Complete { dfa, .. } => Some(dfa),
+            Source::OnDemand(_) => None,
+        }
+    }
+
+    /// The state before any token.
+    pub(super) fn initial_state(&self) -> u32 {
+        match self {
+            Source::Complete { dfa, .. } => dfa.start(),
+            Source::OnDemand(_) => Determinizer::START,
+        }
+    }
+
+    /// `state` as a live state of this automaton. In a complete DFA whose rows are not
+    /// computed on request (`lazy` false), only states with rows belong to the index.
+    pub(super) fn check_state(&self, state: StateId, lazy: bool) -> Result<u32> {
+        let s = state.as_u32();
+        let known = match self {
+            Source::Complete { rows, .. } => {
+                (s as usize) < rows.len() && s != DEAD && (lazy || rows.get(s).is_some())
+            }
+            Source::OnDemand(m) => s != DEAD && (s as usize) < lock(m)?.dfa.state_count(),
+        };
+        if known {
+            Ok(s)
+        } else {
+            Err(unknown_state(s))
+        }
+    }
+
+    /// Whether live state `s` is final.
+    pub(super) fn is_final(&self, s: u32) -> bool {
+        match self {
+            Source::Complete { dfa, .. } => dfa.is_final(s),
+            Source::OnDemand(m) => lock(m).is_ok_and(|g| g.dfa.is_final(s)),
+        }
+    }
+
+    /// Walks a token's `bytes` from live state `s`. Fails only when an on-demand DFA
+    /// hits its size limits.
+    pub(super) fn walk(&self, s: u32, bytes: &[u8]) -> Result<Walk> {
+        match self {
+            Source::Complete { dfa, .. } => Ok(dfa.walk(s, bytes)),
+            Source::OnDemand(m) => {
+                let mut g = lock(m)?;
+                g.dfa.walk(s, bytes).map_err(|e| g.dfa.too_large(e))
+            }
+        }
+    }
+
+    /// The row of `state` (checked as [`check_state`](Self::check_state) does), computed
+    /// with one trie walk and stored if new.
+    pub(super) fn row(
+        &self,
+        state: StateId,
+        lazy: bool,
+        walker: RowWalker<'_>,
+        store: &RowStore,
+        pattern: &str,
+    ) -> Result<Arc<TokenSet>> {
+        match self {
+            Source::Complete { dfa, rows } => {
+                let s = self.check_state(state, lazy)?;
+                if let Some(row) = rows.get(s) {
+                    return Ok(row.clone());
+                }
+                store.admit(pattern)?;
+                let (ids, _) = walker.walk(dfa, s, &mut Scratch::default(), false);
+                Ok(store.store(rows, s, walker.finish_row(dfa.is_final(s), ids)))
+            }
+            Source::OnDemand(m) => {
+                let mut g = lock(m)?;
+                let s = state.as_u32();
+                if s == DEAD || s as usize >= g.dfa.state_count() {
+                    return Err(unknown_state(s));
+                }
+                if let Some(row) = g.rows.get(s) {
+                    return Ok(row.clone());
+                }
+                let (ids, _) = walker.walk_on_demand(&mut g.dfa, s, &mut Scratch::default(), false)?;
+                g.store(s, ids, walker, store, pattern)
+            }
+        }
+    }
+
+    /// Computes the row of every state reachable through tokens; an on-demand DFA is
+    /// first determinized completely (what serialization needs of a lazy index).
+    pub(super) fn complete_rows(&self, walker: RowWalker<'_>, store: &RowStore, pattern: &str) -> Result<()> {
+        let mut scratch = Scratch::default();
+        let mut guard = match self {
+            Source::Complete { .. } => None,
+            Source::OnDemand(m) => {
+                let mut g = lock(m)?;
+                g.dfa.complete()?;
+                Some(g)
+            }
+        };
+        let start = self.initial_state();
+        let mut seen = std::collections::HashSet::from([start]);
+        let mut queue = std::collections::VecDeque::from([start]);
+        while let Some(s) = queue.pop_front() {
+            let next = match (self, guard.as_deref_mut()) {
+                (Source::Complete { dfa, rows }, _) => {
+                    let (ids, next) = walker.walk(dfa, s, &mut scratch, true);
+                    if rows.get(s).is_none() {
+                        store.admit(pattern)?;
+                        store.store(rows, s, walker.finish_row(dfa.is_final(s), ids));
+                    }
+                    next
+                }
+                (Source::OnDemand(_), Some(g)) => {
+                    // One walk gives both the row (if still missing) and the successors.
+                    let (ids, next) = walker.walk_on_demand(&mut g.dfa, s, &mut scratch, true)?;
+                    if g.rows.get(s).is_none() {
+                        g.store(s, ids, walker, store, pattern)?;
+                    }
+                    next
+                }
+                (Source::OnDemand(_), None) => unreachable!("locked above"),
+            };
+            for t in next {
+                if seen.insert(t) {
+                    queue.push_back(t);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with the complete DFA and every `(state, row)` there is (an on-demand
+    /// DFA must have been completed: [`complete_rows`](Self::complete_rows)).
+    pub(super) fn with_dfa_and_rows<R>(
+        &self,
+        f: impl FnOnce(&Dfa, &mut dyn Iterator<Item = (u32, &Arc<TokenSet>)>) -> R,
+    ) -> Result<R> {
+        match self {
+            Source::Complete { dfa, rows } => Ok(f(dfa, &mut rows.iter())),
+            Source::OnDemand(m) => {
+                let g = lock(m)?;
+                let dfa = Dfa::from_complete(&g.dfa);
+                let out = f(&dfa, &mut g.rows.iter());
+                Ok(out)
+            }
+        }
+    }
+
+    /// The states whose rows exist, ascending.
+    pub(super) fn states(&self) -> Vec<StateId> {
+        match self {
+            Source::Complete { rows, .. } => rows.iter().map(|(s, _)| StateId::new(s)).collect(),
+            Source::OnDemand(m) => {
+                lock(m).map_or_else(|_| Vec::new(), |g| g.rows.iter().map(|(s, _)| StateId::new(s)).collect())
+            }
+        }
+    }
+
+    /// Number of DFA states so far (dead included).
+    pub(super) fn dfa_state_count(&self) -> usize {
+        match self {
+            Source::Complete { dfa, .. } => dfa.state_count(),
+            Source::OnDemand(m) => lock(m).map_or(0, |g| g.dfa.state_count()),
+        }
+    }
+
+    /// Bytes of memory held by the automaton and the row cells (not the rows).
+    pub(super) fn memory_usage(&self) -> usize {
+        match self {
+            Source::Complete { dfa, rows } => dfa.memory_usage() + rows.memory_usage(),
+            Source::OnDemand(m) => lock(m).map_or(0, |g| g.dfa.memory_usage() + g.rows.memory_usage()),
+        }
+    }
+}
+
+impl OnDemand {
+    /// Stores the row of state `s` from its allowed text tokens (within `max_states`).
+    fn store(
+        &mut self,
+        s: u32,
+        ids: Vec<u32>,
+        walker: RowWalker<'_>,
+        store: &RowStore,
+        pattern: &str,
+    ) -> Result<Arc<TokenSet>> {
+        store.admit(pattern)?;
+        let row = walker.finish_row(self.dfa.is_final(s), ids);
+        self.rows.grow_to(s as usize + 1);
+        Ok(store.store(&self.rows, s, row))
+    }
+}
+
+/// The on-demand automaton, or an error if a panic in another thread poisoned its lock
+/// (it may have been left half-grown).
+fn lock(m: &Mutex<OnDemand>) -> Result<MutexGuard<'_, OnDemand>> {
+    m.lock().map_err(|_| {
+        Error::new(ErrorKind::InvalidState, "the index's row cache was poisoned by a panic in another thread")
+    })
+}
+
+fn unknown_state(s: u32) -> Error {
+    Error::new(ErrorKind::InvalidState, format!("state {s} does not belong to this index"))
+}
