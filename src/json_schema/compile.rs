@@ -13,7 +13,7 @@ use super::json::{canonical_char, write_json_string, Json};
 use super::number::{self, in_range};
 use super::pattern::{self, Pat, PropCache};
 use super::re::Re;
-use super::schema::{both, merge, unsupported, Doc, Node, NodeRef, Sch};
+use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{Config, PropertyOrder};
 use crate::automaton::Dfa;
@@ -112,9 +112,9 @@ impl<'a> Compiler<'a> {
             }
             Node::Schema(s) => {
                 let mut base: Sch = (**s).clone();
-                base.refs.clear();
-                base.all_of.clear();
-                for (uri, at) in &s.refs {
+                base.apply.refs.clear();
+                base.apply.all_of.clear();
+                for (uri, at) in &s.apply.refs {
                     let target = self.doc.resolve_ref(uri, at)?;
                     let seen = self.ref_stack.iter().filter(|t| **t == target).count();
                     if seen > self.config.max_recursion_depth {
@@ -126,7 +126,7 @@ impl<'a> Compiler<'a> {
                     let Some(t) = self.flatten(&node)? else { return Ok(None) };
                     base = merge(&base, &t)?;
                 }
-                for part in &s.all_of {
+                for part in &s.apply.all_of {
                     let Some(t) = self.flatten(part)? else { return Ok(None) };
                     base = merge(&base, &t)?;
                 }
@@ -149,9 +149,9 @@ impl<'a> Compiler<'a> {
 
     /// Compiles a schema free of `$ref`/`allOf`, distributing `anyOf`/`oneOf`.
     fn compile_flat(&mut self, s: Sch) -> Result<Re> {
-        if let Some((group, at)) = s.any_of.first().cloned() {
+        if let Some((group, at)) = s.apply.any_of.first().cloned() {
             let mut rest = s.clone();
-            rest.any_of.remove(0);
+            rest.apply.any_of.remove(0);
             let mut alts = Vec::new();
             for b in &group {
                 self.count_branch(&at)?;
@@ -166,9 +166,9 @@ impl<'a> Compiler<'a> {
             }
             return Ok(Re::alt(alts));
         }
-        if let Some((group, at)) = s.one_of.first().cloned() {
+        if let Some((group, at)) = s.apply.one_of.first().cloned() {
             let mut rest = s.clone();
-            rest.one_of.remove(0);
+            rest.apply.one_of.remove(0);
             // Merge every branch with the rest, remembering the references each followed.
             let mut merged: Vec<(Sch, Vec<String>)> = Vec::new();
             for b in &group {
@@ -227,7 +227,7 @@ impl<'a> Compiler<'a> {
         }
         if types & (NUMBER | INTEGER) == NUMBER {
             // Numbers that are not integers (`not: {"type": "integer"}`).
-            if s.lo.is_some() || s.hi.is_some() || !s.multiple_of.is_empty() {
+            if s.number.lo.is_some() || s.number.hi.is_some() || !s.number.multiple_of.is_empty() {
                 return Err(unsupported("not", &s.ptr, "non-integer numbers with a range or multipleOf"));
             }
             alts.push(Re::raw(number::NON_INTEGER));
@@ -257,26 +257,26 @@ impl<'a> Compiler<'a> {
         let mut rest = s.clone();
         rest.enums.clear();
         rest.types = None;
-        let unique = rest.unique.take().is_some();
+        let unique = rest.array.unique.take().is_some();
         // Whether the other keywords constrain anything beyond the type: then each value
         // is checked against the regex of the rest, compiled compactly.
-        let needs_check = rest.lo.is_some()
-            || rest.hi.is_some()
-            || !rest.multiple_of.is_empty()
-            || rest.min_len > 0
-            || rest.max_len.is_some()
-            || !rest.patterns.is_empty()
-            || !rest.formats.is_empty()
-            || !rest.prefix.is_empty()
-            || rest.items.is_some()
-            || rest.min_items > 0
-            || rest.max_items.is_some()
-            || !rest.contains.is_empty()
-            || !rest.props.is_empty()
-            || !rest.required.is_empty()
-            || rest.additional.is_some()
-            || rest.min_props > 0
-            || rest.max_props.is_some();
+        let needs_check = rest.number.lo.is_some()
+            || rest.number.hi.is_some()
+            || !rest.number.multiple_of.is_empty()
+            || rest.string.min_len > 0
+            || rest.string.max_len.is_some()
+            || !rest.string.patterns.is_empty()
+            || !rest.string.formats.is_empty()
+            || !rest.array.prefix.is_empty()
+            || rest.array.items.is_some()
+            || rest.array.min_items > 0
+            || rest.array.max_items.is_some()
+            || !rest.array.contains.is_empty()
+            || !rest.object.props.is_empty()
+            || !rest.object.required.is_empty()
+            || rest.object.additional.is_some()
+            || rest.object.min_props > 0
+            || rest.object.max_props.is_some();
         let checker = if needs_check {
             let saved = std::mem::replace(&mut self.ws, Re::empty());
             let re = self.compile_flat(rest);
@@ -364,11 +364,11 @@ impl<'a> Compiler<'a> {
     // Numbers
 
     fn number(&mut self, s: &Sch, integer: bool) -> Result<Re> {
-        let (lo, hi) = (s.lo.as_ref(), s.hi.as_ref());
-        match s.multiple_of.len() {
+        let (lo, hi) = (s.number.lo.as_ref(), s.number.hi.as_ref());
+        match s.number.multiple_of.len() {
             0 => Ok(if integer { number::integer_re(lo, hi) } else { number::number_re(lo, hi, None) }),
             1 => {
-                let (m, at) = &s.multiple_of[0];
+                let (m, at) = &s.number.multiple_of[0];
                 number::multiple_of_re(m, lo, hi, integer).ok_or_else(|| {
                     unsupported(
                         "multipleOf",
@@ -381,7 +381,7 @@ impl<'a> Compiler<'a> {
                     )
                 })
             }
-            _ => Err(unsupported("multipleOf", parent(&s.multiple_of[1].1), "several different multipleOf")),
+            _ => Err(unsupported("multipleOf", parent(&s.number.multiple_of[1].1), "several different multipleOf")),
         }
     }
 
@@ -389,23 +389,23 @@ impl<'a> Compiler<'a> {
     // Strings
 
     fn string(&mut self, s: &Sch) -> Result<Re> {
-        let (min, max) = (s.min_len, s.max_len);
+        let (min, max) = (s.string.min_len, s.string.max_len);
         if max.is_some_and(|m| m < min) {
             return Ok(Re::never());
         }
         let quote = || Re::lit("\"");
-        if s.patterns.len() + s.formats.len() > 1 {
-            let at = s.patterns.first().map(|p| &p.1).or(s.formats.first().map(|f| &f.1)).unwrap();
+        if s.string.patterns.len() + s.string.formats.len() > 1 {
+            let at = s.string.patterns.first().map(|p| &p.1).or(s.string.formats.first().map(|f| &f.1)).unwrap();
             return Err(unsupported(
-                if s.patterns.len() > 1 { "pattern" } else { "format" },
+                if s.string.patterns.len() > 1 { "pattern" } else { "format" },
                 parent(at),
                 "a string constrained by several patterns/formats (no regex intersection)",
             ));
         }
-        let body = if let Some((p, at)) = s.patterns.first() {
+        let body = if let Some((p, at)) = s.string.patterns.first() {
             let pat = pattern::parse(p).map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
             self.constrained(pat, min, max, "pattern", at)?
-        } else if let Some((f, at)) = s.formats.first() {
+        } else if let Some((f, at)) = s.string.formats.first() {
             let Some(src) = fragments::format_pattern(f) else {
                 return Err(unsupported(
                     "format",
@@ -543,11 +543,12 @@ impl<'a> Compiler<'a> {
     }
 
     fn array(&mut self, s: &Sch) -> Result<Re> {
-        let (min, max) = (s.min_items, s.max_items);
+        let a = &s.array;
+        let (min, max) = (a.min_items, a.max_items);
         if max.is_some_and(|m| m < min) {
             return Ok(Re::never());
         }
-        if let Some(at) = &s.unique {
+        if let Some(at) = &a.unique {
             if max.is_none_or(|m| m > 1) {
                 return Err(unsupported(
                     "uniqueItems",
@@ -556,95 +557,61 @@ impl<'a> Compiler<'a> {
                 ));
             }
         }
-        if let Some((_, at)) = &s.max_contains {
-            if !s.contains.is_empty() {
+        if let Some((_, at)) = &a.max_contains {
+            if !a.contains.is_empty() {
                 return Err(unsupported("maxContains", parent(at), ""));
             }
         }
-        let min_contains = s.min_contains.as_ref().map_or(1, |x| x.0);
-        let any = || -> NodeRef { std::rc::Rc::new(Node::Any) };
-        let items_node = s.items.clone().unwrap_or_else(any);
-        if !s.contains.is_empty() && min_contains > 0 {
-            let at = &s.contains[0].1;
-            if s.contains.len() > 1 {
-                return Err(unsupported("contains", parent(at), "several contains in allOf"));
-            }
-            if !s.prefix.is_empty() {
-                return Err(unsupported("contains", parent(at), "together with prefixItems"));
-            }
-            let item = self.compile_node(&items_node)?;
-            let hit = self.compile_node(&both(&items_node, &s.contains[0].0))?;
-            if hit.is_never() {
-                return Ok(Re::never());
-            }
-            let sep = self.sep();
-            let before = Re::concat([item.clone(), sep.clone()]);
-            let after = Re::concat([sep.clone(), item.clone()]);
-            let body = if min_contains > 1 {
-                if max.is_some() || min > min_contains {
-                    return Err(unsupported("minContains", parent(at), "together with maxItems or a larger minItems"));
-                }
-                let again = Re::concat([sep.clone(), Re::star(before.clone()), hit.clone()]);
-                Re::concat([
-                    Re::star(before.clone()),
-                    hit.clone(),
-                    Re::repeat(again, clamp32(min_contains - 1), Some(clamp32(min_contains - 1))),
-                    Re::star(after.clone()),
-                ])
-            } else {
-                let lo = min.max(1);
-                // One alternative per position of the hit before `lo`: bounded like maxItems
-                // (an unbounded minItems here once built alternatives until memory ran out).
-                if lo > MAX_CONTAINS_POSITIONS {
-                    return Err(unsupported(
-                        "contains",
-                        parent(at),
-                        &format!("together with minItems above {MAX_CONTAINS_POSITIONS}"),
-                    ));
-                }
-                match max {
-                    None => {
-                        let mut alts = Vec::new();
-                        for j in 0..lo.saturating_sub(1) {
-                            alts.push(Re::concat([
-                                Re::repeat(before.clone(), clamp32(j), Some(clamp32(j))),
-                                hit.clone(),
-                                Re::repeat(after.clone(), clamp32(lo - 1 - j), None),
-                            ]));
-                        }
-                        alts.push(Re::concat([
-                            Re::repeat(before.clone(), clamp32(lo - 1), None),
-                            hit.clone(),
-                            Re::star(after.clone()),
-                        ]));
-                        Re::alt(alts)
-                    }
-                    Some(mx) => {
-                        if mx > MAX_CONTAINS_POSITIONS {
-                            return Err(unsupported(
-                                "contains",
-                                parent(at),
-                                &format!("together with maxItems above {MAX_CONTAINS_POSITIONS}"),
-                            ));
-                        }
-                        let mut alts = Vec::new();
-                        for j in 0..mx {
-                            let k_lo = lo.saturating_sub(1 + j);
-                            let k_hi = mx - 1 - j;
-                            alts.push(Re::concat([
-                                Re::repeat(before.clone(), clamp32(j), Some(clamp32(j))),
-                                hit.clone(),
-                                Re::repeat(after.clone(), clamp32(k_lo), Some(clamp32(k_hi))),
-                            ]));
-                        }
-                        Re::alt(alts)
-                    }
-                }
-            };
-            return Ok(self.container("[", body, false, "]"));
+        let min_contains = a.min_contains.as_ref().map_or(1, |x| x.0);
+        let items = a.items.clone().unwrap_or_else(|| std::rc::Rc::new(Node::Any));
+        if !a.contains.is_empty() && min_contains > 0 {
+            self.array_with_contains(a, &items, min_contains)
+        } else {
+            self.array_of_items(a, &items)
         }
-        let prefix: Vec<Re> = s.prefix.iter().map(|p| self.compile_node(p)).collect::<Result<_>>()?;
-        let item = self.compile_node(&items_node)?;
+    }
+
+    /// An array with `contains`: items of `items`, at least `min_contains` of which
+    /// (written as `hit`) also hold under `contains`.
+    fn array_with_contains(&mut self, a: &ArrayKeywords, items: &NodeRef, min_contains: u64) -> Result<Re> {
+        let (min, max) = (a.min_items, a.max_items);
+        let at = &a.contains[0].1;
+        if a.contains.len() > 1 {
+            return Err(unsupported("contains", parent(at), "several contains in allOf"));
+        }
+        if !a.prefix.is_empty() {
+            return Err(unsupported("contains", parent(at), "together with prefixItems"));
+        }
+        let item = self.compile_node(items)?;
+        let hit = self.compile_node(&both(items, &a.contains[0].0))?;
+        if hit.is_never() {
+            return Ok(Re::never());
+        }
+        let sep = self.sep();
+        let before = Re::concat([item.clone(), sep.clone()]);
+        let after = Re::concat([sep.clone(), item]);
+        let body = if min_contains > 1 {
+            if max.is_some() || min > min_contains {
+                return Err(unsupported("minContains", parent(at), "together with maxItems or a larger minItems"));
+            }
+            let again = Re::concat([sep, Re::star(before.clone()), hit.clone()]);
+            Re::concat([
+                Re::star(before),
+                hit,
+                Re::repeat(again, clamp32(min_contains - 1), Some(clamp32(min_contains - 1))),
+                Re::star(after),
+            ])
+        } else {
+            hit_positions(&before, &hit, &after, min.max(1), max, at)?
+        };
+        Ok(self.container("[", body, false, "]"))
+    }
+
+    /// An array of `prefixItems` then `items`, counted within `minItems`/`maxItems`.
+    fn array_of_items(&mut self, a: &ArrayKeywords, items: &NodeRef) -> Result<Re> {
+        let (min, max) = (a.min_items, a.max_items);
+        let prefix: Vec<Re> = a.prefix.iter().map(|p| self.compile_node(p)).collect::<Result<_>>()?;
+        let item = self.compile_node(items)?;
         // R(j): the elements after j of them were written.
         let k = prefix.len() as u64;
         let sep = self.sep();
@@ -653,28 +620,7 @@ impl<'a> Compiler<'a> {
         for j in (0..=start_j).rev() {
             let r = if j >= k {
                 // Only `items` from here: count in [min - j, max - j].
-                let lo = min.saturating_sub(j);
-                let hi = max.map(|m| m.saturating_sub(j));
-                if j == 0 {
-                    // Nothing written yet: first item without a separator.
-                    if hi == Some(0) {
-                        Re::empty()
-                    } else {
-                        let rest = Re::repeat(
-                            Re::concat([sep.clone(), item.clone()]),
-                            clamp32(lo.saturating_sub(1)),
-                            hi.map(|h| clamp32(h - 1)),
-                        );
-                        let one = Re::concat([item.clone(), rest]);
-                        if lo == 0 {
-                            Re::alt([Re::empty(), one])
-                        } else {
-                            one
-                        }
-                    }
-                } else {
-                    Re::repeat(Re::concat([sep.clone(), item.clone()]), clamp32(lo), hi.map(clamp32))
-                }
+                items_only(&item, &sep, j, min.saturating_sub(j), max.map(|m| m.saturating_sub(j)))
             } else {
                 let next = tail.clone().unwrap_or_else(Re::empty);
                 let head = if j == 0 { Re::empty() } else { sep.clone() };
@@ -705,15 +651,15 @@ impl<'a> Compiler<'a> {
     // Objects
 
     fn object(&mut self, s: &Sch) -> Result<Re> {
-        let (min, max) = (s.min_props, s.max_props);
+        let (min, max) = (s.object.min_props, s.object.max_props);
         if max.is_some_and(|m| m < min) {
             return Ok(Re::never());
         }
         let mut names: Vec<String> = Vec::new();
         let mut members: Vec<(Re, bool)> = Vec::new();
-        for (k, node) in &s.props {
+        for (k, node) in &s.object.props {
             names.push(k.clone());
-            let required = s.required.contains(k);
+            let required = s.object.required.contains(k);
             let v = self.compile_node(node)?;
             if v.is_never() {
                 if required {
@@ -723,8 +669,8 @@ impl<'a> Compiler<'a> {
             }
             members.push((self.member(Re::lit(key_text(k)), v), required));
         }
-        let extra_node = s.additional.clone();
-        for r in &s.required {
+        let extra_node = s.object.additional.clone();
+        for r in &s.object.required {
             if names.contains(r) {
                 continue;
             }
@@ -835,30 +781,30 @@ impl<'a> Compiler<'a> {
             let d = match t {
                 NULL | BOOLEAN => false,
                 STRING => {
-                    let lo = a.min_len.max(b.min_len);
-                    let hi = match (a.max_len, b.max_len) {
+                    let lo = a.string.min_len.max(b.string.min_len);
+                    let hi = match (a.string.max_len, b.string.max_len) {
                         (Some(x), Some(y)) => Some(x.min(y)),
                         (x, y) => x.or(y),
                     };
                     hi.is_some_and(|h| h < lo)
                 }
                 ARRAY => {
-                    let lo = a.min_items.max(b.min_items);
-                    let hi = match (a.max_items, b.max_items) {
+                    let lo = a.array.min_items.max(b.array.min_items);
+                    let hi = match (a.array.max_items, b.array.max_items) {
                         (Some(x), Some(y)) => Some(x.min(y)),
                         (x, y) => x.or(y),
                     };
                     hi.is_some_and(|h| h < lo)
                 }
                 OBJECT => {
-                    let lo = a.min_props.max(b.min_props);
-                    let hi = match (a.max_props, b.max_props) {
+                    let lo = a.object.min_props.max(b.object.min_props);
+                    let hi = match (a.object.max_props, b.object.max_props) {
                         (Some(x), Some(y)) => Some(x.min(y)),
                         (x, y) => x.or(y),
                     };
                     let mut d = hi.is_some_and(|h| h < lo);
                     if !d && depth < 4 {
-                        for k in a.required.iter().filter(|k| b.required.contains(k)) {
+                        for k in a.object.required.iter().filter(|k| b.object.required.contains(k)) {
                             let pa = prop_node(a, k);
                             let pb = prop_node(b, k);
                             let mark = self.ref_stack.len();
@@ -879,8 +825,8 @@ impl<'a> Compiler<'a> {
                     d
                 }
                 _ => {
-                    let lo = number::tighter_lower(a.lo.clone(), b.lo.clone());
-                    let hi = number::tighter_upper(a.hi.clone(), b.hi.clone());
+                    let lo = number::tighter_lower(a.number.lo.clone(), b.number.lo.clone());
+                    let hi = number::tighter_upper(a.number.hi.clone(), b.number.hi.clone());
                     number::range_is_empty(lo.as_ref(), hi.as_ref())
                 }
             };
@@ -1075,6 +1021,65 @@ impl ObjectParts {
 /// character has exactly one, see [`canonical_char`]); leaving the trie (a character no
 /// name has there, or continuing past a name's end) makes the key differ from every name,
 /// and any spelling may follow.
+/// The body of an array with exactly one `contains` hit required: one alternative per
+/// position `j` of the first hit, with `lo` (>= 1) to `max` items in all. Bounded like
+/// maxItems: an unbounded minItems here once built alternatives until memory ran out.
+fn hit_positions(before: &Re, hit: &Re, after: &Re, lo: u64, max: Option<u64>, at: &str) -> Result<Re> {
+    if lo > MAX_CONTAINS_POSITIONS {
+        return Err(unsupported("contains", parent(at), &format!("together with minItems above {MAX_CONTAINS_POSITIONS}")));
+    }
+    let mut alts = Vec::new();
+    match max {
+        None => {
+            for j in 0..lo.saturating_sub(1) {
+                alts.push(Re::concat([
+                    Re::repeat(before.clone(), clamp32(j), Some(clamp32(j))),
+                    hit.clone(),
+                    Re::repeat(after.clone(), clamp32(lo - 1 - j), None),
+                ]));
+            }
+            alts.push(Re::concat([Re::repeat(before.clone(), clamp32(lo - 1), None), hit.clone(), Re::star(after.clone())]));
+        }
+        Some(mx) => {
+            if mx > MAX_CONTAINS_POSITIONS {
+                return Err(unsupported(
+                    "contains",
+                    parent(at),
+                    &format!("together with maxItems above {MAX_CONTAINS_POSITIONS}"),
+                ));
+            }
+            for j in 0..mx {
+                let k_lo = lo.saturating_sub(1 + j);
+                let k_hi = mx - 1 - j;
+                alts.push(Re::concat([
+                    Re::repeat(before.clone(), clamp32(j), Some(clamp32(j))),
+                    hit.clone(),
+                    Re::repeat(after.clone(), clamp32(k_lo), Some(clamp32(k_hi))),
+                ]));
+            }
+        }
+    }
+    Ok(Re::alt(alts))
+}
+
+/// `lo` to `hi` more items after `j` elements were written (`j == 0`: nothing yet, so the
+/// first item has no separator).
+fn items_only(item: &Re, sep: &Re, j: u64, lo: u64, hi: Option<u64>) -> Re {
+    if j > 0 {
+        return Re::repeat(Re::concat([sep.clone(), item.clone()]), clamp32(lo), hi.map(clamp32));
+    }
+    if hi == Some(0) {
+        return Re::empty();
+    }
+    let rest = Re::repeat(Re::concat([sep.clone(), item.clone()]), clamp32(lo.saturating_sub(1)), hi.map(|h| clamp32(h - 1)));
+    let one = Re::concat([item.clone(), rest]);
+    if lo == 0 {
+        Re::alt([Re::empty(), one])
+    } else {
+        one
+    }
+}
+
 fn key_not_in(names: &[String]) -> Re {
     #[derive(Default)]
     struct Trie {
@@ -1217,21 +1222,21 @@ fn simply_excluded(v: &Json, s: &Sch) -> bool {
         }
     }
     match v {
-        Json::Number(d) => !in_range(d, s.lo.as_ref(), s.hi.as_ref()),
+        Json::Number(d) => !in_range(d, s.number.lo.as_ref(), s.number.hi.as_ref()),
         Json::String(x) => {
             let n = x.chars().count() as u64;
-            n < s.min_len || s.max_len.is_some_and(|m| n > m)
+            n < s.string.min_len || s.string.max_len.is_some_and(|m| n > m)
         }
         _ => false,
     }
 }
 
 fn prop_node(s: &Sch, k: &str) -> NodeRef {
-    s.props
+    s.object.props
         .iter()
         .find(|(n, _)| n == k)
         .map(|(_, v)| v.clone())
-        .or_else(|| s.additional.clone())
+        .or_else(|| s.object.additional.clone())
         .unwrap_or_else(|| std::rc::Rc::new(Node::Any))
 }
 

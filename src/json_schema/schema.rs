@@ -37,7 +37,8 @@ pub(crate) enum Node {
     AllOf(Vec<NodeRef>),
 }
 
-/// The implemented keywords of one (sub)schema. Absent keywords hold no constraint.
+/// The implemented keywords of one (sub)schema, grouped by the instance type they
+/// constrain. Absent keywords hold no constraint.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Sch {
     /// Where this schema is, as a URI fragment (`#/properties/a`), for messages.
@@ -45,13 +46,34 @@ pub(crate) struct Sch {
     pub(crate) types: Option<u8>,
     /// `enum` / `const` constraints (each must hold), with their locations.
     pub(crate) enums: Vec<(Vec<Json>, String)>,
+    pub(crate) number: NumberKeywords,
+    pub(crate) string: StringKeywords,
+    pub(crate) array: ArrayKeywords,
+    pub(crate) object: ObjectKeywords,
+    pub(crate) apply: Applicators,
+}
+
+/// `minimum`, `maximum` (exclusive or not), `multipleOf`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NumberKeywords {
     pub(crate) lo: Option<Bound>,
     pub(crate) hi: Option<Bound>,
     pub(crate) multiple_of: Vec<(Decimal, String)>,
+}
+
+/// `minLength`, `maxLength`, `pattern`, `format`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct StringKeywords {
     pub(crate) min_len: u64,
     pub(crate) max_len: Option<u64>,
     pub(crate) patterns: Vec<(String, String)>,
     pub(crate) formats: Vec<(String, String)>,
+}
+
+/// `prefixItems`, `items`, `minItems`, `maxItems`, `contains` and its counts,
+/// `uniqueItems`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ArrayKeywords {
     pub(crate) prefix: Vec<NodeRef>,
     /// Items after `prefix` (`None`: any).
     pub(crate) items: Option<NodeRef>,
@@ -62,12 +84,22 @@ pub(crate) struct Sch {
     pub(crate) max_contains: Option<(u64, String)>,
     /// `uniqueItems: true`, with its location.
     pub(crate) unique: Option<String>,
+}
+
+/// `properties`, `required`, `additionalProperties`, `minProperties`, `maxProperties`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ObjectKeywords {
     pub(crate) props: Vec<(String, NodeRef)>,
     pub(crate) required: Vec<String>,
     /// Properties not in `props` (`None`: any).
     pub(crate) additional: Option<NodeRef>,
     pub(crate) min_props: u64,
     pub(crate) max_props: Option<u64>,
+}
+
+/// The in-place applicators: `allOf`, `anyOf`, `oneOf`, `$ref`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Applicators {
     pub(crate) all_of: Vec<NodeRef>,
     pub(crate) any_of: Vec<(Vec<NodeRef>, String)>,
     pub(crate) one_of: Vec<(Vec<NodeRef>, String)>,
@@ -75,35 +107,61 @@ pub(crate) struct Sch {
     pub(crate) refs: Vec<(String, String)>,
 }
 
+fn is_any(n: &Option<NodeRef>) -> bool {
+    n.as_ref().is_none_or(|n| matches!(**n, Node::Any))
+}
+
 impl Sch {
     /// Whether no keyword constrains anything (`{}`).
     pub(crate) fn is_trivial(&self) -> bool {
         self.types.is_none_or(|t| t == ALL_TYPES)
             && self.enums.is_empty()
-            && self.lo.is_none()
-            && self.hi.is_none()
-            && self.multiple_of.is_empty()
-            && self.min_len == 0
-            && self.max_len.is_none()
-            && self.patterns.is_empty()
-            && self.formats.is_empty()
-            && self.prefix.is_empty()
-            && self.items.as_ref().is_none_or(|n| matches!(**n, Node::Any))
+            && self.number.is_trivial()
+            && self.string.is_trivial()
+            && self.array.is_trivial()
+            && self.object.is_trivial()
+            && self.apply.is_trivial()
+    }
+}
+
+impl NumberKeywords {
+    fn is_trivial(&self) -> bool {
+        self.lo.is_none() && self.hi.is_none() && self.multiple_of.is_empty()
+    }
+}
+
+impl StringKeywords {
+    fn is_trivial(&self) -> bool {
+        self.min_len == 0 && self.max_len.is_none() && self.patterns.is_empty() && self.formats.is_empty()
+    }
+}
+
+impl ArrayKeywords {
+    fn is_trivial(&self) -> bool {
+        self.prefix.is_empty()
+            && is_any(&self.items)
             && self.min_items == 0
             && self.max_items.is_none()
             && self.contains.is_empty()
             && self.min_contains.is_none()
             && self.max_contains.is_none()
             && self.unique.is_none()
-            && self.props.is_empty()
+    }
+}
+
+impl ObjectKeywords {
+    fn is_trivial(&self) -> bool {
+        self.props.is_empty()
             && self.required.is_empty()
-            && self.additional.as_ref().is_none_or(|n| matches!(**n, Node::Any))
+            && is_any(&self.additional)
             && self.min_props == 0
             && self.max_props.is_none()
-            && self.all_of.is_empty()
-            && self.any_of.is_empty()
-            && self.one_of.is_empty()
-            && self.refs.is_empty()
+    }
+}
+
+impl Applicators {
+    fn is_trivial(&self) -> bool {
+        self.all_of.is_empty() && self.any_of.is_empty() && self.one_of.is_empty() && self.refs.is_empty()
     }
 }
 
@@ -323,6 +381,10 @@ impl<'a> Doc<'a> {
     }
 
     /// Parses a subschema and, eagerly, its subschemas (not what `$ref`s point at).
+    ///
+    /// Each keyword goes to the parser of its group (general, number, string, array,
+    /// object, applicators); a keyword no group takes is an annotation or unknown, and
+    /// ignored.
     pub(crate) fn parse(&self, json: &Json, ptr: &str, base: &str) -> Result<NodeRef> {
         let members = match json {
             Json::Bool(true) => return Ok(Rc::new(Node::Any)),
@@ -347,206 +409,278 @@ impl<'a> Doc<'a> {
         }
         let legacy_ref = self.draft != Draft::Modern && json.get("$ref").is_some();
         let mut s = Sch { ptr: ptr.to_string(), ..Sch::default() };
-        let kw = |k: &str| pointer_push(ptr, k);
-        let mut meaningful = false;
+        let mut unevaluated = false;
         for (key, value) in members {
             if legacy_ref && key != "$ref" {
                 continue;
             }
-            let key = key.as_str();
-            let at = || kw(key);
-            match key {
-                "type" => {
-                    s.types = Some(parse_types(value, &at())?);
-                }
-                "enum" => {
-                    let Json::Array(values) = value else { return Err(invalid(key, ptr, "not an array")) };
-                    s.enums.push((values.clone(), at()));
-                }
-                "const" => s.enums.push((vec![value.clone()], at())),
-                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
-                    self.parse_bound(&mut s, json, key, value, ptr)?;
-                }
-                "multipleOf" | "divisibleBy" => {
-                    let m = number(value).filter(|m| !m.is_neg() && !m.is_zero());
-                    let m = m.ok_or_else(|| invalid(key, ptr, "not a number > 0"))?;
-                    s.multiple_of.push((m, at()));
-                }
-                "minLength" => s.min_len = count(value, key, ptr)?,
-                "maxLength" => s.max_len = Some(count(value, key, ptr)?),
-                "pattern" => {
-                    let Json::String(p) = value else { return Err(invalid(key, ptr, "not a string")) };
-                    s.patterns.push((p.clone(), at()));
-                }
-                "format" => {
-                    let Json::String(f) = value else { return Err(invalid(key, ptr, "not a string")) };
-                    s.formats.push((f.clone(), at()));
-                }
-                "prefixItems" => {
-                    let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
-                    s.prefix = self.parse_list(list, &at(), &base)?;
-                }
-                "items" => match value {
-                    Json::Array(list) => {
-                        // draft-04 to 2019-09 tuple form.
-                        s.prefix = self.parse_list(list, &at(), &base)?;
-                        s.items = match json.get("additionalItems") {
-                            Some(ai) => Some(self.parse(ai, &kw("additionalItems"), &base)?),
-                            None => None,
-                        };
-                    }
-                    _ => s.items = Some(self.parse(value, &at(), &base)?),
-                },
-                "additionalItems" => {} // with the tuple form of `items` only (see above)
-                "minItems" => s.min_items = count(value, key, ptr)?,
-                "maxItems" => s.max_items = Some(count(value, key, ptr)?),
-                "contains" => s.contains.push((self.parse(value, &at(), &base)?, at())),
-                "minContains" => s.min_contains = Some((count(value, key, ptr)?, at())),
-                "maxContains" => s.max_contains = Some((count(value, key, ptr)?, at())),
-                "uniqueItems" => match value {
-                    Json::Bool(true) => s.unique = Some(at()),
-                    Json::Bool(false) => {}
-                    _ => return Err(invalid(key, ptr, "not a boolean")),
-                },
-                "properties" => {
-                    let Json::Object(props) = value else { return Err(invalid(key, ptr, "not an object")) };
-                    for (name, sub) in props {
-                        let node = self.parse(sub, &pointer_push(&at(), name), &base)?;
-                        s.props.push((name.clone(), node));
-                    }
-                }
-                "required" => match value {
-                    Json::Array(names) => {
-                        for n in names {
-                            let Json::String(n) = n else { return Err(invalid(key, ptr, "not an array of strings")) };
-                            if !s.required.contains(n) {
-                                s.required.push(n.clone());
-                            }
-                        }
-                    }
-                    // draft-03's boolean `required` inside a property: refused below.
-                    _ => return Err(invalid(key, ptr, "not an array of strings")),
-                },
-                "additionalProperties" => s.additional = Some(self.parse(value, &at(), &base)?),
-                "minProperties" => s.min_props = count(value, key, ptr)?,
-                "maxProperties" => s.max_props = Some(count(value, key, ptr)?),
-                "allOf" | "anyOf" | "oneOf" => {
-                    let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
-                    if list.is_empty() {
-                        return Err(invalid(key, ptr, "an empty array"));
-                    }
-                    let nodes = self.parse_list(list, &at(), &base)?;
-                    match key {
-                        "allOf" => s.all_of.extend(nodes),
-                        "anyOf" => s.any_of.push((nodes, at())),
-                        _ => s.one_of.push((nodes, at())),
-                    }
-                }
-                "$ref" => {
-                    let Json::String(r) = value else { return Err(invalid(key, ptr, "not a string")) };
-                    s.refs.push((resolve_uri(&base, r), ptr.to_string()));
-                }
-                "not" => {
-                    // Supported when it only excludes types: `not: {"type": ...}`.
-                    let excluded = match value {
-                        Json::Bool(false) => 0,
-                        Json::Object(m) if m.is_empty() => ALL_TYPES,
-                        Json::Bool(true) => ALL_TYPES,
-                        Json::Object(m) if m.iter().all(|(k, _)| k == "type" || is_annotation(k)) => {
-                            match value.get("type") {
-                                Some(t) => parse_types(t, &pointer_push(&at(), "type"))?,
-                                None => ALL_TYPES,
-                            }
-                        }
-                        _ => return Err(unsupported(key, ptr, "only `not: {\"type\": ...}` is supported")),
-                    };
-                    s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
-                }
-                "if" if json.get("then").is_some() || json.get("else").is_some() => {
-                    return Err(unsupported(key, ptr, "conditional schemas (if/then/else) are not supported"));
-                }
-                "if" => {}            // no effect without "then"/"else"
-                "then" | "else" => {} // no effect without "if"
-                "dependentRequired" | "dependentSchemas" | "dependencies" | "patternProperties" => {
-                    let empty = matches!(value, Json::Object(m) if m.is_empty());
-                    let only_empty_lists = key == "dependentRequired"
-                        && matches!(value, Json::Object(m) if m.iter().all(|(_, v)| matches!(v, Json::Array(a) if a.is_empty())));
-                    if !empty && !only_empty_lists {
-                        return Err(unsupported(key, ptr, ""));
-                    }
-                }
-                "propertyNames" => match value {
-                    Json::Bool(true) => {}
-                    Json::Object(m) if m.iter().all(|(k, _)| is_annotation(k)) => {}
-                    Json::Bool(false) => s.max_props = Some(0),
-                    _ => return Err(unsupported(key, ptr, "")),
-                },
-                "unevaluatedProperties" | "unevaluatedItems" => {
-                    // Without in-place applicators, "unevaluated" is "not covered by the
-                    // adjacent keywords", which additionalProperties / items express.
-                    let applicators = [
-                        "allOf",
-                        "anyOf",
-                        "oneOf",
-                        "not",
-                        "if",
-                        "$ref",
-                        "$dynamicRef",
-                        "dependentSchemas",
-                        "$recursiveRef",
-                    ];
-                    if matches!(value, Json::Bool(true)) || matches!(value, Json::Object(m) if m.is_empty()) {
-                        continue;
-                    }
-                    if applicators.iter().any(|a| json.get(a).is_some())
-                        || (key == "unevaluatedItems" && json.get("contains").is_some())
-                    {
-                        return Err(unsupported(key, ptr, "next to in-place applicators (allOf, anyOf, $ref, ...)"));
-                    }
-                    meaningful = true;
-                }
-                "$dynamicRef" | "$recursiveRef" | "extends" | "disallow" => {
-                    return Err(unsupported(key, ptr, ""));
-                }
-                _ => {} // annotations, $defs, $id, $schema, unknown keywords
-            }
+            let k = Keyword { schema: json, key: key.as_str(), value, ptr, base: &base };
+            let _taken = self.parse_general(&mut s, &k)?
+                || self.parse_number(&mut s.number, &k)?
+                || self.parse_string(&mut s.string, &k)?
+                || self.parse_array(&mut s.array, &k)?
+                || self.parse_object(&mut s.object, &k)?
+                || self.parse_applicator(&mut s.apply, &k)?;
+            unevaluated |= check_unevaluated(&k)?;
         }
-        if meaningful {
-            if let Some(u) = json.get("unevaluatedProperties") {
-                if json.get("additionalProperties").is_none() {
-                    s.additional = Some(self.parse(u, &kw("unevaluatedProperties"), &base)?);
-                }
-            }
-            if let Some(u) = json.get("unevaluatedItems") {
-                if json.get("items").is_none()
-                    || matches!(json.get("items"), Some(Json::Array(_))) && json.get("additionalItems").is_none()
-                {
-                    s.items = Some(self.parse(u, &kw("unevaluatedItems"), &base)?);
-                }
-            }
+        if unevaluated {
+            self.parse_unevaluated(&mut s, json, ptr, &base)?;
         }
         Ok(Rc::new(Node::Schema(Box::new(s))))
+    }
+
+    /// `type`, `enum`, `const`, `not`, and the keywords refused or ignored whatever the
+    /// instance type. Returns whether the keyword was one of these.
+    fn parse_general(&self, s: &mut Sch, k: &Keyword) -> Result<bool> {
+        let (key, value, ptr) = (k.key, k.value, k.ptr);
+        match key {
+            "type" => s.types = Some(parse_types(value, &k.at())?),
+            "enum" => {
+                let Json::Array(values) = value else { return Err(invalid(key, ptr, "not an array")) };
+                s.enums.push((values.clone(), k.at()));
+            }
+            "const" => s.enums.push((vec![value.clone()], k.at())),
+            "not" => {
+                // Supported when it only excludes types: `not: {"type": ...}`.
+                let excluded = match value {
+                    Json::Bool(false) => 0,
+                    Json::Object(m) if m.is_empty() => ALL_TYPES,
+                    Json::Bool(true) => ALL_TYPES,
+                    Json::Object(m) if m.iter().all(|(k, _)| k == "type" || is_annotation(k)) => match value.get("type") {
+                        Some(t) => parse_types(t, &pointer_push(&k.at(), "type"))?,
+                        None => ALL_TYPES,
+                    },
+                    _ => return Err(unsupported(key, ptr, "only `not: {\"type\": ...}` is supported")),
+                };
+                s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
+            }
+            "if" if k.schema.get("then").is_some() || k.schema.get("else").is_some() => {
+                return Err(unsupported(key, ptr, "conditional schemas (if/then/else) are not supported"));
+            }
+            "if" => {}            // no effect without "then"/"else"
+            "then" | "else" => {} // no effect without "if"
+            "dependentRequired" | "dependentSchemas" | "dependencies" | "patternProperties" => {
+                let empty = matches!(value, Json::Object(m) if m.is_empty());
+                let only_empty_lists = key == "dependentRequired"
+                    && matches!(value, Json::Object(m) if m.iter().all(|(_, v)| matches!(v, Json::Array(a) if a.is_empty())));
+                if !empty && !only_empty_lists {
+                    return Err(unsupported(key, ptr, ""));
+                }
+            }
+            "$dynamicRef" | "$recursiveRef" | "extends" | "disallow" => return Err(unsupported(key, ptr, "")),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`.
+    fn parse_number(&self, n: &mut NumberKeywords, k: &Keyword) -> Result<bool> {
+        let (key, value, ptr) = (k.key, k.value, k.ptr);
+        match key {
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                // draft-04: booleans that make minimum/maximum exclusive (read with those).
+                if let Json::Bool(_) = value {
+                    if key.starts_with("exclusive") {
+                        return Ok(true);
+                    }
+                }
+                let v = number(value).ok_or_else(|| invalid(key, ptr, "not a number"))?;
+                let excl_flag = |f: &str| matches!(k.schema.get(f), Some(Json::Bool(true)));
+                match key {
+                    "minimum" => n.lo = tighter_lower(n.lo.take(), Some(Bound::new(v, !excl_flag("exclusiveMinimum")))),
+                    "maximum" => n.hi = tighter_upper(n.hi.take(), Some(Bound::new(v, !excl_flag("exclusiveMaximum")))),
+                    "exclusiveMinimum" => n.lo = tighter_lower(n.lo.take(), Some(Bound::new(v, false))),
+                    _ => n.hi = tighter_upper(n.hi.take(), Some(Bound::new(v, false))),
+                }
+            }
+            "multipleOf" | "divisibleBy" => {
+                let m = number(value).filter(|m| !m.is_neg() && !m.is_zero());
+                let m = m.ok_or_else(|| invalid(key, ptr, "not a number > 0"))?;
+                n.multiple_of.push((m, k.at()));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `minLength`, `maxLength`, `pattern`, `format`.
+    fn parse_string(&self, t: &mut StringKeywords, k: &Keyword) -> Result<bool> {
+        let (key, value, ptr) = (k.key, k.value, k.ptr);
+        match key {
+            "minLength" => t.min_len = count(value, key, ptr)?,
+            "maxLength" => t.max_len = Some(count(value, key, ptr)?),
+            "pattern" => {
+                let Json::String(p) = value else { return Err(invalid(key, ptr, "not a string")) };
+                t.patterns.push((p.clone(), k.at()));
+            }
+            "format" => {
+                let Json::String(f) = value else { return Err(invalid(key, ptr, "not a string")) };
+                t.formats.push((f.clone(), k.at()));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `prefixItems`, `items` (and draft-04's `additionalItems`), `minItems`, `maxItems`,
+    /// `contains`, `minContains`, `maxContains`, `uniqueItems`.
+    fn parse_array(&self, a: &mut ArrayKeywords, k: &Keyword) -> Result<bool> {
+        let (key, value, ptr, base) = (k.key, k.value, k.ptr, k.base);
+        match key {
+            "prefixItems" => {
+                let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
+                a.prefix = self.parse_list(list, &k.at(), base)?;
+            }
+            "items" => match value {
+                Json::Array(list) => {
+                    // draft-04 to 2019-09 tuple form.
+                    a.prefix = self.parse_list(list, &k.at(), base)?;
+                    a.items = match k.schema.get("additionalItems") {
+                        Some(ai) => Some(self.parse(ai, &pointer_push(ptr, "additionalItems"), base)?),
+                        None => None,
+                    };
+                }
+                _ => a.items = Some(self.parse(value, &k.at(), base)?),
+            },
+            "additionalItems" => {} // with the tuple form of `items` only (see above)
+            "minItems" => a.min_items = count(value, key, ptr)?,
+            "maxItems" => a.max_items = Some(count(value, key, ptr)?),
+            "contains" => a.contains.push((self.parse(value, &k.at(), base)?, k.at())),
+            "minContains" => a.min_contains = Some((count(value, key, ptr)?, k.at())),
+            "maxContains" => a.max_contains = Some((count(value, key, ptr)?, k.at())),
+            "uniqueItems" => match value {
+                Json::Bool(true) => a.unique = Some(k.at()),
+                Json::Bool(false) => {}
+                _ => return Err(invalid(key, ptr, "not a boolean")),
+            },
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `properties`, `required`, `additionalProperties`, `minProperties`,
+    /// `maxProperties`, and `propertyNames` where it is trivial or `false`.
+    fn parse_object(&self, o: &mut ObjectKeywords, k: &Keyword) -> Result<bool> {
+        let (key, value, ptr, base) = (k.key, k.value, k.ptr, k.base);
+        match key {
+            "properties" => {
+                let Json::Object(props) = value else { return Err(invalid(key, ptr, "not an object")) };
+                for (name, sub) in props {
+                    let node = self.parse(sub, &pointer_push(&k.at(), name), base)?;
+                    o.props.push((name.clone(), node));
+                }
+            }
+            "required" => match value {
+                Json::Array(names) => {
+                    for n in names {
+                        let Json::String(n) = n else { return Err(invalid(key, ptr, "not an array of strings")) };
+                        if !o.required.contains(n) {
+                            o.required.push(n.clone());
+                        }
+                    }
+                }
+                // draft-03's boolean `required` inside a property: refused.
+                _ => return Err(invalid(key, ptr, "not an array of strings")),
+            },
+            "additionalProperties" => o.additional = Some(self.parse(value, &k.at(), base)?),
+            "minProperties" => o.min_props = count(value, key, ptr)?,
+            "maxProperties" => o.max_props = Some(count(value, key, ptr)?),
+            "propertyNames" => match value {
+                Json::Bool(true) => {}
+                Json::Object(m) if m.iter().all(|(k, _)| is_annotation(k)) => {}
+                Json::Bool(false) => o.max_props = Some(0),
+                _ => return Err(unsupported(key, ptr, "")),
+            },
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `allOf`, `anyOf`, `oneOf`, `$ref`.
+    fn parse_applicator(&self, a: &mut Applicators, k: &Keyword) -> Result<bool> {
+        let (key, value, ptr, base) = (k.key, k.value, k.ptr, k.base);
+        match key {
+            "allOf" | "anyOf" | "oneOf" => {
+                let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
+                if list.is_empty() {
+                    return Err(invalid(key, ptr, "an empty array"));
+                }
+                let nodes = self.parse_list(list, &k.at(), base)?;
+                match key {
+                    "allOf" => a.all_of.extend(nodes),
+                    "anyOf" => a.any_of.push((nodes, k.at())),
+                    _ => a.one_of.push((nodes, k.at())),
+                }
+            }
+            "$ref" => {
+                let Json::String(r) = value else { return Err(invalid(key, ptr, "not a string")) };
+                a.refs.push((resolve_uri(base, r), ptr.to_string()));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Without in-place applicators, "unevaluated" is "not covered by the adjacent
+    /// keywords", which `additionalProperties` / `items` express: they take the
+    /// `unevaluated*` schemas where they are absent.
+    fn parse_unevaluated(&self, s: &mut Sch, json: &Json, ptr: &str, base: &str) -> Result<()> {
+        if let Some(u) = json.get("unevaluatedProperties") {
+            if json.get("additionalProperties").is_none() {
+                s.object.additional = Some(self.parse(u, &pointer_push(ptr, "unevaluatedProperties"), base)?);
+            }
+        }
+        if let Some(u) = json.get("unevaluatedItems") {
+            if json.get("items").is_none()
+                || matches!(json.get("items"), Some(Json::Array(_))) && json.get("additionalItems").is_none()
+            {
+                s.array.items = Some(self.parse(u, &pointer_push(ptr, "unevaluatedItems"), base)?);
+            }
+        }
+        Ok(())
     }
 
     fn parse_list(&self, list: &[Json], ptr: &str, base: &str) -> Result<Vec<NodeRef>> {
         list.iter().enumerate().map(|(i, v)| self.parse(v, &pointer_push(ptr, &i.to_string()), base)).collect()
     }
+}
 
-    fn parse_bound(&self, s: &mut Sch, json: &Json, key: &str, value: &Json, ptr: &str) -> Result<()> {
-        // draft-04: booleans that make minimum/maximum exclusive (read with those).
-        if let ("exclusiveMinimum" | "exclusiveMaximum", Json::Bool(_)) = (key, value) {
-            return Ok(());
-        }
-        let v = number(value).ok_or_else(|| invalid(key, ptr, "not a number"))?;
-        let excl_flag = |k: &str| matches!(json.get(k), Some(Json::Bool(true)));
-        match key {
-            "minimum" => s.lo = tighter_lower(s.lo.take(), Some(Bound::new(v, !excl_flag("exclusiveMinimum")))),
-            "maximum" => s.hi = tighter_upper(s.hi.take(), Some(Bound::new(v, !excl_flag("exclusiveMaximum")))),
-            "exclusiveMinimum" => s.lo = tighter_lower(s.lo.take(), Some(Bound::new(v, false))),
-            _ => s.hi = tighter_upper(s.hi.take(), Some(Bound::new(v, false))),
-        }
-        Ok(())
+/// One keyword of a schema object being parsed.
+struct Keyword<'a> {
+    /// The schema object the keyword is in (some keywords read their siblings).
+    schema: &'a Json,
+    key: &'a str,
+    value: &'a Json,
+    /// The schema's location.
+    ptr: &'a str,
+    /// The base URI in effect.
+    base: &'a str,
+}
+
+impl Keyword<'_> {
+    /// The keyword's location.
+    fn at(&self) -> String {
+        pointer_push(self.ptr, self.key)
     }
+}
+
+/// Whether an `unevaluatedProperties` / `unevaluatedItems` keyword constrains anything
+/// (false for any other keyword). Next to in-place applicators it is refused.
+fn check_unevaluated(k: &Keyword) -> Result<bool> {
+    if !matches!(k.key, "unevaluatedProperties" | "unevaluatedItems") {
+        return Ok(false);
+    }
+    if matches!(k.value, Json::Bool(true)) || matches!(k.value, Json::Object(m) if m.is_empty()) {
+        return Ok(false);
+    }
+    let applicators =
+        ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef", "dependentSchemas", "$recursiveRef"];
+    if applicators.iter().any(|a| k.schema.get(a).is_some())
+        || (k.key == "unevaluatedItems" && k.schema.get("contains").is_some())
+    {
+        return Err(unsupported(k.key, k.ptr, "next to in-place applicators (allOf, anyOf, $ref, ...)"));
+    }
+    Ok(true)
 }
 
 /// Keywords that carry no constraint.
@@ -752,71 +886,71 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
         (x, y) => x.or(y),
     };
     m.enums.extend(b.enums.iter().cloned());
-    m.lo = tighter_lower(a.lo.clone(), b.lo.clone());
-    m.hi = tighter_upper(a.hi.clone(), b.hi.clone());
-    for mo in &b.multiple_of {
-        if !m.multiple_of.iter().any(|(x, _)| x == &mo.0) {
-            m.multiple_of.push(mo.clone());
+    m.number.lo = tighter_lower(a.number.lo.clone(), b.number.lo.clone());
+    m.number.hi = tighter_upper(a.number.hi.clone(), b.number.hi.clone());
+    for mo in &b.number.multiple_of {
+        if !m.number.multiple_of.iter().any(|(x, _)| x == &mo.0) {
+            m.number.multiple_of.push(mo.clone());
         }
     }
-    m.min_len = a.min_len.max(b.min_len);
-    m.max_len = min_opt(a.max_len, b.max_len);
-    for p in &b.patterns {
-        if !m.patterns.iter().any(|(x, _)| *x == p.0) {
-            m.patterns.push(p.clone());
+    m.string.min_len = a.string.min_len.max(b.string.min_len);
+    m.string.max_len = min_opt(a.string.max_len, b.string.max_len);
+    for p in &b.string.patterns {
+        if !m.string.patterns.iter().any(|(x, _)| *x == p.0) {
+            m.string.patterns.push(p.clone());
         }
     }
-    for f in &b.formats {
-        if !m.formats.iter().any(|(x, _)| *x == f.0) {
-            m.formats.push(f.clone());
+    for f in &b.string.formats {
+        if !m.string.formats.iter().any(|(x, _)| *x == f.0) {
+            m.string.formats.push(f.clone());
         }
     }
     // Arrays: position i holds under both schemas' rule for position i.
-    let n = a.prefix.len().max(b.prefix.len());
-    let eff = |s: &Sch, i: usize| -> Option<NodeRef> { s.prefix.get(i).cloned().or_else(|| s.items.clone()) };
-    m.prefix = (0..n).map(|i| all_of(&eff(a, i), &eff(b, i)).unwrap_or_else(|| Rc::new(Node::Any))).collect();
-    m.items = all_of(&a.items, &b.items);
-    m.min_items = a.min_items.max(b.min_items);
-    m.max_items = min_opt(a.max_items, b.max_items);
-    m.contains.extend(b.contains.iter().cloned());
-    m.min_contains = a.min_contains.clone().or_else(|| b.min_contains.clone());
-    if a.min_contains.is_some()
-        && b.min_contains.is_some()
-        && a.min_contains.as_ref().map(|x| x.0) != b.min_contains.as_ref().map(|x| x.0)
+    let n = a.array.prefix.len().max(b.array.prefix.len());
+    let eff = |s: &Sch, i: usize| -> Option<NodeRef> { s.array.prefix.get(i).cloned().or_else(|| s.array.items.clone()) };
+    m.array.prefix = (0..n).map(|i| all_of(&eff(a, i), &eff(b, i)).unwrap_or_else(|| Rc::new(Node::Any))).collect();
+    m.array.items = all_of(&a.array.items, &b.array.items);
+    m.array.min_items = a.array.min_items.max(b.array.min_items);
+    m.array.max_items = min_opt(a.array.max_items, b.array.max_items);
+    m.array.contains.extend(b.array.contains.iter().cloned());
+    m.array.min_contains = a.array.min_contains.clone().or_else(|| b.array.min_contains.clone());
+    if a.array.min_contains.is_some()
+        && b.array.min_contains.is_some()
+        && a.array.min_contains.as_ref().map(|x| x.0) != b.array.min_contains.as_ref().map(|x| x.0)
     {
         return Err(unsupported("minContains", &b.ptr, "two different minContains in allOf"));
     }
-    m.max_contains = a.max_contains.clone().or_else(|| b.max_contains.clone());
-    m.unique = a.unique.clone().or_else(|| b.unique.clone());
+    m.array.max_contains = a.array.max_contains.clone().or_else(|| b.array.max_contains.clone());
+    m.array.unique = a.array.unique.clone().or_else(|| b.array.unique.clone());
     // Objects: a property holds under both schemas' rule for that name.
     let eff_prop = |s: &Sch, k: &str| -> Option<NodeRef> {
-        s.props.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).or_else(|| s.additional.clone())
+        s.object.props.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).or_else(|| s.object.additional.clone())
     };
-    let mut names: Vec<String> = a.props.iter().map(|(k, _)| k.clone()).collect();
-    for (k, _) in &b.props {
+    let mut names: Vec<String> = a.object.props.iter().map(|(k, _)| k.clone()).collect();
+    for (k, _) in &b.object.props {
         if !names.contains(k) {
             names.push(k.clone());
         }
     }
-    m.props = names
+    m.object.props = names
         .into_iter()
         .map(|k| {
             let node = all_of(&eff_prop(a, &k), &eff_prop(b, &k)).unwrap_or_else(|| Rc::new(Node::Any));
             (k, node)
         })
         .collect();
-    for r in &b.required {
-        if !m.required.contains(r) {
-            m.required.push(r.clone());
+    for r in &b.object.required {
+        if !m.object.required.contains(r) {
+            m.object.required.push(r.clone());
         }
     }
-    m.additional = all_of(&a.additional, &b.additional);
-    m.min_props = a.min_props.max(b.min_props);
-    m.max_props = min_opt(a.max_props, b.max_props);
-    m.all_of.extend(b.all_of.iter().cloned());
-    m.any_of.extend(b.any_of.iter().cloned());
-    m.one_of.extend(b.one_of.iter().cloned());
-    m.refs.extend(b.refs.iter().cloned());
+    m.object.additional = all_of(&a.object.additional, &b.object.additional);
+    m.object.min_props = a.object.min_props.max(b.object.min_props);
+    m.object.max_props = min_opt(a.object.max_props, b.object.max_props);
+    m.apply.all_of.extend(b.apply.all_of.iter().cloned());
+    m.apply.any_of.extend(b.apply.any_of.iter().cloned());
+    m.apply.one_of.extend(b.apply.one_of.iter().cloned());
+    m.apply.refs.extend(b.apply.refs.iter().cloned());
     Ok(m)
 }
 

@@ -24,7 +24,7 @@
 use std::sync::OnceLock;
 
 /// The state number a step function returns for "dead: no continuation can match" (the
-/// automata's [`DEAD`](crate::automaton::DEAD) too; the index checks they agree).
+/// automata's dead state too: the index, which joins the two, checks that they agree).
 pub(crate) const DEAD: u32 = 0;
 
 /// The tokens in sorted byte order, which is exactly the trie's DFS pre-order (ties keep
