@@ -3,7 +3,7 @@
 //! serialized forms, and a [`Guide`] over each), and cross-checked against an oracle
 //! that shares no code with logitmask: regex-automata's `meta::Regex` for `\A(?:p)\z`.
 //!
-//! Run one part of it with `LOGITMASK_CORPUS_FILTER=date cargo test --test corpus`
+//! Run one part of it with `LOGITMASK_CORPUS_FILTER=date cargo test --test lib corpus::`
 //! (only the cases whose name contains the value). Every failing case is reported at the
 //! end, by name, with all of its failures; nothing stops at the first one.
 //!
@@ -69,7 +69,6 @@
 //!     byte by byte, up to EOS, and each of `rejects` byte by byte until refused. At every
 //!     step `allowed_tokens`, `fill_mask`, `mask_logits` (with padding), `is_allowed` and
 //!     `can_finish` agree with the index.
-#![cfg(not(target_arch = "wasm32"))]
 
 use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;

@@ -5,35 +5,14 @@
 //! as JSON and validate against the schema (with the `jsonschema` crate, formats
 //! asserted). The walks lean towards structural tokens (`"`, `,`, `}`, ...) and towards
 //! EOS so that they end in a reasonable number of steps; any allowed token can be drawn.
-#![cfg(not(target_arch = "wasm32"))]
 
-mod common;
-
-use common::finite_numbers;
+use crate::common::{finite_numbers, Rng};
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use logitmask::json_schema::{self, Config};
 use logitmask::{Guide, Index, IndexConfig};
-
-/// xorshift64*: deterministic, seedable, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p
-    }
-}
 
 fn bench_schemas() -> Vec<(String, serde_json::Value)> {
     let text =
@@ -47,7 +26,7 @@ fn bench_schemas() -> Vec<(String, serde_json::Value)> {
 
 #[test]
 fn random_guide_walks_validate() {
-    let vocab = common::o200k();
+    let vocab = crate::common::o200k();
     let eos = vocab.eos_token_ids()[0];
     // Tokens that carry JSON structure: drawn often, so that strings and numbers end.
     let structural: Vec<u32> = (0..vocab.size() as u32)
@@ -74,7 +53,7 @@ fn random_guide_walks_validate() {
             index.state_count(),
             t.elapsed()
         );
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ name.len() as u64);
+        let mut rng = Rng::new(name.len() as u64);
         let mut total_tokens = 0;
         for walk in 0..200 {
             let mut guide = Guide::new(index.clone());
@@ -88,7 +67,7 @@ fn random_guide_walks_validate() {
                     String::from_utf8_lossy(&bytes)
                 );
                 let allowed = guide.allowed_tokens().unwrap();
-                if guide.can_finish() && rng.chance(0.5) {
+                if guide.can_finish() && rng.probability(0.5) {
                     guide.advance(eos).unwrap();
                     break;
                 }
@@ -96,7 +75,7 @@ fn random_guide_walks_validate() {
                 let p_struct = if steps > 40 { 0.9 } else { 0.4 };
                 let mut pick = None;
                 let pools: [&[u32]; 1] = [&structural];
-                if rng.chance(p_struct) {
+                if rng.probability(p_struct) {
                     for _ in 0..200 {
                         let id = pools[0][rng.below(pools[0].len())];
                         if allowed.contains(id) {

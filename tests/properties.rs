@@ -1,4 +1,3 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! Property tests of the whole pipeline (regex -> DFA -> index -> guide) against
 //! independent oracles:
 //!
@@ -21,13 +20,11 @@
 //! Failures are not persisted to a file (`failure_persistence: None`): proptest prints the
 //! minimal failing input, and any bug found is pinned by a plain `#[test]` below.
 
-mod common;
-
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
-use common::reference::RefDfa;
-use common::Rng;
+use crate::common::reference::RefDfa;
+use crate::common::Rng;
 use logitmask::{Dfa, ErrorKind, Guide, Index, IndexConfig, Minimize, StateId, Vocabulary, Walk};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;

@@ -1,4 +1,3 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! The benchmark regexes (`tests/testdata/bench-cases.json`) with real vocabularies
 //! (GPT-2 r50k and o200k, read from the tiktoken-rs crate's assets):
 //!
@@ -12,13 +11,11 @@
 //!   fully matches, and lazy and eager indexes agree at every step;
 //! * serialization round trips give identical states and rows.
 
-mod common;
-
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use common::reference::RefDfa;
-use common::Rng;
+use crate::common::reference::RefDfa;
+use crate::common::Rng;
 use logitmask::{Guide, Index, IndexConfig, StateId, Vocabulary};
 use regex_automata::meta::Regex;
 
@@ -327,7 +324,7 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
     let t0 = std::time::Instant::now();
     let lk = Lookup::new(vocab.clone());
     let mut rng = Rng::new(seed);
-    let regexes = common::bench_regexes();
+    let regexes = crate::common::bench_regexes();
     assert_eq!(regexes.len(), 9, "bench-cases.json has the nine outlines-core regexes");
     for (name, pattern) in &regexes {
         let name = &format!("{vocab_name}/{name}");
@@ -386,13 +383,13 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
 
 #[test]
 fn bench_regexes_with_r50k() {
-    run_vocab("r50k", common::r50k(), 0x5eed_0050, 100_000);
+    run_vocab("r50k", crate::common::r50k(), 0x5eed_0050, 100_000);
 }
 
 #[test]
 fn bench_regexes_with_o200k() {
     // complex_phone has 4,600 reference states; 1,500 pairs keep this under ~5 s.
-    run_vocab("o200k", common::o200k(), 0x5eed_0200, 1_500);
+    run_vocab("o200k", crate::common::o200k(), 0x5eed_0200, 1_500);
 }
 
 /// The helpers can fail: a string outside the language is refused, and one whose token

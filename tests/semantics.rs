@@ -6,9 +6,6 @@
 //! benchmark `date` regex cannot generate "12/05/2023" under leftmost-first semantics, and
 //! in `[A-Z][a-z]+( [A-Z][a-z]+)?` it drops the space after "Abc" (a token that ends one
 //! byte after a full match).
-#![cfg(not(target_arch = "wasm32"))]
-
-mod common;
 
 use std::cmp::Reverse;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -99,7 +96,7 @@ fn generate(index: &Arc<Index>, text: &[u8]) -> Result<Vec<u32>, String> {
 }
 
 fn bench_regex(name: &str) -> String {
-    common::bench_regexes().into_iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no bench regex {name}")).1
+    crate::common::bench_regexes().into_iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no bench regex {name}")).1
 }
 
 fn full_match_oracle(pattern: &str) -> Regex {
@@ -529,7 +526,7 @@ fn outlines_defect_date_regex_generates_every_date_byte_vocabulary() {
 #[test]
 fn outlines_defect_date_regex_generates_every_date_real_vocabularies() {
     let pattern = bench_regex("date");
-    for (name, v) in [("r50k", common::r50k()), ("o200k", common::o200k())] {
+    for (name, v) in [("r50k", crate::common::r50k()), ("o200k", crate::common::o200k())] {
         let index = Arc::new(Index::with_config(&pattern, &v, &IndexConfig::new().lazy(true)).unwrap());
         assert!(index.is_lazy(), "{name} holds every byte");
         for date in DATES {
@@ -563,7 +560,7 @@ fn outlines_defect_space_after_full_match_is_allowed() {
 fn outlines_defect_space_after_full_match_real_vocabulary() {
     // Every r50k token is checked after "Abc" against an independent description of what
     // may follow: more lowercase letters, then optionally a space, a capital, lowercase.
-    let v = common::r50k();
+    let v = crate::common::r50k();
     let index = Arc::new(Index::with_config("[A-Z][a-z]+( [A-Z][a-z]+)?", &v, &IndexConfig::new().lazy(true)).unwrap());
     let follow = Regex::new(r"\A(?:[a-z]*(?: (?:[A-Z][a-z]*)?)?)\z").unwrap();
     let mut guide = Guide::new(index.clone());
@@ -594,7 +591,7 @@ fn outlines_defect_space_after_full_match_real_vocabulary() {
 
 #[test]
 fn real_vocabulary_first_row_is_exactly_the_viable_prefixes() {
-    let v = common::r50k();
+    let v = crate::common::r50k();
     let pattern = r"[0-9]+(\.[0-9]+)?";
     // A token may start the text iff it is a non-empty prefix of some match.
     let viable = Regex::new(r"\A(?:[0-9]+(?:\.[0-9]*)?)\z").unwrap();
@@ -1134,7 +1131,7 @@ fn real_vocabulary_rows_equal_direct_walks() {
     // The trie walk (shared prefixes, pruned subtrees) against walking every token's bytes
     // one by one, at every state of an eager index over r50k, for outlines-core's own
     // benchmark regexes; and the lazy index agrees state for paired state.
-    let v = common::r50k();
+    let v = crate::common::r50k();
     for name in ["time", "ip", "email", "ssn"] {
         let pattern = bench_regex(name);
         let eager = Index::new(&pattern, &v).unwrap();

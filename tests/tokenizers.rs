@@ -1,4 +1,3 @@
-#![cfg(not(target_arch = "wasm32"))]
 //! The tokenizer loaders on real vocabularies, each checked against an independent
 //! decoding (never against the loader itself), plus malformed and truncated input.
 //!
@@ -19,9 +18,7 @@
 //! `smollm2/SmolLM2-135M-Instruct.Q4_1.gguf`), else the repository's `node_modules/` and
 //! `.cache/smollm2/`. Missing data fails with the commands that install it.
 //!
-//! Load times: `cargo test --release --test tokenizers -- --nocapture load_times`.
-
-mod common;
+//! Load times: `cargo test --release --test lib -- --nocapture tokenizers::load_times`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -89,7 +86,7 @@ fn hf_json(package: &str) -> &'static str {
 }
 
 fn asset(name: &str) -> String {
-    read(common::tiktoken_assets().join(name))
+    read(crate::common::tiktoken_assets().join(name))
 }
 
 fn auto() -> LoadOptions {
@@ -233,7 +230,7 @@ fn gpt2_tokenizer_json_equals_r50k_ranks_for_every_id() {
     assert!(ranks.is_byte_complete());
 
     // The ranks decoded by the base64 crate (tests/common), not by the loader.
-    let independent = common::read_tiktoken("r50k_base.tiktoken");
+    let independent = crate::common::read_tiktoken("r50k_base.tiktoken");
     for id in 0..50256u32 {
         assert_eq!(ranks.token_bytes(id), independent[id as usize].as_deref(), "rank {id}");
     }
@@ -266,7 +263,7 @@ fn cl100k_and_o200k_ranks_match_an_independent_decoding() {
     let v = cl100k();
     assert_eq!(v.size(), 100277);
     assert_eq!(v.eos_token_ids(), &[100257]);
-    let independent = common::read_tiktoken("cl100k_base.tiktoken");
+    let independent = crate::common::read_tiktoken("cl100k_base.tiktoken");
     for (id, bytes) in independent.iter().enumerate() {
         assert_eq!(v.token_bytes(id as u32), bytes.as_deref(), "rank {id}");
     }
@@ -283,7 +280,7 @@ fn cl100k_and_o200k_ranks_match_an_independent_decoding() {
     .unwrap();
     assert_eq!(o200k.eos_token_ids(), &[199999]);
     assert_eq!(o200k.size(), 200019);
-    let reference = common::o200k();
+    let reference = crate::common::o200k();
     for id in 0..199998u32 {
         assert_eq!(o200k.token_bytes(id), reference.token_bytes(id), "rank {id}");
     }
@@ -1132,7 +1129,7 @@ impl Reference {
 }
 
 fn ranks_reference(file: &str, split: &str) -> Reference {
-    let ranks = common::read_tiktoken(file)
+    let ranks = crate::common::read_tiktoken(file)
         .into_iter()
         .enumerate()
         .filter_map(|(rank, b)| b.map(|b| (b, rank as u32)))

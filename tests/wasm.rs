@@ -5,9 +5,9 @@
 //! Run: `scripts/test-wasm.sh` (both), after `scripts/setup.sh`. Without a
 //! `run_in_browser` configuration the suite targets Node; wasm-pack's `--chrome` runs it
 //! in the browser.
-#![cfg(all(target_arch = "wasm32", feature = "wasm"))]
 
 use js_sys::{Array, Float32Array, Reflect, Uint32Array, Uint8Array};
+use logitmask::test_support::Rng;
 use logitmask::wasm::{JsGuide, JsIndex, JsLogitsBuffer, JsVocabulary};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
@@ -207,28 +207,13 @@ fn date_regex_generates_long_years() {
     assert!(guide.is_finished());
 }
 
-/// xorshift64*: reproducible randomness (tests/common needs crates that are native-only).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// fillMask, maskLogits and maskLogitsBuffer against a scalar oracle, over random sets
 /// stored in both forms (bitset and ids) and vocabulary sizes around word (32) and
 /// vector (128) boundaries: wasm has its own kernels (simd128 for dense rows and the
 /// -inf fill, a reused scratch for sparse fillMask), which the native tests never run.
 #[wasm_bindgen_test]
 fn masks_match_a_scalar_oracle_over_random_sets() {
-    let mut rng = Rng(0x5eed_0f01_2345_6789);
+    let mut rng = Rng::new(0x0f01);
     let mut forms = (0, 0); // (dense, sparse) rows seen
     let sizes = [1usize, 2, 31, 32, 33, 100, 127, 128, 129, 1000, 4099, 70_001, 262_145];
     for size in sizes {
@@ -242,7 +227,7 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
             let tokens = Array::new();
             let mut allowed = vec![false; size];
             for a in allowed.iter_mut().take(size - 1) {
-                *a = rng.below(den) < num;
+                *a = rng.below_u64(den) < num;
                 tokens.push(&(if *a { "a" } else { "b" }).into());
             }
             tokens.push(&JsValue::NULL);
@@ -273,9 +258,9 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
             for padding in [0, 5, 32] {
                 let specials = [f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE, -1.5];
                 let values: Vec<f32> = (0..size + padding)
-                    .map(|_| match rng.below(6) {
-                        0 => specials[rng.below(specials.len() as u64) as usize],
-                        _ => (rng.below(2_000_001) as f32 - 1e6) / 64.0,
+                    .map(|_| match rng.below_u64(6) {
+                        0 => specials[rng.below_u64(specials.len() as u64) as usize],
+                        _ => (rng.below_u64(2_000_001) as f32 - 1e6) / 64.0,
                     })
                     .collect();
                 let check = |out: &[f32], what: &str| {

@@ -445,6 +445,7 @@ fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::Rng;
 
     #[test]
     fn forms_are_canonical_and_equal_sets_compare_equal() {
@@ -480,23 +481,9 @@ mod tests {
         }
     }
 
-    /// xorshift64*: reproducible randomness without a crate.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
     /// Random ids below `vocab`, each present with probability `num / den`.
     fn random_ids(rng: &mut Rng, vocab: usize, num: u64, den: u64) -> Vec<u32> {
-        (0..vocab as u32).filter(|_| rng.below(den) < num).collect()
+        (0..vocab as u32).filter(|_| rng.below_u64(den) < num).collect()
     }
 
     /// Checks every way a set is read or written out against the ids themselves:
@@ -528,9 +515,9 @@ mod tests {
         let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE];
         for padding in [0, 1, 3, 32, 37, 130] {
             let logits: Vec<f32> = (0..vocab + padding)
-                .map(|_| match rng.below(8) {
-                    0 => specials[rng.below(specials.len() as u64) as usize],
-                    _ => f32::from_bits(rng.next() as u32),
+                .map(|_| match rng.below_u64(8) {
+                    0 => specials[rng.below_u64(specials.len() as u64) as usize],
+                    _ => f32::from_bits(rng.next_u64() as u32),
                 })
                 .collect();
             let mut masked = logits.clone();
@@ -545,7 +532,7 @@ mod tests {
 
     #[test]
     fn kernels_match_an_oracle_for_both_forms_and_odd_sizes() {
-        let mut rng = Rng(0x5eed_1234_abcd_0001);
+        let mut rng = Rng::new(1);
         let (mut bits_rows, mut id_rows) = (0, 0);
         // Sizes around word (32) and 4-word (128) boundaries, and larger ones.
         for vocab in [1, 2, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000, 4099, 70_001] {
@@ -567,7 +554,7 @@ mod tests {
     fn sparse_rows_beyond_the_fixed_size_scratch() {
         // Up to 262,144 ids a sparse row is expanded through a fixed-size array; larger
         // vocabularies (and caller masks shorter than that array) take the checked loop.
-        let mut rng = Rng(0x5eed_1234_abcd_0002);
+        let mut rng = Rng::new(2);
         for vocab in [262_143, 262_144, 262_145, 300_001] {
             let mut ids = random_ids(&mut rng, vocab, 1, 400);
             ids.push(vocab as u32 - 1);

@@ -77,30 +77,9 @@ pub fn bench_regexes() -> Vec<(String, String)> {
     out
 }
 
-/// xorshift64*, seeded: reproducible test randomness without a crate.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        // xorshift64*
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        assert!(n > 0);
-        (self.next() % n as u64) as usize
-    }
-    pub fn chance(&mut self, num: u64, den: u64) -> bool {
-        self.next() % den < num
-    }
-}
+/// The tests' one seeded RNG (shared with the unit and wasm tests).
+#[allow(unused_imports)] // benches/index.rs includes this module too
+pub use logitmask::test_support::Rng;
 
 /// JSON numbers have no range, serde_json stops at f64's: `text` with every number
 /// token (outside strings) beyond it replaced by `1e300` / `-1e300` (same sign, and
