@@ -10,19 +10,25 @@
 //! state and fills masks.
 //!
 //! ## Contents
-//! * [`Vocabulary`]: token id -> bytes, EOS ids; owns the token trie.
+//! * [`Vocabulary`]: token id -> bytes, EOS ids; owns the token trie. The
+//!   [`tokenizer`] loaders build one from real tokenizer files.
 //! * [`Dfa`], [`DfaConfig`], [`Walk`]: the automaton, its limits, and byte walks.
 //! * [`Index`], [`IndexConfig`], [`TokenSet`]: allowed tokens per state, eager or lazy,
 //!   serializable.
 //! * [`Guide`], [`GuideConfig`]: the per-sequence cursor with masks and rollback.
+//! * [`json_schema`]: JSON Schema -> regex.
 //! * [`Error`], [`ErrorKind`]: every failure, with a stable code.
 //!
+//! The layers, bottom up: `automaton` (regex -> NFA -> DFA) and `vocabulary` (tokens and
+//! their trie) know nothing of each other; `index` joins them; `guide` walks an index;
+//! `tokenizer` and `json_schema` feed the vocabulary and the regex; `wasm` (feature
+//! `wasm`) is the only wasm-bindgen user. README's "Layout" lists the files.
+//!
 //! ## Semantics
-//! * A finished generation fully matches the regex (anchored at both ends).
-//! * A token is allowed iff walking its bytes never leaves the set of states that can
-//!   still reach a full match: generation can never get stuck.
-//! * EOS ids are allowed exactly where the text so far fully matches.
-//! * Tokens without text (absent ids, empty tokens, EOS) are never allowed as text.
+//! A finished generation fully matches the regex (anchored at both ends); a token is
+//! allowed iff the text stays completable, so generation can never get stuck; EOS ids
+//! are allowed exactly where the text fully matches. The contracts are written out once,
+//! in `docs/semantics.md` in the repository.
 //!
 //! ## Example
 //! ```
@@ -72,3 +78,8 @@ pub use vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The JSON Schema page's examples, run as doctests too.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/json-schema.md")]
+pub struct JsonSchemaDocDoctests;

@@ -683,7 +683,8 @@ struct Model {
     coacc: HashSet<u32>,
 }
 
-/// A token's text bytes by the design's definition: present, non-empty, not EOS.
+/// A token's text bytes as docs/semantics.md ("Tokens and vocabularies") defines them:
+/// present, non-empty, not EOS.
 fn text_of(vocab: &Vocabulary, id: u32) -> Option<&[u8]> {
     if vocab.is_eos(id) {
         return None;

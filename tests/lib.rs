@@ -15,6 +15,8 @@ mod common;
 #[cfg(not(target_arch = "wasm32"))]
 mod corpus;
 #[cfg(not(target_arch = "wasm32"))]
+mod docs;
+#[cfg(not(target_arch = "wasm32"))]
 mod json_schema;
 #[cfg(not(target_arch = "wasm32"))]
 mod json_schema_e2e;

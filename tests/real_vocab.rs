@@ -124,7 +124,8 @@ fn samples(name: &str) -> (Vec<&'static str>, Vec<&'static str>) {
         ),
         "simple_phone" => (vec!["+14155552671", "12345678", "123456789012345"], vec!["+12345", "01234567", "1234567890123456"]),
         "date" => (
-            // The three strings leftmost-first semantics drops (DESIGN.md).
+            // The three strings leftmost-first semantics drops (docs/semantics.md, "Every
+            // string of the language").
             vec!["12/05/2023", "1/5/1999", "2023/05/12", "31.12.99", "1-1-20", "99.1.31", "05-10-2010"],
             vec!["12/5", "32/01/2020", "2023/13/01", "1/1/123", "12/05/2023/"],
         ),

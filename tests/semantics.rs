@@ -1,4 +1,4 @@
-//! The contracts of DESIGN.md "Semantics", and the intent of Outlines' FSM tests
+//! The contracts of docs/semantics.md, and the intent of Outlines' FSM tests
 //! (`walk_fsm`, the end-to-end index tests, rare tokens, multi-byte tokens), each as a
 //! named test written against the public API only.
 //!

@@ -22,7 +22,7 @@ pub enum Minimize {
     Always,
 }
 
-/// Limits and options for turning a regex into a [`Dfa`].
+/// Limits and options for turning a regex into a [`Dfa`](crate::Dfa).
 ///
 /// ```
 /// use logitmask::{Dfa, DfaConfig, ErrorKind};

@@ -137,8 +137,8 @@ pub(super) struct Eager {
 /// tokens). They are walked up to [`LANES`] at a time in one trie pass each
 /// ([`TokenTrie::walk_many`]), no successors tracked. Otherwise a breadth-first search
 /// walks one state at a time and keeps the successors for pruning (a level-by-level
-/// multi-state version of it, a second copy of the walk, cost ~1 KB of gzipped wasm: not
-/// spent on vocabularies that real tokenizers rarely produce).
+/// multi-state version of it, a second copy of the walk, costs wasm size: not spent on
+/// vocabularies that real tokenizers rarely produce; docs/index-layout.md, "Measured choices").
 pub(super) fn eager(dfa: &Dfa, vocab: &Vocabulary, max_states: usize, pattern: &str) -> Result<Eager> {
     let rows = StateRows::new(dfa.state_count());
     let store = RowStore::new(max_states);
@@ -168,7 +168,7 @@ fn eager_many(
     // States that keep the same byte strings alive allow the same text tokens: one of
     // each liveness block is walked. Only for small automata with long walks (a dense
     // row): the partition costs O(k n log n), and larger automata rarely have two such
-    // states (docs/index-layout.md has the measurements).
+    // states (docs/index-layout.md, "Measured choices").
     let merge = n <= LIVENESS_BLOCKS_MAX_STATES && order.iter().any(|&s| buffers.bound[s as usize] >= buffers.words as u64);
     let block = if merge { liveness_blocks(dfa) } else { (0..n as u32).collect() };
     let b = |s: u32| block[s as usize] as usize;
@@ -345,12 +345,11 @@ impl ManyWalk {
 /// Where the eager build over a byte-complete vocabulary writes the tokens of each lane.
 ///
 /// Why two forms: pushing every token onto a growing vector per lane and then marking
-/// a bitset from it was about a third of `simple_schema`'s eager build. Before walking,
+/// a bitset from it was a large part of an eager build. Before walking,
 /// an upper bound on each state's row is known from its first steps (the tokens under
 /// the first bytes, or pairs of bytes, that keep it alive). A lane whose bound reaches
 /// the bitset size marks its own bitset as it walks; the others write ids into a range
-/// of `ids` reserved to their bound, so nothing grows (14% fewer instructions for
-/// `simple_schema`, 19% for `email`).
+/// of `ids` reserved to their bound, so nothing grows (docs/index-layout.md, "Measured choices").
 struct RowBuffers {
     /// Words per bitset: `mask_words(vocab size)`.
     words: usize,
@@ -366,7 +365,8 @@ struct RowBuffers {
 }
 
 /// How many u32 words one group's row buffers may take (4 MiB): a 200k vocabulary's
-/// bitset is 6,250 words, so up to 167 dense lanes (the bench cases have 8 to 77).
+/// bitset is 6,250 words, so up to 167 dense lanes (more than the bench cases need:
+/// docs/index-layout.md, "Measured choices").
 const GROUP_WORDS: u64 = 1 << 20;
 
 impl RowBuffers {

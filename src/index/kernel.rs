@@ -3,8 +3,8 @@
 //! On wasm32 both are explicit simd128 code (the only `unsafe` in the crate: v128
 //! loads and stores); elsewhere they are portable Rust. In wasm at the npm build's
 //! opt-level "s", LLVM neither vectorizes the per-element select nor a fill with a
-//! non-zero float, even with simd128 enabled, and the scalar select took 93-133 us per
-//! 200k-logit mask in Node against ~27 us here.
+//! non-zero float, even with simd128 enabled, and the scalar select was several times
+//! slower in Node (docs/index-layout.md, "Measured choices").
 #![allow(unsafe_code)]
 
 /// Sets `logits[i]` to negative infinity where bit `i & 31` of `bits[i >> 5]` is clear,
@@ -44,9 +44,9 @@ mod imp {
     }
 
     /// Lane masks for one byte of a row word: lane `j` of `BYTE_LANES[b][h]` is all ones
-    /// iff bit `4h + j` of `b` is set. 8 KiB of data (~0.5 KB gzipped): one table load
-    /// per 4 logits measured 27 us per 200k mask, against 36 us with a 16-entry nibble
-    /// table (more shifts per word) and 75 us computing the masks with compares.
+    /// iff bit `4h + j` of `b` is set. 8 KiB of data: one table load per 4 logits beat a
+    /// 16-entry nibble table (more shifts per word) and computing the masks with compares
+    /// (docs/index-layout.md, "Measured choices").
     static BYTE_LANES: [[v128; 2]; 256] = {
         let mut t = [[u32x4(0, 0, 0, 0); 2]; 256];
         let mut b = 0;
@@ -95,7 +95,8 @@ mod imp {
         }
     }
 
-    /// One v128 store per 4 floats (a block copy was ~1.8x slower).
+    /// One v128 store per 4 floats (a block copy was slower: docs/index-layout.md, "Measured
+    /// choices").
     #[target_feature(enable = "simd128")]
     pub(super) fn fill_neg_inf(slice: &mut [f32]) {
         let neg_inf = f32x4_splat(f32::NEG_INFINITY);

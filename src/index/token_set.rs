@@ -38,10 +38,10 @@ pub(crate) enum Stored {
     Ids(Vec<u32>),
 }
 
-/// Identical rows are shared through a hash set, and a 200k vocabulary's bitset row is
-/// 25 KB: SipHash over it was ~5% of an eager build. This folds the words with a
-/// multiply-rotate in four independent lanes (equal sets have equal forms, hence equal
-/// hashes; collisions are settled by `Eq`).
+/// Identical rows are shared through a hash set, and a 200k vocabulary's bitset row is 25 KB:
+/// SipHash over it showed in eager builds (docs/index-layout.md, "Measured choices"). This folds
+/// the words with a multiply-rotate in four independent lanes (equal sets have equal forms,
+/// hence equal hashes; collisions are settled by `Eq`).
 impl std::hash::Hash for TokenSet {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         const K: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -104,7 +104,7 @@ impl TokenSet {
     /// `< vocab_size`): the same set, in the same form, as [`from_ids`](TokenSet::from_ids)
     /// on their concatenation, without taking ownership of a vector. Many ids are marked
     /// in a bitset and read back in order instead of sorted: sorting the thousands of ids
-    /// of a medium row was ~6% of an eager build.
+    /// of a medium row showed in eager builds (docs/index-layout.md, "Measured choices").
     pub(crate) fn from_id_parts(ids: &[u32], more: &[u32], vocab_size: usize) -> TokenSet {
         let words = mask_words(vocab_size);
         let total = ids.len() + more.len();
@@ -411,8 +411,8 @@ thread_local! {
 }
 
 /// Writes a sparse row's non-zero words into `mask[..words]`, which is all zeros: plain
-/// stores, every word written once (an OR per id made a sparse `fillMask` ~25% slower
-/// in wasm).
+/// stores, every word written once (an OR per id made a sparse `fillMask` slower in wasm:
+/// docs/index-layout.md, "Measured choices").
 fn store_sparse(data: &[u32], singles: u32, words: usize, mask: &mut [u32]) {
     let (singles, indexes, bits) = split(data, singles);
     debug_assert!(words <= mask.len() && singles.last().is_none_or(|&id| ((id >> 5) as usize) < words));

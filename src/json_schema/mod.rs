@@ -1,4 +1,4 @@
-//! JSON Schema -> regex, for [`Index`] to compile.
+//! JSON Schema -> regex, for [`Index`](crate::Index) to compile.
 //!
 //! [`regex_from_json_schema_str`] turns a schema (draft 2020-12, 2019-09, and the
 //! draft-04/06/07 forms people still write) into a regex whose full matches are exactly
@@ -41,56 +41,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! ## Supported keywords
+//! ## Supported keywords, options, limits
 //!
-//! | keyword | support |
-//! | --- | --- |
-//! | `type` (string or array) | all seven types |
-//! | `enum`, `const` | any JSON values; filtered by the other keywords; objects with up to 4 members in every key order |
-//! | `true`, `{}` | any JSON value, nesting bounded by [`Config::any_value_depth`] |
-//! | `false` | matches nothing (a schema that matches nothing is an error) |
-//! | `properties`, `required` | schema order; optional properties may be absent |
-//! | `additionalProperties` | `false`, `true` or a schema (absent: see [`Config::allow_additional_properties`]); other names are written canonically and differ from declared ones |
-//! | `minProperties`, `maxProperties` | counted exactly (duplicate undeclared keys count twice) |
-//! | `items`, `prefixItems` (and draft-04 to 2019-09 array `items` + `additionalItems`) | exact |
-//! | `minItems`, `maxItems` | exact |
-//! | `contains` | without `prefixItems`; `minContains` only without `maxItems`; no `maxContains` |
-//! | `uniqueItems` | only where trivially true (`maxItems` <= 1) or on `enum` values |
-//! | `minLength`, `maxLength` | in characters (an escape is one character); with `pattern`/`format` only where the pattern has one variable-length part or implies the limit |
-//! | `pattern` | ECMA-262 syntax, code point semantics; anchors at the ends only; no backreferences, lookaround or `\b` |
-//! | `format` | `date-time`, `date`, `time`, `duration`, `uuid`, `email`, `uri`, `uri-reference`, `ipv4`, `ipv6`, `hostname`, `json-pointer`, `relative-json-pointer` (asserted); others are errors where a string is possible |
-//! | `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (numbers or draft-04 booleans) | exact digit-range regexes for integers and decimals of any size |
-//! | `multipleOf` | `10^-k` for numbers; integer divisors `2^a 5^b`; any divisor in a bounded range of at most 1000 multiples |
-//! | `allOf` | merged keyword by keyword (never concatenated); conflicting `pattern`/`format`/`contains` are errors |
-//! | `anyOf` | distributed over the sibling keywords |
-//! | `oneOf` | as `anyOf` where the branches are provably exclusive (types, enum values, ranges, a required property with exclusive values), else an error |
-//! | `$ref` | to `#`, JSON pointers, `$defs`/`definitions`, `$id`s and `$anchor`s in the document; recursion to [`Config::max_recursion_depth`] |
-//! | `not` | only `not: {"type": ...}` (and `true`/`false`) |
-//! | `if`/`then`/`else`, `dependentRequired`, `dependentSchemas`, `dependencies`, `patternProperties`, `propertyNames`, `$dynamicRef`, `$recursiveRef`, `maxContains` | errors (no-op forms such as empty maps are accepted) |
-//! | `unevaluatedProperties`, `unevaluatedItems` | as `additionalProperties` / `items` when no in-place applicator sits beside them, else an error |
+//! One page says it all, for Rust and JS users alike: `docs/json-schema.md` in the
+//! repository (every keyword and how far it is supported, the options, the documented
+//! limits, and the conformance figures against the JSON-Schema-Test-Suite). It is not
+//! copied here, so that the two cannot drift apart.
 //!
-//! ## Limits, all documented choices
+//! ## Layout
 //!
-//! * Integers are written without fraction or exponent (`1`, not `1.0` or `1e0`), so
-//!   integers from 1e21 up (which `JSON.stringify` writes as `1e+21`) are not produced
-//!   for `"type": "integer"`.
-//! * A number with a range is written in plain decimal form; the exponent forms
-//!   `JSON.stringify` uses below 1e-6 and from 1e21 are accepted only where the whole
-//!   class lies in the range. `-0` is not written where a range applies.
-//! * Free-form values (`{}`, `true`, absent `items`/`additionalProperties`) nest at most
-//!   [`Config::any_value_depth`] arrays/objects deep.
-//! * Recursive `$ref`s are expanded [`Config::max_recursion_depth`] times; past that
-//!   the reference matches nothing (an optional property there is absent).
-//! * `format`s that are not small regular languages are strict subsets: leap seconds
-//!   only at 23:59:60 UTC written with `Z`/`+00:00`; host names of up to 3 labels of 63
-//!   characters or 4 to 8 labels of 30 (never over 253 characters), no `xn--`-style
-//!   labels; email local parts within 64 characters (one atom, two of up to 31 and 32,
-//!   three or four of up to 15, or a quoted string of up to 31), domains within 185;
-//!   URIs and emails in ASCII.
-//! * Unbounded numbers follow the JSON grammar exactly, so they may exceed what an f64
-//!   holds (`1e400`), as JSON allows.
-//! * The regex is at most [`Config::max_regex_size`] bytes, and `anyOf`/`oneOf`
-//!   distribution at most 10,000 branches; beyond, an error.
+//! `schema.rs` parses a document into checked keywords (grouped by instance type),
+//! resolving `$ref` and merging `allOf`; `compile.rs` turns them into a regex (`re.rs`),
+//! with numbers in `number.rs`, `pattern`s in `pattern.rs` and formats in `fragments.rs`.
 
 mod compile;
 mod fragments;
@@ -187,7 +149,7 @@ impl Config {
 
     /// How deeply free-form values (`{}`, `true`, absent `items`) nest arrays and
     /// objects (default 2; 0: scalars only). Each level roughly doubles the automaton
-    /// (about 620 states at 2, 1,300 at 3 once minimized).
+    /// (sizes in docs/json-schema.md, "Options").
     pub fn any_value_depth(mut self, depth: usize) -> Config {
         self.any_value_depth = depth;
         self

@@ -30,8 +30,8 @@ pub(crate) const DEAD: u32 = 0;
 /// The tokens in sorted byte order, which is exactly the trie's DFS pre-order (ties keep
 /// the given order). The first 8 bytes, zero-padded, form a big-endian key that is
 /// radix-sorted (zero padding never reverses lexicographic order); runs of equal keys are
-/// then ordered by their full bytes. Comparison sorts of byte slices cost 3-4x more,
-/// which shows in wasm, where this is most of a 150k vocabulary's trie build.
+/// then ordered by their full bytes: much cheaper than a comparison sort of byte slices,
+/// which shows in wasm (docs/index-layout.md, "Measured choices").
 fn dfs_order<'a>(tokens: &[(u32, &'a [u8])]) -> Vec<(u32, &'a [u8])> {
     let mut keyed: Vec<(u64, u32)> =
         tokens.iter().enumerate().map(|(i, &(_, b))| (prefix_key(b), i as u32)).collect();
@@ -101,10 +101,9 @@ impl Node {
     }
 }
 
-/// How many start states one [`TokenTrie::walk_many`] pass carries at most. Larger
-/// groups share more nodes: `complex_span` (427 states) took 14% fewer instructions in
-/// one pass than in two of 256. The per-depth lists take a slot per lane, zeroed once
-/// per build, which is why it is not larger.
+/// How many start states one [`TokenTrie::walk_many`] pass carries at most. Larger groups share
+/// more nodes (docs/index-layout.md, "Measured choices"). The per-depth lists take a slot per
+/// lane, zeroed once per build, which is why it is not larger.
 pub(crate) const LANES: usize = 512;
 
 /// Steps every lane of `live` on `class` into `child`, keeping the live ones; returns
@@ -155,8 +154,8 @@ pub(crate) struct TokenTrie {
     nodes: Vec<Node>,
     ids: Vec<u32>,
     max_depth: usize,
-    /// Made on first use (a pass over the first two levels: ~0.05 ms in wasm for 200k
-    /// tokens, too much to repeat for every small index).
+    /// Made on first use (a pass over the first two levels, too much to repeat for every
+    /// small index: docs/index-layout.md, "Measured choices").
     prefix_counts: OnceLock<PrefixCounts>,
 }
 
