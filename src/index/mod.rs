@@ -12,6 +12,7 @@
 
 mod build;
 mod kernel;
+mod mask_buffer;
 mod serialize;
 mod token_set;
 
@@ -24,6 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lazy_dfa::LazyDfa;
 use crate::vocabulary::Vocabulary;
 
+pub use mask_buffer::MaskBuffer;
 pub use token_set::{mask_words, TokenSet};
 
 /// Default cap on the number of states an index may hold.

@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 
 use super::kernel::{fill_neg_inf, mask_with_bits};
+use super::mask_buffer::MaskBuffer;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The tokens allowed in one state (EOS ids included where the text so far matches).
@@ -285,6 +286,24 @@ impl TokenSet {
             Repr::Sparse { data, singles } => {
                 mask.fill(0);
                 store_sparse(data, *singles, words, mask);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the set into a reusable [`MaskBuffer`]: a dense row is one copy of its
+    /// words; a sparse row clears only the words the previous fill left set and stores its
+    /// own. The buffer needs at least `ceil(vocab_size / 32)` words; extra words end zero.
+    pub fn fill_mask_buffer(&self, buffer: &mut MaskBuffer) -> Result<()> {
+        let words = mask_words(self.vocab_size as usize);
+        if buffer.words().len() < words {
+            return Err(too_small("mask buffer", buffer.words().len(), words, "u32 words"));
+        }
+        match &self.repr {
+            Repr::Bits(bits) => buffer.put_dense(bits),
+            Repr::Sparse { data, singles } => {
+                let (singles, indexes, bits) = split(data, *singles);
+                buffer.put_sparse(singles, indexes, bits);
             }
         }
         Ok(())
