@@ -1,5 +1,5 @@
 // The published shape: `npm pack` the repository, install the tarball into an empty
-// project outside the repository, and use it from CommonJS, ESM and the web build.
+// project outside the repository, and use it from CommonJS, ESM and the explicit-init web entry.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
@@ -20,13 +20,18 @@ after(async () => {
   if (installed) await installed.cleanup();
 });
 
-test("the tarball holds the builds, the JS entry and the types, and nothing else", async () => {
+test("the tarball holds the builds, the JS entries and the types, and nothing else", async () => {
   const files = packed.files.map((f) => f.path).sort();
   for (const f of [
     "package.json",
     "index.d.ts",
     "js/node.mjs",
     "js/node.d.mts",
+    "js/browser.mjs",
+    "js/browser.d.mts",
+    "js/web.mjs",
+    "js/web.d.mts",
+    "js/error.mjs",
     "pkg/node/logitmask.js",
     "pkg/node/logitmask.d.ts",
     "pkg/node/package.json",
@@ -110,7 +115,7 @@ test("ESM: import from 'logitmask' in Node", async () => {
   assert.deepEqual(out, EXPECTED);
 });
 
-test("the web build ('logitmask/web' + 'logitmask/logitmask_bg.wasm') initialised with bytes in Node", async () => {
+test("the explicit-init entry ('logitmask/web' + 'logitmask/logitmask_bg.wasm') initialised with bytes in Node", async () => {
   const out = await runIn(
     "use-web.mjs",
     `import { readFile } from "node:fs/promises";
