@@ -67,7 +67,10 @@ export type ErrorCode =
   | "InvalidRegex" | "DfaTooLarge" | "TooManyStates" | "UnsupportedSchema" | "InvalidSchema"
   | "InvalidTokenizer" | "UnsupportedTokenizer" | "UnknownTokenId" | "TokenNotAllowed"
   | "InvalidState" | "RollbackTooFar" | "BufferTooSmall" | "CorruptIndex"
-  | "VocabularyMismatch" | "InvalidArgument";
+  | "VocabularyMismatch" | "InvalidArgument"
+  /** Thrown by the JS entries only: the API of "logitmask/web" used before `init()`, or the
+   * WebAssembly module could not be loaded. */
+  | "NotInitialized";
 /** What logitmask throws: an `Error` whose `code` names the problem. */
 export interface LogitmaskError extends Error {
   name: "LogitmaskError";
