@@ -96,4 +96,5 @@ export const Vocabulary = guarded("Vocabulary", glue.Vocabulary);
 export const Index = guarded("Index", glue.Index);
 export const Guide = guarded("Guide", glue.Guide);
 export const LogitsBuffer = guarded("LogitsBuffer", glue.LogitsBuffer);
+export const MaskBuffer = guarded("MaskBuffer", glue.MaskBuffer);
 export const regexFromJsonSchema = guarded("regexFromJsonSchema", glue.regexFromJsonSchema);
