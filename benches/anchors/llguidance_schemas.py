@@ -65,7 +65,7 @@ def walk(matcher, ids, buf, ptr, nbytes, times):
         if i == len(ids):
             break
         tid = ids[i]
-        in_mask = (buf[tid >> 5] >> (tid & 31)) & 1 == 1
+        in_mask = ((buf[tid >> 5] >> (tid & 31)) & 1) == 1
         ok = m.consume_token(tid)
         if not ok:
             out = {"accepted": False, "at": i, "reason": "token refused", "message": m.get_error()}

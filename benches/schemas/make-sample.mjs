@@ -8,7 +8,7 @@
 // and tokenizer fingerprints.
 //
 // Usage: node benches/schemas/make-sample.mjs --results FILE [--per-split 60] [--seed 20261201]
-//          [--max-compile-ms 250]
+//          [--max-compile-ms 500]
 // then: node benches/schemas/run.mjs --sample tests/testdata/schemabench-sample/sample.jsonl.gz --update-baseline --allow-lower
 
 import { readFileSync, writeFileSync } from "node:fs";
@@ -22,7 +22,7 @@ const argv = process.argv.slice(2);
 const option = (name, dflt = null) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : dflt);
 const perSplit = Number(option("--per-split", "60"));
 const seed = Number(option("--seed", "20261201"));
-const maxCompileMs = Number(option("--max-compile-ms", "250"));
+const maxCompileMs = Number(option("--max-compile-ms", "500"));
 const resultsFile = option("--results");
 if (!resultsFile) {
   console.error("--results FILE (a full run's logitmask.jsonl) is needed to leave slow schemas out");

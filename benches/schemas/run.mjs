@@ -16,7 +16,7 @@
 //   --update-baseline  with the ratchet's sample: rewrite its baseline.json from this run
 //                      (the ids that pass); only ever raises it unless --allow-lower is given
 
-import { fork } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -154,8 +154,18 @@ const wall = (Date.now() - t0) / 1e3;
 log(`logitmask: ${passed}/${recs.length} pass; ${wall.toFixed(0)} s -> ${path.relative(ROOT, outFile)}`);
 writeFileSync(
   path.join(path.dirname(outFile), `${path.basename(outFile, ".jsonl")}.run.json`),
-  JSON.stringify({ input: path.relative(ROOT, input), split, limit, jobs, schemas: recs.length, wall_s: wall, loadavg_start: loadStart, loadavg_end: os.loadavg(), date: new Date(t0).toISOString(), worker_processes: children }, null, 2),
+  JSON.stringify({ git: gitRev(), input: path.relative(ROOT, input), split, limit, jobs, schemas: recs.length, texts: recs.reduce((n, r) => n + r.tests.length, 0), wall_s: wall, loadavg_start: loadStart, loadavg_end: os.loadavg(), date: new Date(t0).toISOString(), worker_processes: children }, null, 2),
 );
+
+function gitRev() {
+  try {
+    const rev = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], { cwd: ROOT, encoding: "utf8" }).trim();
+    return dirty ? `${rev}, with uncommitted changes` : rev;
+  } catch {
+    return "unknown";
+  }
+}
 
 if (flag("--update-baseline")) {
   if (!sample || path.resolve(sample) !== SAMPLE_FILE || split || limit != null) {

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import * as lm from "logitmask";
-import { BASELINE_FILE, OPTIONS, SAMPLE_DIR, SAMPLE_FILE, TOKENIZER_JSON, errorInfo, readPrepared, tokenizerFingerprint, verdict, walkText } from "../../benches/schemas/common.mjs";
+import { BASELINE_FILE, OPTIONS, SAMPLE_DIR, SAMPLE_FILE, TOKENIZER_JSON, errorInfo, rawMember, readPrepared, tokenizerFingerprint, verdict, walkText } from "../../benches/schemas/common.mjs";
 
 const manifest = JSON.parse(readFileSync(path.join(SAMPLE_DIR, "manifest.json"), "utf8"));
 const baseline = JSON.parse(readFileSync(BASELINE_FILE, "utf8"));
@@ -43,6 +43,13 @@ function judgeAll() {
     vocab.free();
   }
 }
+
+test("schema texts keep their order (integer-like keys stay where they were written)", () => {
+  const line = String.raw`{"id": "x", "schema": {"properties": {"b": {}, "2": {"enum": ["}\"", 1]}, "a": [1, {"c": null}]}}, "tests": []}`;
+  assert.equal(rawMember(line, "schema"), String.raw`{"properties": {"b": {}, "2": {"enum": ["}\"", 1]}, "a": [1, {"c": null}]}}`);
+  assert.equal(rawMember(line, "id"), '"x"');
+  assert.equal(rawMember(line, "tests"), "[]");
+});
 
 test("the sample's ids were made with this tokenizer.json", () => {
   assert.equal(tokenizerFingerprint(), manifest.tokenizer_sha256_16, "the Llama 3 tokenizer.json changed: remake the sample (benches/schemas/make-sample.mjs)");
