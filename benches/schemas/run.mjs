@@ -35,7 +35,8 @@ const sample = option("--sample") && path.resolve(option("--sample"));
 const limit = option("--limit") != null ? Number(option("--limit")) : null;
 const split = option("--split");
 const jobs = Math.max(1, Number(option("--jobs", "1")));
-const outFile = path.resolve(option("--out", path.join(OUT_DIR, "logitmask.jsonl")));
+// A sample run (e.g. raising the ratchet's baseline) keeps the full run's results.
+const outFile = path.resolve(option("--out", path.join(OUT_DIR, sample ? "logitmask-sample.jsonl" : "logitmask.jsonl")));
 
 if (!existsSync(path.join(ROOT, "pkg/node/logitmask.js"))) {
   log("pkg/node is missing: build it with `bash scripts/build-wasm.sh`");
