@@ -137,7 +137,8 @@ function SPLIT_ORDER(s) {
 function mainTable(S) {
   const [a, b] = [S.logitmask, S.llguidance];
   const row = (label, f, r = null) => `| ${label} | ${f(a)} | ${b ? f(b) : "—"} |${r ? ` ${b ? r(a, b) : "—"} |` : " |"}`;
-  const codes = (s) => Object.entries(s.byCode).sort((x, y) => y[1] - x[1]).map(([c, n]) => `${nf(n)} ${c}`).join(", ") || "0";
+  const codes = (s) =>
+    Object.keys(s.byCode).join() === "Error" ? "no codes: causes below" : Object.entries(s.byCode).sort((x, y) => y[1] - x[1]).map(([c, n]) => `${nf(n)} ${c}`).join(", ");
   return [
     "| | logitmask | llguidance 1.9.1 | logitmask / llguidance |",
     "| --- | ---: | ---: | ---: |",
