@@ -1,3 +1,3 @@
 // Types for tools that do not read package.json "exports" (the Node build's API; the
-// browser build adds `default init()` and `initSync()`, see pkg/web/logitmask.d.ts).
+// browser entries add `default init()` and `initSync()`, see js/web.d.mts).
 export * from "./pkg/node/logitmask.js";

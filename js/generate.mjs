@@ -29,7 +29,7 @@
 //   min-p off, since an EOS candidate shifts their cut-offs.
 import { TextDecoder } from "node:util";
 import { TokenBias } from "node-llama-cpp";
-import { Guide, LogitsBuffer } from "./node.mjs";
+import { Guide, LogitsBuffer, MaskBuffer } from "./node.mjs";
 
 /** SmolLM2's chat format (ChatML), as a string to tokenize with special tokens on. */
 export function chatMLPrompt(user, system = "You are a helpful AI assistant.") {
@@ -143,11 +143,11 @@ function modelVocabSize(model, vocabulary) {
   return n;
 }
 
-/** Writes the guide's allowed set as a bitset of `words` u32 words. */
-function allowedBits(guide, words) {
-  const mask = new Uint32Array(words);
-  guide.fillMask(mask);
-  return mask;
+/** The guide's allowed set as bitset words, read in place from wasm memory (no copy, no
+ *  allocation per state); valid until the next call into wasm that may grow its memory. */
+function allowedBits(guide, maskBuffer) {
+  guide.fillMaskBuffer(maskBuffer);
+  return maskBuffer.view();
 }
 
 /** Whether only EOS ids remain (the text is complete and cannot grow). */
@@ -210,7 +210,6 @@ export async function generate({ model, context, sequence, vocabulary, index, pr
   if (promptTokens.length === 0) throw new Error("the prompt is empty");
   const seq = sequence ?? context.getSequence();
   const nVocab = modelVocabSize(model, vocabulary);
-  const words = Math.ceil(nVocab / 32);
   const eosSet = new Set(vocabulary.eosTokenIds);
   const guide = new Guide(index);
   const decoder = new TextDecoder("utf-8");
@@ -225,6 +224,7 @@ export async function generate({ model, context, sequence, vocabulary, index, pr
   let tLoopEnd = NaN;
   let iterator;
   let buffer;
+  let maskBuffer; // the fast path's allowed set, read in place
 
   const emit = (token) => {
     tokens.push(token);
@@ -278,7 +278,8 @@ export async function generate({ model, context, sequence, vocabulary, index, pr
           cache.set(key, bias);
         } else {
           bias = new TokenBias(model.tokenizer);
-          const bits = allowedBits(guide, words);
+          maskBuffer ??= new MaskBuffer(nVocab);
+          const bits = allowedBits(guide, maskBuffer);
           // Every disallowed id, end-of-generation tokens included (TokenBias.set would skip those).
           for (let id = 0; id < nVocab; id++) if (!(bits[id >>> 5] & (1 << (id & 31)))) bias._biases.set(id, -Infinity);
           if (cache.size >= 32) cache.delete(cache.keys().next().value);
@@ -327,6 +328,7 @@ export async function generate({ model, context, sequence, vocabulary, index, pr
   } finally {
     if (iterator) await iterator.return();
     buffer?.free();
+    maskBuffer?.free();
     if (!sequence) seq.dispose();
   }
   const finalState = guide.state;

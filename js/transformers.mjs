@@ -14,13 +14,7 @@
 // bundled.
 import { LogitsProcessor } from "@huggingface/transformers";
 import { Guide } from "logitmask";
-
-function processorError(code, message, cause) {
-  const e = new Error(message, cause ? { cause } : undefined);
-  e.name = "LogitmaskError";
-  e.code = code;
-  return e;
-}
+import { logitmaskError as processorError } from "./error.mjs";
 
 const isGuide = (x) => x !== null && typeof x === "object" && typeof x.advance === "function" && typeof x.maskLogits === "function";
 const isIndex = (x) => x !== null && typeof x === "object" && typeof x.nextState === "function" && "initialState" in x;

@@ -66,15 +66,15 @@ fi
 # webpki-roots 1.0.11, gone from the registry). So: --locked first, then the same tool version
 # resolved afresh; if both fail, one line that says what to try next.
 cargo_install_tool() { # crate version binary
-  local crate=$1 version=$2 binary=$3 err
+  local crate=$1 version=$2 binary=$3 err t0=$SECONDS
   err=$(mktemp)
   log "installing $crate $version (compiled from the crates registry: a few minutes)"
   if cargo +stable install -q --locked --force "$crate" --version "=$version" 2>"$err"; then
-    rm -f "$err"; return 0
+    rm -f "$err"; log "$crate $version installed in $((SECONDS - t0)) s"; return 0
   fi
   log "$crate $version: 'cargo install --locked' failed ($(grep -m1 -i 'error' "$err" || tail -n1 "$err")); retrying without --locked"
   if cargo +stable install -q --force "$crate" --version "=$version" 2>"$err"; then
-    rm -f "$err"; return 0
+    rm -f "$err"; log "$crate $version installed without --locked in $((SECONDS - t0)) s"; return 0
   fi
   tail -n 20 "$err" >&2; rm -f "$err"
   log "FAILED: could not install $crate $version (the $binary command) with or without --locked." \

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{Index, StateId, TokenSet};
+use crate::index::{Index, MaskBuffer, StateId, TokenSet};
 
 /// Default number of steps a [`Guide`] can roll back.
 pub const DEFAULT_MAX_ROLLBACK: usize = 32;
@@ -117,6 +117,12 @@ impl Guide {
     /// needs at least `ceil(vocab_size / 32)` words, extra words are cleared.
     pub fn fill_mask(&self, mask: &mut [u32]) -> Result<()> {
         self.allowed_tokens()?.fill_mask(mask)
+    }
+
+    /// Writes the allowed set into a reusable [`MaskBuffer`] with as few stores as the
+    /// row needs (see there); the cheapest way to hand masks to a runtime step after step.
+    pub fn fill_mask_buffer(&self, buffer: &mut MaskBuffer) -> Result<()> {
+        self.allowed_tokens()?.fill_mask_buffer(buffer)
     }
 
     /// Sets every disallowed logit (and padding past the vocabulary) to negative

@@ -35,7 +35,7 @@ import {
 
 const require = createRequire(import.meta.url);
 const lm = require(path.join(ROOT, "pkg/node/logitmask.js"));
-const { Vocabulary, Index, Guide, LogitsBuffer } = lm;
+const { Vocabulary, Index, Guide, LogitsBuffer, MaskBuffer } = lm;
 
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -160,74 +160,96 @@ function perStep(index, vocab, walk) {
   const { guides } = walk;
   const words = Math.ceil(vocab.size / 32);
   const mask = new Uint32Array(words);
+  const maskBuffer = new MaskBuffer(vocab.size);
   const out = {};
+  // The floors, timed the same ways in the same rounds: one plain JS copy of the mask's
+  // words (Uint32Array.prototype.set) and, below, of the logits. The targets are ratios to
+  // them: absolute times on a shared machine move by 2x from run to run, ratios do not.
+  const copySrc = new Uint32Array(words);
+  for (let i = 0; i < words; i++) copySrc[i] = Math.imul(i, 0x9e3779b1) >>> 0;
+  const copyDst = new Uint32Array(words);
+  const copyMask = () => copyDst.set(copySrc);
+  const kinds = {
+    fill_mask: (g) => g.fillMask(mask),
+    fill_mask_buffer: (g) => g.fillMaskBuffer(maskBuffer),
+    mask_copy: copyMask,
+  };
 
-  // fillMask, batches: per state, the median over rounds of (1000 calls) / 1000.
+  // Batches: per state, the median over rounds of (1000 calls) / 1000.
   const batch = 1000;
   const rounds = QUICK ? 3 : 9;
-  for (const g of guides) for (let i = 0; i < 200; i++) g.fillMask(mask); // warm-up
-  const perState = guides.map(() => []);
+  for (const g of guides) for (const f of Object.values(kinds)) for (let i = 0; i < 200; i++) f(g); // warm-up
+  const perState = Object.fromEntries(Object.keys(kinds).map((k) => [k, guides.map(() => [])]));
   for (let r = 0; r < rounds; r++) {
     guides.forEach((g, s) => {
-      const t = performance.now();
-      for (let i = 0; i < batch; i++) g.fillMask(mask);
-      perState[s].push((performance.now() - t) / batch);
+      for (const [k, f] of Object.entries(kinds)) {
+        const t = performance.now();
+        for (let i = 0; i < batch; i++) f(g);
+        perState[k][s].push((performance.now() - t) / batch);
+      }
     });
   }
-  const stateMs = perState.map(median).sort((a, b) => a - b);
-  out.fill_mask_batched_us = {
-    p50: round(percentile(stateMs, 0.5) * 1e3),
-    p99: round(percentile(stateMs, 0.99) * 1e3),
-    max: round(stateMs[stateMs.length - 1] * 1e3),
-    states: stateMs.length,
-    batch,
-    rounds,
-  };
-  // fillMask, call by call (each call timed on its own: includes one timer pair).
-  const calls = [];
+  for (const k of Object.keys(kinds)) {
+    const stateMs = perState[k].map(median).sort((a, b) => a - b);
+    out[`${k}_batched_us`] = {
+      p50: round(percentile(stateMs, 0.5) * 1e3),
+      p99: round(percentile(stateMs, 0.99) * 1e3),
+      max: round(stateMs[stateMs.length - 1] * 1e3),
+      states: stateMs.length,
+      batch,
+      rounds,
+    };
+  }
+  // Call by call (each call timed on its own: includes one timer pair), the states in walk
+  // order, as a generation visits them.
+  const calls = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]));
   const passes = QUICK ? 50 : 300;
   for (let p = 0; p < passes; p++) {
     for (const g of guides) {
-      const t = performance.now();
-      g.fillMask(mask);
-      calls.push(performance.now() - t);
+      for (const [k, f] of Object.entries(kinds)) {
+        const t = performance.now();
+        f(g);
+        calls[k].push(performance.now() - t);
+      }
     }
   }
-  out.fill_mask_us = summaryUs(calls);
-  sink += mask[0];
+  for (const k of Object.keys(kinds)) out[`${k}_us`] = summaryUs(calls[k]);
+  sink += mask[0] + maskBuffer.view()[0] + copyDst[0];
+  maskBuffer.free();
 
   // maskLogits (a JS Float32Array: wasm-bindgen copies it in and back) and
   // maskLogitsBuffer (logits already in wasm memory): fresh logits before every call,
-  // written outside the timing, as a runtime would.
+  // written outside the timing, as a runtime would; beside them the floor, one plain copy
+  // of the logits.
   const fresh = new Float32Array(vocab.size);
   for (let i = 0; i < fresh.length; i++) fresh[i] = Math.sin(i * 12.9898) * 8;
   const logits = new Float32Array(vocab.size);
+  const copied = new Float32Array(vocab.size);
+  const buffer = new LogitsBuffer(vocab.size);
   const lp = QUICK ? 5 : 25;
   const ml = [];
+  const mb = [];
+  const lc = [];
   for (let p = -1; p < lp; p++) {
     for (const g of guides) {
       logits.set(fresh);
-      const t = performance.now();
+      let t = performance.now();
       g.maskLogits(logits);
-      const dt = performance.now() - t;
-      if (p >= 0) ml.push(dt); // pass -1 is the warm-up
+      const dtLogits = performance.now() - t;
+      buffer.view().set(fresh); // view() again: wasm memory may have grown
+      t = performance.now();
+      g.maskLogitsBuffer(buffer);
+      const dtBuffer = performance.now() - t;
+      t = performance.now();
+      copied.set(fresh);
+      const dtCopy = performance.now() - t;
+      if (p >= 0) ml.push(dtLogits), mb.push(dtBuffer), lc.push(dtCopy); // pass -1 is the warm-up
     }
   }
   out.mask_logits_us = summaryUs(ml);
-  sink += logits[0];
-  const buffer = new LogitsBuffer(vocab.size);
-  const mb = [];
-  for (let p = -1; p < lp; p++) {
-    for (const g of guides) {
-      buffer.view().set(fresh); // view() again: wasm memory may have grown
-      const t = performance.now();
-      g.maskLogitsBuffer(buffer);
-      const dt = performance.now() - t;
-      if (p >= 0) mb.push(dt);
-    }
-  }
   out.mask_logits_buffer_us = summaryUs(mb);
-  sink += buffer.view()[0];
+  out.logits_copy_us = summaryUs(lc);
+  sink += logits[0] + buffer.view()[0] + copied[0];
   buffer.free();
   return out;
 }

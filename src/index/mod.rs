@@ -21,6 +21,7 @@
 
 mod build;
 mod kernel;
+mod mask_buffer;
 mod rows;
 mod serialize;
 mod source;
@@ -36,6 +37,7 @@ use build::RowWalker;
 use rows::RowStore;
 use source::Source;
 
+pub use mask_buffer::MaskBuffer;
 pub use token_set::{mask_words, TokenSet};
 
 // The trie prunes where a step returns its DEAD; the automata's DEAD must be that state.

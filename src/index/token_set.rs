@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 
 use super::kernel::{fill_neg_inf, mask_with_bits};
+use super::mask_buffer::MaskBuffer;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The tokens allowed in one state (EOS ids included where the text so far matches).
@@ -284,39 +285,70 @@ impl TokenSet {
             }
             Repr::Sparse { data, singles } => {
                 mask.fill(0);
-                store_sparse(data, *singles, words, mask);
+                let (singles, indexes, bits) = split(data, *singles);
+                store_words(singles, indexes, bits, words, mask);
             }
         }
         Ok(())
     }
 
+    /// Writes the set into a reusable [`MaskBuffer`]: a dense row is one copy of its
+    /// words; a sparse row clears only the words the previous fill left set and stores its
+    /// own. The buffer needs at least `ceil(vocab_size / 32)` words; extra words end zero.
+    pub fn fill_mask_buffer(&self, buffer: &mut MaskBuffer) -> Result<()> {
+        let words = mask_words(self.vocab_size as usize);
+        if buffer.words().len() < words {
+            return Err(too_small("mask buffer", buffer.words().len(), words, "u32 words"));
+        }
+        self.put_into(buffer);
+        Ok(())
+    }
+
+    fn put_into(&self, buffer: &mut MaskBuffer) {
+        match &self.repr {
+            Repr::Bits(bits) => buffer.put_dense(bits),
+            Repr::Sparse { data, singles } => {
+                let (singles, indexes, bits) = split(data, *singles);
+                buffer.put_sparse(singles, indexes, bits);
+            }
+        }
+    }
+
     /// Calls `f` with the set as the `ceil(vocab_size / 32)` words `fill_mask` writes:
     /// the row itself when dense, else the sparse form expanded into a per-thread
-    /// scratch, so there is no allocation per call (wasm's `fillMask` copies this out in
-    /// one go).
+    /// [`MaskBuffer`] (which clears only what the previous row set), so there is no
+    /// allocation per call (wasm's `fillMask` copies this out in one go).
     #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // wasm's fillMask and the tests
     pub(crate) fn with_mask<R>(&self, f: impl FnOnce(&[u32]) -> R) -> R {
-        let (data, singles) = match &self.repr {
-            Repr::Bits(bits) => return f(bits),
-            Repr::Sparse { data, singles } => (data, *singles),
-        };
+        if let Repr::Bits(bits) = &self.repr {
+            return f(bits);
+        }
         let words = mask_words(self.vocab_size as usize);
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
-                if scratch.len() < words {
-                    scratch.resize(words.max(SCRATCH_WORDS), 0);
+                if scratch.as_ref().is_none_or(|b| b.words().len() != words) {
+                    *scratch = MaskBuffer::try_new(self.vocab_size as usize);
                 }
-                scratch[..words].fill(0);
-                store_sparse(data, singles, words, &mut scratch);
-                f(&scratch[..words])
+                match scratch.as_mut() {
+                    Some(buffer) => {
+                        self.put_into(buffer);
+                        f(buffer.words())
+                    }
+                    None => f(&self.to_bits()),
+                }
             }
             // Only if `f` itself expands a sparse row.
-            Err(_) => {
-                let mut mask = vec![0; words];
-                store_sparse(data, singles, words, &mut mask);
-                f(&mask)
-            }
+            Err(_) => f(&self.to_bits()),
         })
+    }
+
+    /// The set as a new bitset of `ceil(vocab_size / 32)` words.
+    fn to_bits(&self) -> Vec<u32> {
+        let mut mask = vec![0; mask_words(self.vocab_size as usize)];
+        for (w, b) in self.words() {
+            mask[w as usize] = b;
+        }
+        mask
     }
 
     /// Sets every logit whose id is not in the set (and any padding past the
@@ -402,29 +434,29 @@ impl Iterator for SparseWords<'_> {
     }
 }
 
-/// Words of the scratch that `with_mask` expands sparse rows into, at least: a power
-/// of two (vocabularies up to 262,144 ids), see `store_sparse`.
-const SCRATCH_WORDS: usize = 1 << 13;
+/// Masks of at most this many words (vocabularies up to 262,144 ids) are written through
+/// a fixed-size array view: a power of two, so masking an index with it changes no index
+/// below the length and the compiler drops the bounds check per store. Buffers meant for
+/// this keep at least this many words of storage.
+pub(super) const FIXED_WORDS: usize = 1 << 13;
 
 thread_local! {
-    static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+    static SCRATCH: RefCell<Option<MaskBuffer>> = const { RefCell::new(None) };
 }
 
-/// Writes a sparse row's non-zero words into `mask[..words]`, which is all zeros: plain
-/// stores, every word written once (an OR per id made a sparse `fillMask` slower in wasm:
+/// Writes a sparse row's non-zero words (`singles`: ids alone in their word; `indexes` and
+/// `bits`: the other words) into `mask[..words]`, which is all zeros there: plain stores,
+/// every word written once (an OR per id made a sparse `fillMask` slower in wasm:
 /// docs/index-layout.md, "Measured choices").
-fn store_sparse(data: &[u32], singles: u32, words: usize, mask: &mut [u32]) {
-    let (singles, indexes, bits) = split(data, singles);
+pub(super) fn store_words(singles: &[u32], indexes: &[u32], bits: &[u32], words: usize, mask: &mut [u32]) {
     debug_assert!(words <= mask.len() && singles.last().is_none_or(|&id| ((id >> 5) as usize) < words));
-    match mask.first_chunk_mut::<SCRATCH_WORDS>() {
-        // A fixed-size array indexed with a mask that changes no index below `words`:
-        // no bounds check per store.
-        Some(fixed) if words <= SCRATCH_WORDS => {
+    match mask.first_chunk_mut::<FIXED_WORDS>() {
+        Some(fixed) if words <= FIXED_WORDS => {
             for &id in singles {
-                fixed[(id >> 5) as usize & (SCRATCH_WORDS - 1)] = 1 << (id & 31);
+                fixed[(id >> 5) as usize & (FIXED_WORDS - 1)] = 1 << (id & 31);
             }
             for (&w, &b) in indexes.iter().zip(bits) {
-                fixed[w as usize & (SCRATCH_WORDS - 1)] = b;
+                fixed[w as usize & (FIXED_WORDS - 1)] = b;
             }
         }
         _ => {

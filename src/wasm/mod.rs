@@ -67,7 +67,10 @@ export type ErrorCode =
   | "InvalidRegex" | "DfaTooLarge" | "TooManyStates" | "UnsupportedSchema" | "InvalidSchema"
   | "InvalidTokenizer" | "UnsupportedTokenizer" | "UnknownTokenId" | "TokenNotAllowed"
   | "InvalidState" | "RollbackTooFar" | "BufferTooSmall" | "CorruptIndex"
-  | "VocabularyMismatch" | "InvalidArgument";
+  | "VocabularyMismatch" | "InvalidArgument"
+  /** Thrown by the JS entries only: the API of "logitmask/web" used before `init()`, or the
+   * WebAssembly module could not be loaded. */
+  | "NotInitialized";
 /** What logitmask throws: an `Error` whose `code` names the problem. */
 export interface LogitmaskError extends Error {
   name: "LogitmaskError";
@@ -624,6 +627,14 @@ impl JsGuide {
         Ok(())
     }
 
+    /// Writes the allowed set into a `MaskBuffer` (wasm memory): no copy across the
+    /// boundary; a dense row is one copy inside wasm, a sparse row clears only the words
+    /// the previous fill set. Read it through `buffer.view()`.
+    #[wasm_bindgen(js_name = fillMaskBuffer)]
+    pub fn fill_mask_buffer(&self, buffer: &mut JsMaskBuffer) -> JsResult<()> {
+        self.inner.fill_mask_buffer(&mut buffer.inner).map_err(js_error)
+    }
+
     /// Sets disallowed logits (and padding past the vocabulary) to `-Infinity` in the
     /// caller's array. wasm-bindgen copies the array in and back; `maskLogitsBuffer`
     /// avoids both copies.
@@ -713,6 +724,49 @@ impl JsLogitsBuffer {
             self.data.as_ptr() as usize as u32,
             self.data.len() as u32,
         )
+    }
+}
+
+/// A token bitmask that lives in wasm memory (bit `id & 31` of word `id >> 5`), refilled
+/// each step by `guide.fillMaskBuffer(buffer)` and read through `view()` with no copy.
+#[wasm_bindgen(js_name = MaskBuffer)]
+pub struct JsMaskBuffer {
+    inner: crate::MaskBuffer,
+}
+
+#[wasm_bindgen(js_class = MaskBuffer)]
+impl JsMaskBuffer {
+    /// A cleared mask for `vocabSize` token ids (`ceil(vocabSize / 32)` words).
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(js_name = vocabSize)] vocab_size: f64) -> JsResult<JsMaskBuffer> {
+        let n = match size_option(Some(vocab_size), "vocabSize")? {
+            Some(n) if n <= 1 << 28 => n,
+            _ => return Err(invalid_argument(format!("vocabSize must be at most {}, got {vocab_size}", 1u32 << 28))),
+        };
+        let inner = crate::MaskBuffer::try_new(n).ok_or_else(|| {
+            invalid_argument(format!("cannot allocate a MaskBuffer for {n} tokens in wasm memory"))
+        })?;
+        Ok(JsMaskBuffer { inner })
+    }
+
+    /// Number of u32 words.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> u32 {
+        self.inner.words().len() as u32
+    }
+
+    /// A `Uint32Array` over the mask's wasm memory. Take it again after wasm memory grows
+    /// (any allocation may grow it): an old view is then detached and empty. Treat it as
+    /// read-only; after writing into it, call `clear()` before the next fill.
+    pub fn view(&self) -> Uint32Array {
+        let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
+        let words = self.inner.words();
+        Uint32Array::new_with_byte_offset_and_length(&memory.buffer(), words.as_ptr() as usize as u32, words.len() as u32)
+    }
+
+    /// Sets every word to zero (needed only after writing into the view yourself).
+    pub fn clear(&mut self) {
+        self.inner.clear();
     }
 }
 

@@ -2,7 +2,7 @@
 // against a brute-force oracle on a toy vocabulary. Run: node --test tests/js/
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import init, { initSync, Vocabulary, Index, Guide, LogitsBuffer } from "logitmask";
+import init, { initSync, Vocabulary, Index, Guide, LogitsBuffer, MaskBuffer } from "logitmask";
 import { REPO, throwsCode, rng, fixChecksum, benchCases, byteTokens, latin1 } from "./helpers.mjs";
 
 // ---------------------------------------------------------------------------------------
@@ -423,6 +423,49 @@ describe("Guide", () => {
     throwsCode(() => new LogitsBuffer(2.5), "InvalidArgument");
     throwsCode(() => new LogitsBuffer(2 ** 40), "InvalidArgument");
     for (const x of [small, empty, big, bigIndex, buffer, g, index]) x.free();
+  });
+
+  test("MaskBuffer + fillMaskBuffer equal fillMask along random walks; views are re-taken after memory grows", () => {
+    // Both row forms (a dense start, sparse rows later) in every order, and EOS rows.
+    const index = Index.fromRegex(FINITE, vocab);
+    const wide = Index.fromRegex("[a-z\\x00-\\x7f]{0,5}", vocab);
+    const buffer = new MaskBuffer(SIZE + 40); // two words longer than the vocabulary needs
+    assert.equal(buffer.length, WORDS + 1);
+    assert.ok(buffer.view() instanceof Uint32Array);
+    assert.ok(buffer.view().every((w) => w === 0), "cleared");
+    const random = rng(17);
+    const want = new Uint32Array(buffer.length);
+    let fills = 0;
+    for (let walk = 0; walk < 40; walk++) {
+      const g = new Guide(random() < 0.5 ? index : wide);
+      for (let step = 0; step < 8 && !g.isFinished(); step++) {
+        g.fillMaskBuffer(buffer);
+        g.fillMask(want);
+        assert.deepEqual(Array.from(buffer.view()), Array.from(want), `walk ${walk} step ${step}`);
+        fills++;
+        if (walk === 20 && step === 1) buffer.view().fill(0xffffffff), buffer.clear(); // hand-written, then cleared
+        const allowed = g.allowedTokens();
+        g.advance(allowed[Math.floor(random() * allowed.length)]);
+      }
+      g.free();
+    }
+    assert.ok(fills > 100);
+
+    // Memory growth detaches old views; the contents stay.
+    const g = new Guide(index);
+    g.fillMaskBuffer(buffer);
+    const view = buffer.view();
+    const before = Array.from(view);
+    const big = new LogitsBuffer(Math.ceil(view.buffer.byteLength / 4) + 1024);
+    assert.equal(view.length, 0, "the old view is detached");
+    assert.deepEqual(Array.from(buffer.view()), before);
+
+    throwsCode(() => g.fillMaskBuffer(new MaskBuffer(SIZE - 32)), "BufferTooSmall");
+    throwsCode(() => new MaskBuffer(-1), "InvalidArgument");
+    throwsCode(() => new MaskBuffer(2.5), "InvalidArgument");
+    throwsCode(() => new MaskBuffer(2 ** 40), "InvalidArgument");
+    assert.equal(new MaskBuffer(0).length, 0);
+    for (const x of [big, buffer, g, index, wide]) x.free();
   });
 
   test("rollback and reset; maxRollback; RollbackTooFar changes nothing", () => {

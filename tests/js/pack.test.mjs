@@ -1,57 +1,42 @@
 // The published shape: `npm pack` the repository, install the tarball into an empty
-// project outside the repository, and use it from CommonJS, ESM and the web build.
+// project outside the repository, and use it from CommonJS, ESM and the explicit-init web entry.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile, mkdir, realpath } from "node:fs/promises";
-import os from "node:os";
+import { writeFile } from "node:fs/promises";
 import path from "node:path";
-import { REPO } from "./helpers.mjs";
+import { packAndInstall, run } from "./packed.mjs";
 
-function run(cmd, args, options = {}) {
-  return new Promise((resolve, reject) => {
-    execFile(cmd, args, { timeout: 120_000, maxBuffer: 16 << 20, ...options }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${cmd} ${args.join(" ")} failed (${error.code}):\n${stdout}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
-  });
-}
-
-let tmp;
-let consumer;
+let installed; // packAndInstall()'s result
+let consumer; // the project the tarball is installed in
 let packed; // npm pack --json entry
 let tarball;
 
-// A private npm cache and no registry traffic (the package has no dependencies).
-const npmEnv = () => ({ ...process.env, npm_config_cache: path.join(tmp, "npm-cache"), npm_config_update_notifier: "false" });
-
 before(async () => {
-  tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), "logitmask-pack-")));
-  const { stdout } = await run("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", tmp], { cwd: REPO, env: npmEnv() });
-  [packed] = JSON.parse(stdout);
-  tarball = path.join(tmp, packed.filename);
-  consumer = path.join(tmp, "consumer");
-  await mkdir(consumer);
-  await writeFile(path.join(consumer, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
-  await run("npm", ["install", tarball, "--no-audit", "--no-fund", "--offline", "--ignore-scripts"], { cwd: consumer, env: npmEnv() });
+  installed = await packAndInstall("logitmask-pack-");
+  ({ dir: consumer, packed, tarball } = installed);
 });
 
 after(async () => {
-  if (tmp) await rm(tmp, { recursive: true, force: true });
+  if (installed) await installed.cleanup();
 });
 
-test("the tarball holds the builds, the JS entry and the types, and nothing else", async () => {
+test("the tarball holds the builds, the JS entries and the types, and nothing else", async () => {
   const files = packed.files.map((f) => f.path).sort();
   for (const f of [
     "package.json",
     "index.d.ts",
     "js/node.mjs",
     "js/node.d.mts",
+    "js/browser.mjs",
+    "js/browser.d.mts",
+    "js/web.mjs",
+    "js/web.d.mts",
+    "js/error.mjs",
     "pkg/node/logitmask.js",
     "pkg/node/logitmask.d.ts",
-    "pkg/node/logitmask_bg.wasm",
     "pkg/node/package.json",
     "pkg/web/logitmask.js",
+    "pkg/web/logitmask.cjs",
     "pkg/web/logitmask.d.ts",
     "pkg/web/logitmask_bg.wasm",
     "pkg/web/package.json",
@@ -69,8 +54,10 @@ test("the tarball holds the builds, the JS entry and the types, and nothing else
   const { stdout } = await run("tar", ["-tzf", tarball]);
   const listed = stdout.trim().split("\n").map((l) => l.replace(/^package\//, "")).sort();
   assert.deepEqual(listed, files);
-  const wasm = packed.files.find((f) => f.path === "pkg/web/logitmask_bg.wasm");
-  assert.ok(wasm.size > 10_000, "the wasm is not empty");
+  // The wasm ships once: Node's CommonJS glue (pkg/web/logitmask.cjs) reads the web build's file.
+  const wasm = packed.files.filter((f) => f.path.endsWith(".wasm"));
+  assert.deepEqual(wasm.map((f) => f.path), ["pkg/web/logitmask_bg.wasm"]);
+  assert.ok(wasm[0].size > 10_000, "the wasm is not empty");
 });
 
 const WALK = `
@@ -128,7 +115,7 @@ test("ESM: import from 'logitmask' in Node", async () => {
   assert.deepEqual(out, EXPECTED);
 });
 
-test("the web build ('logitmask/web' + 'logitmask/logitmask_bg.wasm') initialised with bytes in Node", async () => {
+test("the explicit-init entry ('logitmask/web' + 'logitmask/logitmask_bg.wasm') initialised with bytes in Node", async () => {
   const out = await runIn(
     "use-web.mjs",
     `import { readFile } from "node:fs/promises";

@@ -27,13 +27,37 @@ function tsc(config, ...extra) {
 
 const rel = (f) => path.relative(REPO, f).split(path.sep).join("/");
 
+/** Asserts that tsc accepts the fixture project; resolves to the files it read (repo-relative). */
+async function typeChecks(config) {
+  const { code, out } = await tsc(config, "--listFiles");
+  const lines = out.split("\n");
+  assert.equal(code, 0, lines.filter((l) => !l.startsWith("/")).join("\n"));
+  return lines.filter((l) => l.startsWith("/")).map(rel);
+}
+
 describe("tsc --strict on tests/js/fixtures", { concurrency: true }, () => {
-  test("typed-usage.ts checks under --strict (bundler resolution -> pkg/web types)", async () => {
-    const { code, out } = await tsc("tsconfig.json", "--listFiles");
-    const files = out.split("\n").filter((l) => l.startsWith("/")).map(rel);
-    assert.equal(code, 0, out.split("\n").filter((l) => !l.startsWith("/")).join("\n"));
-    assert.ok(files.includes("pkg/web/logitmask.d.ts"), `resolved through "exports": ${files.filter((f) => !f.startsWith("node_modules")).join(", ")}`);
+  test("typed-usage.ts checks under --strict (bundler resolution -> the browser entry's types)", async () => {
+    const files = await typeChecks("tsconfig.json");
+    for (const f of ["js/browser.d.mts", "js/web.d.mts", "pkg/web/logitmask.d.ts"]) {
+      assert.ok(files.includes(f), `${f} resolved through "exports": ${files.filter((f) => !f.startsWith("node_modules")).join(", ")}`);
+    }
     assert.ok(files.includes("tests/js/fixtures/typed-usage.ts"));
+  });
+
+  test("web-entry.ts: the explicit-init entry 'logitmask/web' and its init options check under --strict", async () => {
+    const files = await typeChecks("tsconfig.web.json");
+    assert.ok(files.includes("js/web.d.mts"), files.join(", "));
+    assert.ok(!files.includes("js/browser.d.mts"));
+  });
+
+  test("NodeNext resolution: the ESM (.mts) and CommonJS (.cts) consumers check", async () => {
+    const files = await typeChecks("tsconfig.nodenext.json");
+    assert.ok(files.includes("js/node.d.mts") && files.includes("pkg/node/logitmask.d.ts"), files.join(", "));
+  });
+
+  test("node10 resolution (no \"exports\"): the top-level \"types\", index.d.ts", async () => {
+    const files = await typeChecks("tsconfig.node10.json");
+    assert.ok(files.includes("index.d.ts") && files.includes("pkg/node/logitmask.d.ts"), files.join(", "));
   });
 
   test("must-fail.ts does not type-check, with the expected error on every marked line", async () => {
@@ -54,9 +78,7 @@ describe("tsc --strict on tests/js/fixtures", { concurrency: true }, () => {
   });
 
   test("a Node ESM consumer (.mts, moduleResolution node16) gets js/node.d.mts", async () => {
-    const { code, out } = await tsc("tsconfig.node.json", "--listFiles");
-    const files = out.split("\n").filter((l) => l.startsWith("/")).map(rel);
-    assert.equal(code, 0, out.split("\n").filter((l) => !l.startsWith("/")).join("\n"));
+    const files = await typeChecks("tsconfig.node.json");
     assert.ok(files.includes("js/node.d.mts"), files.join(", "));
     assert.ok(files.includes("pkg/node/logitmask.d.ts"));
   });
@@ -64,9 +86,7 @@ describe("tsc --strict on tests/js/fixtures", { concurrency: true }, () => {
   test(
     "a Node CommonJS consumer (.cts, moduleResolution node16) can import the types",
     async () => {
-      const { code, out } = await tsc("tsconfig.cjs.json", "--listFiles");
-      const files = out.split("\n").filter((l) => l.startsWith("/")).map(rel);
-      assert.equal(code, 0, out.split("\n").filter((l) => !l.startsWith("/")).join("\n"));
+      const files = await typeChecks("tsconfig.cjs.json");
       assert.ok(files.includes("pkg/node/logitmask.d.ts"));
       assert.ok(!files.includes("js/node.d.mts"), "require gets the CommonJS build's types, without a default export");
     },

@@ -8,26 +8,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { REPO } from "./helpers.mjs";
+import { CHROMIUM, launchChromium } from "./chromium.mjs";
 
-const CHROMIUM = "/usr/bin/chromium";
 const MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
 const WLLAMA = path.join(REPO, "node_modules/@wllama/wllama/esm/index.js");
 const WEB_BUILD = path.join(REPO, "pkg/web/logitmask.js");
 const OUT = path.join(REPO, "test-output");
-const ARGS = [
-  "--no-sandbox",
-  "--headless=new",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 // The presets of www/app.js, as the test expects them (anchored JS RegExp checks below).
 const DATE = String.raw`(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])`;
 const CHOICES = ["Paris", "London", "Berlin", "Madrid", "Rome", "Lisbon"];
@@ -62,29 +50,6 @@ function startServer(flags = []) {
     await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000))]);
   };
   return { url, stop, output: () => out + err };
-}
-
-async function launch(chromium) {
-  try {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
-    return { browser, newContext: (o) => browser.newContext(o), close: () => browser.close() };
-  } catch (e) {
-    // Fallback if launch() refuses a flag: a persistent context in a temp profile (one page).
-    const profile = await mkdtemp(path.join(os.tmpdir(), "logitmask-www-"));
-    try {
-      const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
-      return {
-        newContext: async () => context,
-        close: async () => {
-          await context.close();
-          await rm(profile, { recursive: true, force: true });
-        },
-      };
-    } catch (e2) {
-      await rm(profile, { recursive: true, force: true });
-      throw new AggregateError([e, e2], "cannot launch Chromium");
-    }
-  }
 }
 
 /** Opens the page and waits until the model is loaded; collects console errors. */
@@ -128,7 +93,6 @@ test("www/: the demo page generates with SmolLM2 in headless Chromium, masked by
       return;
     }
   }
-  const { chromium } = await import("playwright-core");
   mkdirSync(OUT, { recursive: true });
   const started = Date.now();
   const server = startServer();
@@ -152,7 +116,7 @@ test("www/: the demo page generates with SmolLM2 in headless Chromium, masked by
     assert.equal((await head(coopUrl)).headers.get("cross-origin-opener-policy"), "same-origin");
     assert.equal((await fetch(`${url}pkg/web/%2e%2e/%2e%2e/package.json`)).status, 404);
 
-    browser = await launch(chromium);
+    browser = await launchChromium();
     const context = await browser.newContext();
     const page = await openPage(context, url, problems);
     const info = await page.evaluate(() => ({ vocab: window.__demo.vocab, runtime: window.__demo.runtime }));

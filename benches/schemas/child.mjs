@@ -1,0 +1,78 @@
+// One logitmask worker of the schema runner (benches/schemas/run.mjs forks it with IPC).
+// It loads the npm package (pkg/node, a wasm module of its own), the Llama 3 vocabulary, and
+// warms the vocabulary's token trie; then, per message {rec}, compiles the schema and walks
+// every text's ids, timing every mask, and answers with one result. Between phases it
+// reports {phase: "walk"} so the parent's 10 s kill can say which phase hung.
+//
+// Memory: wasm memory never shrinks. After the warm-up the module holds `base_bytes`; the
+// parent replaces this process once its memory has grown past that, so every schema starts
+// from the same memory size and `memory_bytes` (memory.buffer.byteLength after the schema)
+// is its high-water mark, floored at `base_bytes`.
+
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { OPTIONS, ROOT, TOKENIZER_JSON, errorInfo, verdict, walkText } from "./common.mjs";
+
+const require = createRequire(import.meta.url);
+const lm = require(path.join(ROOT, "pkg/node/logitmask.js"));
+
+const vocab = lm.Vocabulary.fromTokenizerJson(readFileSync(TOKENIZER_JSON, "utf8"));
+const words = Math.ceil(vocab.size / 32);
+const mask = new Uint32Array(words);
+{
+  // The trie is built on first use and shared by every index: build it now, untimed.
+  const warm = lm.Index.fromRegex("[a-z]+", vocab, { lazy: true });
+  const g = new lm.Guide(warm);
+  g.fillMask(mask);
+  g.free();
+  warm.free();
+}
+// A MaskBuffer's view lies over the module's memory: its buffer is the whole memory.
+const probe = new lm.MaskBuffer(32);
+const memory = () => probe.view().buffer.byteLength;
+const base = memory();
+
+function runSchema(rec) {
+  const out = { engine: "logitmask", id: rec.id, split: rec.split, base_bytes: base };
+  let index;
+  const t0 = performance.now();
+  try {
+    index = lm.Index.fromJsonSchema(rec.schema, vocab, OPTIONS);
+    out.compile_ms = performance.now() - t0;
+    const g = new lm.Guide(index);
+    g.fillMask(mask);
+    out.first_mask_ms = performance.now() - t0;
+    g.free();
+  } catch (e) {
+    out.compile_ms = performance.now() - t0;
+    out.error = errorInfo(e);
+    index?.free();
+    Object.assign(out, verdict(false, rec.tests, []), { memory_bytes: memory() });
+    return out;
+  }
+  process.send({ phase: "walk" });
+  const times = [];
+  const walks = rec.tests.map((t) => walkText(lm, index, t.ids, { mask, times }));
+  out.walk_ms = performance.now() - t0 - out.first_mask_ms;
+  out.index_bytes = index.memoryUsage();
+  index.free();
+  Object.assign(out, verdict(true, rec.tests, walks));
+  out.memory_bytes = memory();
+  out.mask_us = times.map((x) => Math.round(x * 1000) / 1000);
+  out.tests = walks.map((w, i) => ({ valid: rec.tests[i].valid, ...w }));
+  return out;
+}
+
+process.on("message", (msg) => {
+  if (!msg.rec) process.exit(0);
+  let result;
+  try {
+    result = runSchema(msg.rec);
+  } catch (e) {
+    // A bug of the runner or a trap outside the guarded calls: a result, not a crash.
+    result = { engine: "logitmask", id: msg.rec.id, split: msg.rec.split, error: errorInfo(e), pass: false, runner_error: true };
+  }
+  process.send({ result });
+});
+process.send({ ready: true, base_bytes: base, vocab_size: vocab.size });
