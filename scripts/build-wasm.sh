@@ -40,11 +40,8 @@ if [[ $profile != dev ]]; then
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     pkg/web/logitmask_bg.wasm -o pkg/web/logitmask_bg.wasm
 fi
-# Options are optional (wasm-bindgen writes the unchecked type as required), and the
-# start hook is not part of the API.
-# The classes declare [Symbol.dispose]: reference its lib so `lib: ES2022` users compile.
-sed -i -e 's/options: \(IndexOptions\|GuideOptions\|TokenizerOptions\|TiktokenOptions\|JsonSchemaOptions\|IndexOptions \& JsonSchemaOptions\))/options?: \1)/' -e '/^export function start(): void;$/d' \
-  -e '1i /// <reference lib="esnext.disposable" />' pkg/web/logitmask.d.ts pkg/node/logitmask.d.ts
+# The .d.ts files are wasm-bindgen's, unpatched: the hand-written types (src/wasm/types.d.ts)
+# are a typescript_custom_section and options are `unchecked_optional_param_type`s.
 echo '{"type": "commonjs"}' > pkg/node/package.json
 echo '{"type": "module"}' > pkg/web/package.json
 raw=$(stat -c %s pkg/web/logitmask_bg.wasm)

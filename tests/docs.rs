@@ -144,3 +144,31 @@ fn the_readme_layout_matches_the_tree() {
         }
     }
 }
+
+#[test]
+fn the_typescript_error_code_union_is_error_kind_all_plus_the_js_entries_codes() {
+    let dts = read("src/wasm/types.d.ts");
+    let union = dts.split("export type ErrorCode =").nth(1).expect("types.d.ts declares ErrorCode");
+    let union = union.split(';').next().unwrap();
+    // Drop comments, keep the quoted names.
+    let mut text = String::new();
+    let mut rest = union;
+    while let Some(start) = rest.find("/*") {
+        text.push_str(&rest[..start]);
+        rest = &rest[rest[start..].find("*/").map_or(rest.len(), |e| start + e + 2)..];
+    }
+    text.push_str(rest);
+    let codes: BTreeSet<String> = text.split('"').skip(1).step_by(2).map(str::to_string).collect();
+    let all = all_codes();
+    assert!(all.is_subset(&codes), "ErrorCode misses {:?}", all.difference(&codes).collect::<Vec<_>>());
+    // The others are thrown by the package's JS entries (js/*.mjs), and nowhere in Rust.
+    let js: String = std::fs::read_dir(root().join("js"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mjs"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for code in codes.difference(&all) {
+        assert!(js.contains(&format!("\"{code}\"")), "ErrorCode names {code}, which neither Rust nor js/ throws");
+    }
+}

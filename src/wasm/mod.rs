@@ -4,175 +4,37 @@
 //! returns `Result<_, JsValue>` whose error is a JS `Error` with a stable `code`
 //! property (see [`crate::ErrorKind::code`]); nothing here can panic on any input, so
 //! the module stays usable after any error.
+//!
+//! * `mod.rs`: the classes (`Vocabulary`, `Index`, `Guide`, `LogitsBuffer`,
+//!   `MaskBuffer`) and `regexFromJsonSchema`;
+//! * `convert.rs`: JS values to the core's types and back, errors as JS errors;
+//! * `options.rs`: the options objects, as serde structs that refuse unknown keys;
+//! * `types.d.ts`: the TypeScript types written by hand (options, `ErrorCode`), put at
+//!   the top of the generated `.d.ts` as they are.
+
+mod convert;
+mod options;
 
 use std::sync::Arc;
 
-use js_sys::{Array, Float32Array, Uint32Array, Uint8Array};
-use serde::Deserialize;
+use js_sys::{Float32Array, Uint32Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::error::{Error, ErrorKind};
-use crate::{GuideConfig, IndexConfig, StateId};
+use crate::StateId;
+use convert::{
+    id_from_js, ids_from_js, invalid_argument, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
+    size_from_js, special_tokens, state_from_js, token_from_js, tokens_from_js, JsResult,
+};
+use options::{GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions};
 
+// The TypeScript types written by hand, once: wasm-bindgen puts them at the top of the
+// .d.ts it generates, unpatched (this is why the file opens with a triple-slash reference).
+// tests/docs.rs checks that `ErrorCode` names exactly `ErrorKind::ALL`; tests/js/types
+// type-checks users' code against the result.
 #[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &'static str = r#"
-/** Options of `Index.fromRegex`. Unknown keys are an error. */
-export interface IndexOptions {
-  /**
-   * Compute each state's row, and the DFA itself, on first use (default false: build
-   * every state now, minimized). The first mask is then ready in about a millisecond;
-   * size limits may then fail a later mask or advance with `DfaTooLarge`.
-   */
-  lazy?: boolean;
-  /** Cap on the DFA's transition table in bytes (default 32 MiB). */
-  dfaSizeLimit?: number;
-  /** Cap on determinization memory in bytes (default 32 MiB). */
-  determinizeSizeLimit?: number;
-  /** Cap on the number of states with rows (default 100000). */
-  maxStates?: number;
-}
-/** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
-export interface JsonSchemaOptions {
-  /** A regex for the whitespace allowed between JSON tokens, e.g. "[ \\n]{0,2}"; default none (compact). */
-  whitespace?: string | null;
-  /** How deep `$ref` recursion unrolls (default 3). */
-  maxRecursionDepth?: number;
-  /** Nesting depth of free-form values (`{}` / `true` schemas), default 2. */
-  anyValueDepth?: number;
-  /** Declared properties in schema order (default) or in any order. */
-  propertyOrder?: "schema" | "any";
-  /** Allow undeclared properties where the schema does not forbid them (default false). */
-  allowAdditionalProperties?: boolean;
-  /** Cap on the regex size in bytes (default 1 MiB). */
-  maxRegexSize?: number;
-}
-/** Options of the tokenizer loaders. Unknown keys are an error. */
-export interface TokenizerOptions {
-  /** The EOS ids (an empty array: none). Default: the tokenizer's own end markers. */
-  eosTokenIds?: number[];
-}
-/** Options of `Vocabulary.fromTiktoken`. */
-export interface TiktokenOptions extends TokenizerOptions {
-  /** Special tokens, which `.tiktoken` files do not list: text -> id. */
-  specialTokens?: Record<string, number>;
-}
-/** Options of `new Guide`. Unknown keys are an error. */
-export interface GuideOptions {
-  /** Steps `rollback` can undo (default 32). */
-  maxRollback?: number;
-}
-/** The `code` of every error logitmask throws. */
-export type ErrorCode =
-  | "InvalidRegex" | "DfaTooLarge" | "TooManyStates" | "UnsupportedSchema" | "InvalidSchema"
-  | "InvalidTokenizer" | "UnsupportedTokenizer" | "UnknownTokenId" | "TokenNotAllowed"
-  | "InvalidState" | "RollbackTooFar" | "BufferTooSmall" | "CorruptIndex"
-  | "VocabularyMismatch" | "InvalidArgument"
-  /** Thrown by the JS entries only: the API of "logitmask/web" used before `init()`, or the
-   * WebAssembly module could not be loaded. */
-  | "NotInitialized";
-/** What logitmask throws: an `Error` whose `code` names the problem. */
-export interface LogitmaskError extends Error {
-  name: "LogitmaskError";
-  code: ErrorCode;
-}
-"#;
-
-// Typed-array copies without js-sys's extra `length` calls and `subarray` objects: at a
-// microsecond per `fillMask`, each crossing into JS shows.
-#[wasm_bindgen]
-extern "C" {
-    /// `array.set(src)`: copies `src` to the start of `array`, which must not be shorter.
-    #[wasm_bindgen(js_namespace = Uint32Array, js_name = "prototype.set.call")]
-    fn set_u32(array: &Uint32Array, src: &[u32]);
-    #[wasm_bindgen(js_namespace = Float32Array, js_name = "prototype.set.call")]
-    fn set_f32(array: &Float32Array, src: &[f32]);
-}
-
-/// A JS `Error` with `name = "LogitmaskError"` and `code` set.
-fn js_error(e: Error) -> JsValue {
-    let err = js_sys::Error::new(e.message());
-    err.set_name("LogitmaskError");
-    // Reflect::set on a fresh Error object cannot fail; ignore the Result anyway.
-    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
-    err.into()
-}
-
-fn invalid_argument(message: String) -> JsValue {
-    js_error(Error::new(ErrorKind::InvalidArgument, message))
-}
-
-type JsResult<T> = Result<T, JsValue>;
-
-/// A JS number that must be a non-negative integer id (token or state).
-fn id_from_js(x: f64, what: &str) -> JsResult<Option<u32>> {
-    if !x.is_finite() || x.fract() != 0.0 {
-        return Err(invalid_argument(format!("{what} must be an integer, got {x}")));
-    }
-    Ok((x >= 0.0 && x <= f64::from(u32::MAX)).then_some(x as u32))
-}
-
-fn token_from_js(x: f64) -> JsResult<u32> {
-    // Out of range maps to an id the index rejects with UnknownTokenId, naming x.
-    id_from_js(x, "a token id")?.ok_or_else(|| {
-        js_error(Error::new(ErrorKind::UnknownTokenId, format!("token id {x} is outside the vocabulary")))
-    })
-}
-
-fn state_from_js(x: f64) -> JsResult<StateId> {
-    id_from_js(x, "a state id")?
-        .map(StateId::new)
-        .ok_or_else(|| js_error(Error::new(ErrorKind::InvalidState, format!("state {x} does not belong to this index"))))
-}
-
-/// `value` as a plain object (`{...}` or `Object.create(null)`): a Map, an array or a
-/// class instance would hide its entries from `Object.keys`/`Object.entries`.
-fn as_plain_object(value: &JsValue) -> Option<&js_sys::Object> {
-    if !value.is_object() {
-        return None;
-    }
-    let object = value.unchecked_ref::<js_sys::Object>();
-    let proto = js_sys::Object::get_prototype_of(object);
-    (proto.is_null() || proto == js_sys::Object::get_prototype_of(&js_sys::Object::new())).then_some(object)
-}
-
-/// An optional options object: `None` for undefined/null, else a plain object whose
-/// keys are all known (a typo would otherwise be ignored silently).
-fn plain_object(value: Option<JsValue>, what: &str, keys: &[&str]) -> JsResult<Option<JsValue>> {
-    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
-        return Ok(None);
-    };
-    let Some(object) = as_plain_object(&value) else {
-        return Err(invalid_argument(format!("{what} must be a plain object")));
-    };
-    for key in js_sys::Object::keys(object).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !keys.contains(&key.as_str()) {
-            return Err(invalid_argument(format!("unknown key {key:?} in {what} (known: {})", keys.join(", "))));
-        }
-    }
-    Ok(Some(value))
-}
-
-/// Parses an optional options object into `T` (defaults when absent).
-fn parse_options<T: for<'de> Deserialize<'de> + Default>(
-    value: Option<JsValue>,
-    what: &str,
-    keys: &[&str],
-) -> JsResult<T> {
-    match plain_object(value, what, keys)? {
-        None => Ok(T::default()),
-        Some(v) => serde_wasm_bindgen::from_value(v).map_err(|e| invalid_argument(format!("invalid {what}: {e}"))),
-    }
-}
-
-fn size_option(x: Option<f64>, name: &str) -> JsResult<Option<usize>> {
-    match x {
-        None => Ok(None),
-        Some(v) if v.fract() == 0.0 && (0.0..=9.0e15).contains(&v) => Ok(Some(v as usize)),
-        Some(v) => Err(invalid_argument(format!("{name} must be a non-negative integer, got {v}"))),
-    }
-}
+const TS_TYPES: &'static str = include_str!("types.d.ts");
 
 /// Token ids -> bytes, and the end-of-sequence ids.
 #[wasm_bindgen(js_name = Vocabulary)]
@@ -189,24 +51,7 @@ impl JsVocabulary {
         #[wasm_bindgen(unchecked_param_type = "Array<Uint8Array | string | null | undefined>")] tokens: JsValue,
         #[wasm_bindgen(js_name = eosTokenIds, unchecked_param_type = "ArrayLike<number>")] eos_token_ids: JsValue,
     ) -> JsResult<JsVocabulary> {
-        let tokens: Array = tokens
-            .dyn_into()
-            .map_err(|_| js_error(Error::new(ErrorKind::InvalidTokenizer, "tokens must be an array")))?;
-        let mut list: Vec<Option<Vec<u8>>> = Vec::with_capacity(tokens.length() as usize);
-        for (id, t) in tokens.iter().enumerate() {
-            if t.is_null() || t.is_undefined() {
-                list.push(None);
-            } else if let Some(s) = t.as_string() {
-                list.push(Some(s.into_bytes()));
-            } else if let Some(b) = t.dyn_ref::<Uint8Array>() {
-                list.push(Some(b.to_vec()));
-            } else {
-                return Err(js_error(Error::new(
-                    ErrorKind::InvalidTokenizer,
-                    format!("token {id} is neither a string, a Uint8Array nor null"),
-                )));
-            }
-        }
+        let list = tokens_from_js(tokens)?;
         let eos = ids_from_js(&eos_token_ids, "eosTokenIds")?;
         crate::Vocabulary::new(list, &eos).map(|v| JsVocabulary { inner: Arc::new(v) }).map_err(js_error)
     }
@@ -215,10 +60,10 @@ impl JsVocabulary {
     #[wasm_bindgen(js_name = fromTokenizerJson)]
     pub fn from_tokenizer_json(
         #[wasm_bindgen(unchecked_param_type = "string | object")] json: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "TokenizerOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
         let text = json_text(&json, "tokenizer.json")?;
-        let options = load_options(options)?;
+        let options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
         crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
     }
 
@@ -227,16 +72,12 @@ impl JsVocabulary {
     #[wasm_bindgen(js_name = fromTiktoken)]
     pub fn from_tiktoken(
         #[wasm_bindgen(unchecked_param_type = "string")] ranks: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "TiktokenOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "TiktokenOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
         let ranks = ranks.as_string().ok_or_else(|| invalid_argument("ranks must be a string".to_string()))?;
-        let special = match options.as_ref().filter(|o| o.is_object()) {
-            // A throwing getter is passed on, not taken for an absent option.
-            Some(o) => special_tokens(&js_sys::Reflect::get(o, &"specialTokens".into())?)?,
-            None => Vec::new(),
-        };
-        let options = parse_eos_options(options, "TiktokenOptions", &["eosTokenIds", "specialTokens"])?;
-        crate::Vocabulary::from_tiktoken(&ranks, &special, &options).map(JsVocabulary::wrap).map_err(js_error)
+        let o: TiktokenOptions = options::parse(options, "TiktokenOptions")?;
+        let special = special_tokens(&o.special_tokens)?;
+        crate::Vocabulary::from_tiktoken(&ranks, &special, &o.load_options()?).map(JsVocabulary::wrap).map_err(js_error)
     }
 
     /// Loads the vocabulary from a GGUF file's metadata: the whole file, or any prefix
@@ -244,11 +85,11 @@ impl JsVocabulary {
     #[wasm_bindgen(js_name = fromGguf)]
     pub fn from_gguf(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "TokenizerOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
         let bytes: Uint8Array =
             bytes.dyn_into().map_err(|_| invalid_argument("GGUF bytes must be a Uint8Array".to_string()))?;
-        let options = load_options(options)?;
+        let options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
         crate::Vocabulary::from_gguf(&bytes.to_vec(), &options).map(JsVocabulary::wrap).map_err(js_error)
     }
 
@@ -260,7 +101,7 @@ impl JsVocabulary {
     #[wasm_bindgen(js_name = fromTransformers)]
     pub fn from_transformers(
         #[wasm_bindgen(unchecked_param_type = "object")] tokenizer: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "TokenizerOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
         let json = js_sys::Reflect::get(&tokenizer, &"_tokenizerJSON".into())
             .ok()
@@ -272,7 +113,7 @@ impl JsVocabulary {
                 ))
             })?;
         let text = json_text(&json, "tokenizer.json")?;
-        let mut options = load_options(options)?;
+        let mut options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
         if options.get_eos_token_ids().is_none() {
             let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
             if let Some(id) = eos.as_f64().and_then(|x| id_from_js(x, "eos_token_id").ok().flatten()) {
@@ -308,158 +149,13 @@ impl JsVocabulary {
     }
 }
 
-/// A JSON document given as text or as an already parsed object.
-fn json_text(value: &JsValue, what: &str) -> JsResult<String> {
-    if let Some(s) = value.as_string() {
-        return Ok(s);
-    }
-    if value.is_object() {
-        if let Ok(s) = js_sys::JSON::stringify(value) {
-            if let Some(s) = s.as_string() {
-                return Ok(s);
-            }
-        }
-    }
-    Err(invalid_argument(format!("{what} must be a JSON string or an object")))
-}
-
-/// `{ eosTokenIds?: number[] }`: the caller's EOS ids, else the loader's own rule.
-fn load_options(options: Option<JsValue>) -> JsResult<crate::tokenizer::LoadOptions> {
-    parse_eos_options(options, "TokenizerOptions", &["eosTokenIds"])
-}
-
-fn parse_eos_options(options: Option<JsValue>, what: &str, keys: &[&str]) -> JsResult<crate::tokenizer::LoadOptions> {
-    let eos = match plain_object(options, what, keys)? {
-        Some(o) => Some(js_sys::Reflect::get(&o, &"eosTokenIds".into())?),
-        None => None,
-    }
-    .filter(|v| !v.is_undefined() && !v.is_null());
-    Ok(match eos {
-        Some(v) => crate::tokenizer::LoadOptions::new().eos_token_ids(&ids_from_js(&v, "eosTokenIds")?),
-        None => crate::tokenizer::LoadOptions::new(),
-    })
-}
-
-/// `{ "<|endoftext|>": 199999, ... }` -> pairs.
-fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
-    if value.is_undefined() || value.is_null() {
-        return Ok(Vec::new());
-    }
-    let object = as_plain_object(value)
-        .ok_or_else(|| invalid_argument("specialTokens must be a plain object mapping text to id".to_string()))?;
-    let mut out = Vec::new();
-    for entry in js_sys::Object::entries(object).iter() {
-        let pair: Array = entry.unchecked_into();
-        let text = pair.get(0).as_string().unwrap_or_default();
-        let id = pair
-            .get(1)
-            .as_f64()
-            .and_then(|x| id_from_js(x, "a special token id").ok().flatten())
-            .ok_or_else(|| invalid_argument(format!("specialTokens[{text:?}] must be a token id")))?;
-        out.push((text, id));
-    }
-    Ok(out)
-}
-
-fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
-    let iter = js_sys::try_iter(value)
-        .ok()
-        .flatten()
-        .ok_or_else(|| invalid_argument(format!("{what} must be an array of token ids")))?;
-    let mut out = Vec::new();
-    for v in iter {
-        let v = v?;
-        let x = v.as_f64().ok_or_else(|| invalid_argument(format!("{what} must hold numbers")))?;
-        match id_from_js(x, "a token id")? {
-            Some(id) => out.push(id),
-            None => return Err(invalid_argument(format!("{what}: {x} is not a valid token id"))),
-        }
-    }
-    Ok(out)
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct IndexOptions {
-    lazy: Option<bool>,
-    dfa_size_limit: Option<f64>,
-    determinize_size_limit: Option<f64>,
-    max_states: Option<f64>,
-}
-
-const INDEX_OPTION_KEYS: [&str; 4] = ["lazy", "dfaSizeLimit", "determinizeSizeLimit", "maxStates"];
-const SCHEMA_OPTION_KEYS: [&str; 6] =
-    ["whitespace", "maxRecursionDepth", "anyValueDepth", "propertyOrder", "allowAdditionalProperties", "maxRegexSize"];
-
-impl IndexOptions {
-    fn config(&self) -> JsResult<IndexConfig> {
-        let mut config = IndexConfig::new().lazy(self.lazy.unwrap_or(false));
-        if self.dfa_size_limit.is_some() {
-            config = config.dfa_size_limit(size_option(self.dfa_size_limit, "dfaSizeLimit")?);
-        }
-        if self.determinize_size_limit.is_some() {
-            config = config.determinize_size_limit(size_option(self.determinize_size_limit, "determinizeSizeLimit")?);
-        }
-        if let Some(n) = size_option(self.max_states, "maxStates")? {
-            config = config.max_states(n);
-        }
-        Ok(config)
-    }
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct JsonSchemaOptions {
-    whitespace: Option<String>,
-    max_recursion_depth: Option<f64>,
-    any_value_depth: Option<f64>,
-    property_order: Option<String>,
-    allow_additional_properties: Option<bool>,
-    max_regex_size: Option<f64>,
-}
-
-impl JsonSchemaOptions {
-    fn config(&self) -> JsResult<crate::json_schema::Config> {
-        let mut c = crate::json_schema::Config::new().whitespace(self.whitespace.as_deref());
-        if let Some(n) = size_option(self.max_recursion_depth, "maxRecursionDepth")? {
-            c = c.max_recursion_depth(n);
-        }
-        if let Some(n) = size_option(self.any_value_depth, "anyValueDepth")? {
-            c = c.any_value_depth(n);
-        }
-        if let Some(n) = size_option(self.max_regex_size, "maxRegexSize")? {
-            c = c.max_regex_size(n);
-        }
-        if let Some(yes) = self.allow_additional_properties {
-            c = c.allow_additional_properties(yes);
-        }
-        match self.property_order.as_deref() {
-            None | Some("schema") => {}
-            Some("any") => c = c.property_order(crate::json_schema::PropertyOrder::Any),
-            Some(other) => {
-                return Err(invalid_argument(format!("propertyOrder must be \"schema\" or \"any\", got {other:?}")))
-            }
-        }
-        Ok(c)
-    }
-}
-
-/// The JSON Schema as text; an object is serialized with `JSON.stringify`, which keeps
-/// the property order the schema was written in.
-fn schema_text(schema: &JsValue) -> JsResult<String> {
-    if schema.as_bool().is_some() {
-        return Ok(schema.as_bool().map(|b| b.to_string()).unwrap_or_default());
-    }
-    json_text(schema, "the JSON Schema")
-}
-
 /// Turns a JSON Schema (text or object) into the regex an index compiles.
 #[wasm_bindgen(js_name = regexFromJsonSchema)]
 pub fn regex_from_json_schema(
     #[wasm_bindgen(unchecked_param_type = "string | object | boolean")] schema: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "JsonSchemaOptions")] options: Option<JsValue>,
+    #[wasm_bindgen(unchecked_optional_param_type = "JsonSchemaOptions")] options: Option<JsValue>,
 ) -> JsResult<String> {
-    let o: JsonSchemaOptions = parse_options(options, "JsonSchemaOptions", &SCHEMA_OPTION_KEYS)?;
+    let o: JsonSchemaOptions = options::parse(options, "JsonSchemaOptions")?;
     crate::json_schema::regex_from_json_schema_str(&schema_text(&schema)?, &o.config()?).map_err(js_error)
 }
 
@@ -477,10 +173,10 @@ impl JsIndex {
         // Taken as a JsValue: wasm-bindgen's own string conversion traps on a non-string.
         #[wasm_bindgen(unchecked_param_type = "string")] regex: JsValue,
         vocabulary: &JsVocabulary,
-        #[wasm_bindgen(unchecked_param_type = "IndexOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
         let regex = regex.as_string().ok_or_else(|| invalid_argument("the regex must be a string".to_string()))?;
-        let o: IndexOptions = parse_options(options, "IndexOptions", &INDEX_OPTION_KEYS)?;
+        let o: IndexOptions = options::parse(options, "IndexOptions")?;
         let config = o.config()?;
         crate::Index::with_config(&regex, &vocabulary.inner, &config)
             .map(|i| JsIndex { inner: Arc::new(i) })
@@ -493,12 +189,10 @@ impl JsIndex {
     pub fn from_json_schema(
         #[wasm_bindgen(unchecked_param_type = "string | object | boolean")] schema: JsValue,
         vocabulary: &JsVocabulary,
-        #[wasm_bindgen(unchecked_param_type = "IndexOptions & JsonSchemaOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions & JsonSchemaOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
-        let keys: Vec<&str> = INDEX_OPTION_KEYS.iter().chain(SCHEMA_OPTION_KEYS.iter()).copied().collect();
-        let options = plain_object(options, "options", &keys)?;
-        let index_options: IndexOptions = parse_options(options.clone(), "options", &keys)?;
-        let schema_options: JsonSchemaOptions = parse_options(options, "options", &keys)?;
+        let o: IndexAndSchemaOptions = options::parse(options, "options")?;
+        let (index_options, schema_options) = o.split();
         crate::Index::from_json_schema_str(
             &schema_text(&schema)?,
             &vocabulary.inner,
@@ -566,12 +260,6 @@ impl JsIndex {
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct GuideOptions {
-    max_rollback: Option<f64>,
-}
-
 /// Where one generated sequence stands; fills masks and advances with sampled tokens.
 #[wasm_bindgen(js_name = Guide)]
 pub struct JsGuide {
@@ -582,12 +270,11 @@ pub struct JsGuide {
 impl JsGuide {
     /// A guide at the index's initial state.
     #[wasm_bindgen(constructor)]
-    pub fn new(index: &JsIndex, #[wasm_bindgen(unchecked_param_type = "GuideOptions")] options: Option<JsValue>) -> JsResult<JsGuide> {
-        let o: GuideOptions = parse_options(options, "GuideOptions", &["maxRollback"])?;
-        let mut config = GuideConfig::new();
-        if let Some(n) = size_option(o.max_rollback, "maxRollback")? {
-            config = config.max_rollback(n);
-        }
+    pub fn new(
+        index: &JsIndex,
+        #[wasm_bindgen(unchecked_optional_param_type = "GuideOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsGuide> {
+        let config = options::parse::<GuideOptions>(options, "GuideOptions")?.config()?;
         Ok(JsGuide { inner: crate::Guide::with_config(index.inner.clone(), &config) })
     }
 
@@ -674,7 +361,7 @@ impl JsGuide {
 
     /// Undoes the last `n` steps.
     pub fn rollback(&mut self, n: f64) -> JsResult<()> {
-        let steps = size_option(Some(n), "rollback steps")?.unwrap_or(0);
+        let steps = size_from_js(Some(n), "rollback steps")?.unwrap_or(0);
         self.inner.rollback(steps).map_err(js_error)
     }
 
@@ -696,10 +383,7 @@ impl JsLogitsBuffer {
     /// A zeroed buffer of `length` floats.
     #[wasm_bindgen(constructor)]
     pub fn new(length: f64) -> JsResult<JsLogitsBuffer> {
-        let n = match size_option(Some(length), "length")? {
-            Some(n) if n <= 1 << 28 => n,
-            _ => return Err(invalid_argument(format!("length must be at most {}, got {length}", 1u32 << 28))),
-        };
+        let n = length_from_js(length, "length")?;
         // A failed allocation must be an error, not an abort of the whole module.
         let mut data = Vec::new();
         data.try_reserve_exact(n).map_err(|_| {
@@ -739,10 +423,7 @@ impl JsMaskBuffer {
     /// A cleared mask for `vocabSize` token ids (`ceil(vocabSize / 32)` words).
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(js_name = vocabSize)] vocab_size: f64) -> JsResult<JsMaskBuffer> {
-        let n = match size_option(Some(vocab_size), "vocabSize")? {
-            Some(n) if n <= 1 << 28 => n,
-            _ => return Err(invalid_argument(format!("vocabSize must be at most {}, got {vocab_size}", 1u32 << 28))),
-        };
+        let n = length_from_js(vocab_size, "vocabSize")?;
         let inner = crate::MaskBuffer::try_new(n).ok_or_else(|| {
             invalid_argument(format!("cannot allocate a MaskBuffer for {n} tokens in wasm memory"))
         })?;
@@ -772,7 +453,7 @@ impl JsMaskBuffer {
 
 /// Runs when the module is instantiated: in debug builds, panics print a Rust message
 /// to the console instead of an opaque `unreachable` trap.
-#[wasm_bindgen(start)]
+#[wasm_bindgen(start, skip_typescript)]
 fn start() {
     #[cfg(debug_assertions)]
     console_error_panic_hook::set_once();

@@ -1,0 +1,206 @@
+//! The JS options objects, as serde structs: each struct's fields are the keys it
+//! accepts (`deny_unknown_fields`: a typo is an `InvalidArgument` error naming it, never
+//! silently ignored), and its TypeScript interface is in `types.d.ts`.
+//!
+//! Options are optional: `undefined` or `null` means the defaults, and so does a known
+//! key whose value is `undefined`. Anything but a plain object (`{...}` or
+//! `Object.create(null)`) is an error.
+
+use serde::de::value::MapDeserializer;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use wasm_bindgen::JsValue;
+
+use super::convert::{as_plain_object, entries, ids_from_js, invalid_argument, size_from_js, JsResult};
+use crate::json_schema::{self, PropertyOrder};
+use crate::tokenizer::LoadOptions;
+use crate::{GuideConfig, IndexConfig};
+
+/// Parses an optional options object into `T` (`T::default()` when absent); `what` names
+/// the TypeScript interface in messages.
+pub(super) fn parse<T: DeserializeOwned + Default>(value: Option<JsValue>, what: &str) -> JsResult<T> {
+    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
+        return Ok(T::default());
+    };
+    let Some(object) = as_plain_object(&value) else {
+        return Err(invalid_argument(format!("{what} must be a plain object")));
+    };
+    // Every own key goes through the struct's visitor, unknown ones included (serde-wasm-
+    // bindgen's own struct support reads the known keys only).
+    let pairs = entries(object)?.into_iter().map(|(key, value)| (key, serde_wasm_bindgen::Deserializer::from(value)));
+    T::deserialize(MapDeserializer::<_, serde_wasm_bindgen::Error>::new(pairs))
+        .map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
+}
+
+/// `IndexOptions`: `Index.fromRegex`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct IndexOptions {
+    lazy: Option<bool>,
+    dfa_size_limit: Option<f64>,
+    determinize_size_limit: Option<f64>,
+    max_states: Option<f64>,
+}
+
+impl IndexOptions {
+    pub(super) fn config(&self) -> JsResult<IndexConfig> {
+        let mut config = IndexConfig::new().lazy(self.lazy.unwrap_or(false));
+        if self.dfa_size_limit.is_some() {
+            config = config.dfa_size_limit(size_from_js(self.dfa_size_limit, "dfaSizeLimit")?);
+        }
+        if self.determinize_size_limit.is_some() {
+            config = config.determinize_size_limit(size_from_js(self.determinize_size_limit, "determinizeSizeLimit")?);
+        }
+        if let Some(n) = size_from_js(self.max_states, "maxStates")? {
+            config = config.max_states(n);
+        }
+        Ok(config)
+    }
+}
+
+/// `JsonSchemaOptions`: `regexFromJsonSchema`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct JsonSchemaOptions {
+    whitespace: Option<String>,
+    max_recursion_depth: Option<f64>,
+    any_value_depth: Option<f64>,
+    property_order: Option<PropertyOrderOption>,
+    allow_additional_properties: Option<bool>,
+    max_regex_size: Option<f64>,
+}
+
+/// `propertyOrder: "schema" | "any"`.
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum PropertyOrderOption {
+    Schema,
+    Any,
+}
+
+impl JsonSchemaOptions {
+    pub(super) fn config(&self) -> JsResult<json_schema::Config> {
+        let mut c = json_schema::Config::new().whitespace(self.whitespace.as_deref());
+        if let Some(n) = size_from_js(self.max_recursion_depth, "maxRecursionDepth")? {
+            c = c.max_recursion_depth(n);
+        }
+        if let Some(n) = size_from_js(self.any_value_depth, "anyValueDepth")? {
+            c = c.any_value_depth(n);
+        }
+        if let Some(n) = size_from_js(self.max_regex_size, "maxRegexSize")? {
+            c = c.max_regex_size(n);
+        }
+        if let Some(yes) = self.allow_additional_properties {
+            c = c.allow_additional_properties(yes);
+        }
+        if let Some(PropertyOrderOption::Any) = self.property_order {
+            c = c.property_order(PropertyOrder::Any);
+        }
+        Ok(c)
+    }
+}
+
+/// `IndexOptions & JsonSchemaOptions`: `Index.fromJsonSchema` takes both in one object.
+/// serde cannot flatten structs that deny unknown fields, so the keys are listed again;
+/// [`split`](Self::split) builds both structs field by field, so the compiler checks
+/// that none is missing.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct IndexAndSchemaOptions {
+    lazy: Option<bool>,
+    dfa_size_limit: Option<f64>,
+    determinize_size_limit: Option<f64>,
+    max_states: Option<f64>,
+    whitespace: Option<String>,
+    max_recursion_depth: Option<f64>,
+    any_value_depth: Option<f64>,
+    property_order: Option<PropertyOrderOption>,
+    allow_additional_properties: Option<bool>,
+    max_regex_size: Option<f64>,
+}
+
+impl IndexAndSchemaOptions {
+    pub(super) fn split(self) -> (IndexOptions, JsonSchemaOptions) {
+        let IndexAndSchemaOptions {
+            lazy,
+            dfa_size_limit,
+            determinize_size_limit,
+            max_states,
+            whitespace,
+            max_recursion_depth,
+            any_value_depth,
+            property_order,
+            allow_additional_properties,
+            max_regex_size,
+        } = self;
+        (
+            IndexOptions { lazy, dfa_size_limit, determinize_size_limit, max_states },
+            JsonSchemaOptions {
+                whitespace,
+                max_recursion_depth,
+                any_value_depth,
+                property_order,
+                allow_additional_properties,
+                max_regex_size,
+            },
+        )
+    }
+}
+
+/// `GuideOptions`: `new Guide`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct GuideOptions {
+    max_rollback: Option<f64>,
+}
+
+impl GuideOptions {
+    pub(super) fn config(&self) -> JsResult<GuideConfig> {
+        let mut config = GuideConfig::new();
+        if let Some(n) = size_from_js(self.max_rollback, "maxRollback")? {
+            config = config.max_rollback(n);
+        }
+        Ok(config)
+    }
+}
+
+/// `TokenizerOptions`: the tokenizer loaders.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct TokenizerOptions {
+    /// Any iterable of ids (an array, a typed array), kept as the JS value.
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    eos_token_ids: JsValue,
+}
+
+impl TokenizerOptions {
+    pub(super) fn load_options(&self) -> JsResult<LoadOptions> {
+        load_options(&self.eos_token_ids)
+    }
+}
+
+/// `TiktokenOptions`: `Vocabulary.fromTiktoken`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct TiktokenOptions {
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    eos_token_ids: JsValue,
+    /// A plain object mapping text to id, kept as the JS value.
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    pub(super) special_tokens: JsValue,
+}
+
+impl TiktokenOptions {
+    pub(super) fn load_options(&self) -> JsResult<LoadOptions> {
+        load_options(&self.eos_token_ids)
+    }
+}
+
+/// The caller's EOS ids, else the loader's own rule (`undefined`/`null`).
+fn load_options(eos_token_ids: &JsValue) -> JsResult<LoadOptions> {
+    Ok(if eos_token_ids.is_undefined() || eos_token_ids.is_null() {
+        LoadOptions::new()
+    } else {
+        LoadOptions::new().eos_token_ids(&ids_from_js(eos_token_ids, "eosTokenIds")?)
+    })
+}

@@ -1,0 +1,63 @@
+// Every `code` the package throws, thrown for real, against the `ErrorCode` union of the
+// published types: the union names exactly what JS sees. The union itself is checked
+// against Rust's one list, `ErrorKind::ALL`, by tests/docs.rs (Rust errors), plus the
+// JS entries' own "NotInitialized".
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Vocabulary, Index, Guide, regexFromJsonSchema } from "logitmask";
+import * as web from "logitmask/web";
+import { REPO } from "./helpers.mjs";
+
+/** The codes of `export type ErrorCode = ...;` in a generated .d.ts. */
+function errorCodeUnion(file) {
+  const dts = readFileSync(path.join(REPO, file), "utf8");
+  const union = dts.match(/export type ErrorCode =([^;]*);/);
+  assert.ok(union, `${file} declares ErrorCode`);
+  return new Set([...union[1].replace(/\/\*[\s\S]*?\*\//g, "").matchAll(/"(\w+)"/g)].map((m) => m[1]));
+}
+
+/** The code `fn` throws (it must throw a LogitmaskError). */
+function codeOf(fn) {
+  try {
+    fn();
+  } catch (e) {
+    assert.equal(e.name, "LogitmaskError", String(e));
+    return e.code;
+  }
+  assert.fail("nothing was thrown");
+}
+
+test("every ErrorCode of the types is thrown, and nothing else", () => {
+  const bytes = (s) => [...Buffer.from(s, "latin1")];
+  const vocab = new Vocabulary([...Array.from({ length: 256 }, (_, b) => new Uint8Array([b])), "ab"], [257]);
+  const other = new Vocabulary(["a", "b"], [2]);
+  const index = Index.fromRegex("ab|b", vocab);
+  const guide = new Guide(index);
+  const thrown = {
+    InvalidRegex: () => Index.fromRegex("(a", vocab),
+    DfaTooLarge: () => Index.fromRegex("\\w{50}", vocab, { dfaSizeLimit: 1000 }),
+    TooManyStates: () => Index.fromRegex("[ab]{1,10}", vocab, { maxStates: 2 }),
+    UnsupportedSchema: () => regexFromJsonSchema({ not: { minimum: 1 } }),
+    InvalidSchema: () => regexFromJsonSchema({ type: "nope" }),
+    InvalidTokenizer: () => Vocabulary.fromTokenizerJson("{"),
+    UnsupportedTokenizer: () => Vocabulary.fromTransformers({}),
+    UnknownTokenId: () => guide.advance(1e6),
+    TokenNotAllowed: () => guide.advance(bytes("x")[0]),
+    InvalidState: () => index.allowedTokens(1e6),
+    RollbackTooFar: () => guide.rollback(3),
+    BufferTooSmall: () => guide.fillMask(new Uint32Array(1)),
+    CorruptIndex: () => Index.fromBytes(new Uint8Array([1, 2, 3]), vocab),
+    VocabularyMismatch: () => Index.fromBytes(index.toBytes(), other),
+    InvalidArgument: () => Index.fromRegex("a", vocab, { lazzy: true }),
+    // The JS entries' own: "logitmask/web" before init().
+    NotInitialized: () => new web.Vocabulary(["a"], []),
+  };
+  for (const [code, fn] of Object.entries(thrown)) assert.equal(codeOf(fn), code);
+  const seen = new Set(Object.keys(thrown));
+  for (const file of ["pkg/node/logitmask.d.ts", "pkg/web/logitmask.d.ts"]) {
+    assert.deepEqual([...errorCodeUnion(file)].sort(), [...seen].sort(), file);
+  }
+  for (const o of [guide, index, vocab, other]) o.free();
+});
