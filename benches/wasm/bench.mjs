@@ -357,7 +357,6 @@ function main() {
     wasm_bytes: wasm.length,
     wasm_gzip_bytes: gz.bytes,
     wasm_gzip_tool: gz.tool,
-    node_wasm_bytes: readFileSync(path.join(ROOT, "pkg/node/logitmask_bg.wasm")).length,
     timer_overhead_us: timerOverheadUs(),
     runs: RUNS,
     quick: QUICK,
