@@ -326,13 +326,15 @@ impl TokenSet {
         let words = mask_words(self.vocab_size as usize);
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
-                if scratch.as_ref().is_none_or(|b| b.words().len() != words) {
+                // Grown, never shrunk: indexes over vocabularies of different sizes used in
+                // turn must not reallocate it each call (the words past a row stay zero).
+                if scratch.as_ref().is_none_or(|b| b.words().len() < words) {
                     *scratch = MaskBuffer::try_new(self.vocab_size as usize);
                 }
                 match scratch.as_mut() {
                     Some(buffer) => {
                         self.put_into(buffer);
-                        f(buffer.words())
+                        f(&buffer.words()[..words])
                     }
                     None => f(&self.to_bits()),
                 }
@@ -604,6 +606,16 @@ mod tests {
         let (outer, inner) = a.with_mask(|x| (x.to_vec(), b.with_mask(|y| y.to_vec())));
         assert_eq!((outer[0], outer[28], inner[0]), (1 << 3, 1 << 4, 1 << 5));
         assert_eq!(a.with_mask(|x| x.to_vec()), outer, "the scratch is cleared between uses");
+    }
+
+    #[test]
+    fn with_mask_after_a_larger_vocabulary_gives_exactly_the_row_words() {
+        // The per-thread scratch grows and is kept: a smaller row must see its own words only.
+        let large = TokenSet::from_ids(vec![7, 69_999], 70_001);
+        let small = TokenSet::from_ids(vec![2, 99], 100);
+        assert_eq!(large.with_mask(|x| x.len()), 2188);
+        assert_eq!(small.with_mask(|x| x.to_vec()), vec![1 << 2, 0, 0, 1 << 3]);
+        assert_eq!(large.with_mask(|x| (x.len(), x[0], x[2187])), (2188, 1 << 7, 1 << 15));
     }
 
     #[test]
