@@ -69,6 +69,9 @@ error_kinds! {
     /// An argument has the wrong type or value (an options object with an unknown
     /// key, an id that is not an integer); raised by the JS bindings.
     InvalidArgument,
+    /// A build (regex, schema, vocabulary, serialized index, lazy row) needed more work
+    /// steps than its budget allows; the message names the option that raises it.
+    BuildTooExpensive,
 }
 
 impl fmt::Display for ErrorKind {
@@ -171,6 +174,6 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), ErrorKind::ALL.len());
-        assert_eq!(ErrorKind::ALL.len(), 15);
+        assert_eq!(ErrorKind::ALL.len(), 16);
     }
 }

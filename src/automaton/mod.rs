@@ -18,6 +18,7 @@
 //! need. The contracts (full match over bytes, exact co-accessibility) are in
 //! docs/semantics.md.
 
+pub(crate) mod budget;
 mod config;
 pub(crate) mod dense;
 pub(crate) mod determinize;
@@ -25,6 +26,7 @@ pub(crate) mod minimize;
 pub(crate) mod nfa;
 mod primitives;
 
+pub use budget::DEFAULT_MAX_WORK;
 pub use config::{
     DfaConfig, Minimize, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT, DEFAULT_DFA_SIZE_LIMIT,
     DEFAULT_NFA_SIZE_LIMIT,

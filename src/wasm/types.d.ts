@@ -50,7 +50,7 @@ export type ErrorCode =
   | "InvalidRegex" | "DfaTooLarge" | "TooManyStates" | "UnsupportedSchema" | "InvalidSchema"
   | "InvalidTokenizer" | "UnsupportedTokenizer" | "UnknownTokenId" | "TokenNotAllowed"
   | "InvalidState" | "RollbackTooFar" | "BufferTooSmall" | "CorruptIndex"
-  | "VocabularyMismatch" | "InvalidArgument"
+  | "VocabularyMismatch" | "InvalidArgument" | "BuildTooExpensive"
   /** Thrown by the JS entries only: the API of "logitmask/web" used before `init()`, or the
    * WebAssembly module could not be loaded. */
   | "NotInitialized";
