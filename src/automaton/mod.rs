@@ -22,8 +22,10 @@ pub(crate) mod budget;
 mod config;
 pub(crate) mod dense;
 pub(crate) mod determinize;
+pub mod expr;
 pub(crate) mod minimize;
 pub(crate) mod nfa;
+mod on_demand;
 mod primitives;
 
 pub use budget::DEFAULT_MAX_WORK;
@@ -33,6 +35,7 @@ pub use config::{
 };
 pub use dense::Dfa;
 pub(crate) use determinize::Determinizer;
+pub(crate) use on_demand::OnDemandDfa;
 pub(crate) use minimize::liveness_blocks;
 pub(crate) use primitives::DEAD;
 pub use primitives::Walk;
@@ -53,12 +56,12 @@ impl Dfa {
     /// [`ErrorKind::DfaTooLarge`](crate::ErrorKind::DfaTooLarge) when a size limit is
     /// exceeded.
     pub fn with_config(pattern: &str, config: &DfaConfig) -> Result<Dfa> {
-        Dfa::from_determinizer(Determinizer::new(pattern, config)?, pattern, config)
+        Dfa::from_on_demand(OnDemandDfa::Nfa(Determinizer::new(pattern, config)?), pattern, config)
     }
 
     /// Completes `determinizer` into a DFA of live states only, minimized as `config`
     /// says.
-    pub(crate) fn from_determinizer(mut determinizer: Determinizer, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
+    pub(crate) fn from_on_demand(mut determinizer: OnDemandDfa, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
         determinizer.complete()?;
         let mut dfa = Dfa::from_complete(&determinizer);
         if !determinizer.exact_liveness() {
@@ -74,9 +77,9 @@ impl Dfa {
     }
 
     /// A completed determinizer as a DFA with the same state numbers (dead ends kept).
-    pub(crate) fn from_complete(determinizer: &Determinizer) -> Dfa {
+    pub(crate) fn from_complete(determinizer: &OnDemandDfa) -> Dfa {
         let (classes, stride, trans, finals) = determinizer.parts();
-        Dfa::from_parts(classes, stride, trans, finals, Determinizer::START)
+        Dfa::from_parts(classes, stride, trans, finals, OnDemandDfa::START)
             .expect("a completed determinizer has the Dfa invariants")
     }
 }

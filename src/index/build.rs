@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::rows::{too_many_states, RowStore, StateRows};
 use super::{mask_words, TokenSet};
-use crate::automaton::{liveness_blocks, Determinizer, Dfa, DEAD};
+use crate::automaton::{liveness_blocks, Dfa, OnDemandDfa, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 use crate::vocabulary::Vocabulary;
@@ -51,7 +51,7 @@ impl RowWalker<'_> {
     /// Fails when the DFA's size limits refuse a needed state.
     pub(super) fn walk_on_demand(
         &self,
-        dfa: &mut Determinizer,
+        dfa: &mut OnDemandDfa,
         s: u32,
         scratch: &mut Scratch,
         successors: bool,

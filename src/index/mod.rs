@@ -29,7 +29,8 @@ mod token_set;
 
 use std::sync::Arc;
 
-use crate::automaton::{Determinizer, Dfa, DfaConfig, Minimize, Walk, DEAD};
+use crate::automaton::expr::{ExprDfa, ExprId, ExprSet};
+use crate::automaton::{Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD, DEFAULT_MAX_WORK};
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::json_schema;
 use crate::vocabulary::Vocabulary;
@@ -201,14 +202,56 @@ impl Index {
     /// string the vocabulary can spell), [`ErrorKind::DfaTooLarge`],
     /// [`ErrorKind::TooManyStates`].
     pub fn with_config(pattern: &str, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
-        let determinizer = Determinizer::new(pattern, &config.dfa)?;
+        let determinizer = OnDemandDfa::Nfa(Determinizer::new(pattern, &config.dfa)?);
+        Index::from_on_demand(determinizer, pattern, vocab, config)
+    }
+
+    /// Builds an index for the expression `root` of `exprs`: a regular language built
+    /// with intersection, complement and difference as well as the regex operators
+    /// (see [`ExprSet`]). It is determinized by derivatives, lazily when `config` is
+    /// lazy; large counts cost only the states reached.
+    ///
+    /// ```
+    /// use logitmask::{ExprSet, Index, IndexConfig, Vocabulary};
+    /// use std::sync::Arc;
+    /// let vocab = Arc::new(Vocabulary::new(
+    ///     [Some("i"), Some("f"), Some("if"), Some("x"), None],
+    ///     &[4],
+    /// )?);
+    /// // An identifier that is not the keyword "if".
+    /// let mut exprs = ExprSet::new();
+    /// let ident = exprs.regex("[a-z]+")?;
+    /// let keyword = exprs.literal(b"if");
+    /// let root = exprs.difference(ident, keyword);
+    /// let index = Index::from_expr(exprs, root, &vocab, &IndexConfig::new().lazy(true))?;
+    /// let s = index.next_state(index.initial_state(), 2)?.unwrap(); // "if"
+    /// assert!(!index.is_final(s)?);                                 // not by itself,
+    /// assert_eq!(index.allowed_tokens(s)?.to_vec(), [0, 1, 2, 3]);  // but "ifx" is fine
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// Errors: [`ErrorKind::InvalidRegex`] when the language is empty,
+    /// [`ErrorKind::DfaTooLarge`], [`ErrorKind::TooManyStates`],
+    /// [`ErrorKind::BuildTooExpensive`].
+    pub fn from_expr(exprs: ExprSet, root: ExprId, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+        let what = format!("automaton expression ({} nodes)", exprs.len());
+        let dfa = ExprDfa::new(exprs, root, &config.dfa, DEFAULT_MAX_WORK, what.clone())?;
+        Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config)
+    }
+
+    fn from_on_demand(
+        determinizer: OnDemandDfa,
+        pattern: &str,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+    ) -> Result<Index> {
         // Rows on request are exact only where single bytes are tokens (see IndexConfig::lazy).
         let lazy = config.lazy && vocab.is_byte_complete();
         let store = RowStore::new(config.max_states);
         if lazy && determinizer.exact_liveness() {
             return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true));
         }
-        let dfa = Dfa::from_determinizer(determinizer, pattern, &config.dfa)?;
+        let dfa = Dfa::from_on_demand(determinizer, pattern, &config.dfa)?;
         if lazy {
             return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true));
         }

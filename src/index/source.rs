@@ -11,7 +11,7 @@ use super::build::{RowWalker, Scratch};
 use super::rows::{RowStore, StateRows};
 use super::token_set::TokenSet;
 use super::StateId;
-use crate::automaton::{Determinizer, Dfa, Walk, DEAD};
+use crate::automaton::{Dfa, OnDemandDfa, Walk, DEAD};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The automaton of an index, with the rows of its states.
@@ -27,7 +27,7 @@ pub(super) enum Source {
 
 /// An on-demand DFA and the rows of its states.
 pub(super) struct OnDemand {
-    dfa: Determinizer,
+    dfa: OnDemandDfa,
     rows: StateRows,
 }
 
@@ -45,7 +45,7 @@ impl Source {
     }
 
     /// An on-demand DFA without rows yet.
-    pub(super) fn on_demand(dfa: Determinizer) -> Source {
+    pub(super) fn on_demand(dfa: OnDemandDfa) -> Source {
         Source::OnDemand(Box::new(Mutex::new(OnDemand { dfa, rows: StateRows::new(0) })))
     }
 
@@ -61,7 +61,7 @@ impl Source {
     pub(super) fn initial_state(&self) -> u32 {
         match self {
             Source::Complete { dfa, .. } => dfa.start(),
-            Source::OnDemand(_) => Determinizer::START,
+            Source::OnDemand(_) => OnDemandDfa::START,
         }
     }
 
@@ -97,6 +97,7 @@ impl Source {
             Source::Complete { dfa, .. } => Ok(dfa.walk(s, bytes)),
             Source::OnDemand(m) => {
                 let mut g = lock(m)?;
+                g.dfa.begin_call();
                 g.dfa.walk(s, bytes).map_err(|e| g.dfa.too_large(e))
             }
         }
@@ -131,6 +132,7 @@ impl Source {
                 if let Some(row) = g.rows.get(s) {
                     return Ok(row.clone());
                 }
+                g.dfa.begin_call();
                 let (ids, _) = walker.walk_on_demand(&mut g.dfa, s, &mut Scratch::default(), false)?;
                 g.store(s, ids, walker, store, pattern)
             }
@@ -145,6 +147,7 @@ impl Source {
             Source::Complete { .. } => None,
             Source::OnDemand(m) => {
                 let mut g = lock(m)?;
+                g.dfa.begin_call();
                 g.dfa.complete()?;
                 Some(g)
             }

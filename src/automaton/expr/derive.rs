@@ -1,0 +1,91 @@
+//! Brzozowski derivatives of expressions by one byte.
+//!
+//! `derive(e, b)` is the language `{ w : b·w ∈ e }`. The rules are the textbook ones;
+//! what matters here is cost: results are memoized per (expression, byte class) by the
+//! caller's table, a concatenation chain is walked in one frame (its length does not
+//! deepen the recursion), and every node visited is counted as work.
+
+use std::collections::HashMap;
+
+use super::{ExprId, ExprSet, Node, UNBOUNDED};
+
+/// Memo of derivatives: `(expression, byte class) -> derivative`.
+pub(crate) type DeriveMemo = HashMap<(ExprId, u8), ExprId>;
+
+impl ExprSet {
+    /// The derivative of `e` by `byte`, whose class is `class` (all bytes of a class
+    /// have the same derivative; the memo is keyed by class). Adds the nodes it visits
+    /// to `work`.
+    pub(crate) fn derive(&mut self, e: ExprId, byte: u8, class: u8, memo: &mut DeriveMemo, work: &mut u64) -> ExprId {
+        if let Some(&d) = memo.get(&(e, class)) {
+            return d;
+        }
+        *work += 1;
+        let d = match *self.node(e) {
+            Node::Nothing | Node::Empty => ExprId::NOTHING,
+            Node::Set(s) => {
+                if s.contains(byte) {
+                    ExprId::EMPTY
+                } else {
+                    ExprId::NOTHING
+                }
+            }
+            Node::Concat(..) => {
+                // d(x1·x2·…·xn) = d(x1)·x2… ∪ d(x2)·x3… (while the heads are nullable) ∪ …
+                let mut terms = Vec::new();
+                let mut cur = e;
+                loop {
+                    match *self.node(cur) {
+                        Node::Concat(head, rest) => {
+                            *work += 1;
+                            let dh = self.derive(head, byte, class, memo, work);
+                            let t = self.concat2(dh, rest);
+                            terms.push(t);
+                            if !self.nullable(head) {
+                                break;
+                            }
+                            cur = rest;
+                        }
+                        _ => {
+                            let t = self.derive(cur, byte, class, memo, work);
+                            terms.push(t);
+                            break;
+                        }
+                    }
+                }
+                self.union(&terms)
+            }
+            Node::Or(ref v) => {
+                let v = v.clone();
+                let terms: Vec<ExprId> = v.iter().map(|&x| self.derive(x, byte, class, memo, work)).collect();
+                self.union(&terms)
+            }
+            Node::And(ref v) => {
+                let v = v.clone();
+                let mut terms = Vec::with_capacity(v.len());
+                for &x in v.iter() {
+                    let d = self.derive(x, byte, class, memo, work);
+                    if d == ExprId::NOTHING {
+                        terms.clear();
+                        terms.push(d);
+                        break;
+                    }
+                    terms.push(d);
+                }
+                self.intersection(&terms)
+            }
+            Node::Not(x) => {
+                let d = self.derive(x, byte, class, memo, work);
+                self.complement(d)
+            }
+            Node::Repeat(x, lo, hi) => {
+                let dx = self.derive(x, byte, class, memo, work);
+                let hi = if hi == UNBOUNDED { None } else { Some(hi - 1) };
+                let rest = self.repeat(x, lo.saturating_sub(1), hi);
+                self.concat2(dx, rest)
+            }
+        };
+        memo.insert((e, class), d);
+        d
+    }
+}

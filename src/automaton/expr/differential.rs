@@ -1,0 +1,191 @@
+//! Differential tests: the derivative DFA against the NFA determinizer (regex operators)
+//! and against a product of complete DFAs (intersection and complement), on random
+//! patterns and random texts.
+
+use std::collections::{HashSet, VecDeque};
+
+use super::{ExprDfa, ExprId, ExprSet};
+use crate::automaton::{Dfa, DfaConfig, Walk, DEAD};
+use crate::test_support::Rng;
+use crate::ErrorKind;
+
+const WORK: u64 = 10_000_000;
+
+fn random_regex(rng: &mut Rng, depth: usize) -> String {
+    if depth == 0 || rng.chance(1, 4) {
+        return ["a", "b", "é", "[ab]", "[^a]", ".", "\\d", "[a-é]", "ab", "(?:)"][rng.below(10)].to_string();
+    }
+    match rng.below(6) {
+        0 | 1 => format!("{}{}", random_regex(rng, depth - 1), random_regex(rng, depth - 1)),
+        2 => format!("(?:{}|{})", random_regex(rng, depth - 1), random_regex(rng, depth - 1)),
+        3 => format!("(?:{})*", random_regex(rng, depth - 1)),
+        4 => format!("(?:{})?", random_regex(rng, depth - 1)),
+        _ => {
+            let lo = rng.below(3);
+            let hi = lo + rng.below(3);
+            format!("(?:{}){{{lo},{hi}}}", random_regex(rng, depth - 1))
+        }
+    }
+}
+
+fn random_text(rng: &mut Rng) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..rng.below(7) {
+        let piece: &[u8] = [&b"a"[..], b"b", "é".as_bytes(), b"1", b"z", &[0xC3], &[0xFF]][rng.below(7)];
+        out.extend_from_slice(piece);
+    }
+    out
+}
+
+fn expr_dfa(exprs: ExprSet, root: ExprId) -> crate::Result<ExprDfa> {
+    ExprDfa::new(exprs, root, &DfaConfig::new(), WORK, "test".into())
+}
+
+#[test]
+fn regex_operators_agree_with_the_nfa_determinizer() {
+    let mut rng = Rng::new(0xE1);
+    for _ in 0..400 {
+        let pattern = random_regex(&mut rng, 4);
+        let dfa = Dfa::new(&pattern);
+        let mut exprs = ExprSet::new();
+        let root = exprs.regex(&pattern).unwrap();
+        let ours = expr_dfa(exprs, root);
+        let (dfa, mut ours) = match (dfa, ours) {
+            (Ok(d), Ok(o)) => (d, o),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.kind(), b.kind(), "{pattern}");
+                continue;
+            }
+            (a, b) => panic!("{pattern}: {a:?} vs {:?}", b.map(|_| ())),
+        };
+        for _ in 0..30 {
+            let text = random_text(&mut rng);
+            let want = dfa.walk(dfa.start(), &text);
+            let got = ours.walk(ExprDfa::START, &text).unwrap();
+            match (want, got) {
+                (Walk::Dead, Walk::Dead) => {}
+                (Walk::Alive { is_match: a, .. }, Walk::Alive { is_match: b, .. }) => {
+                    assert_eq!(a, b, "{pattern} on {text:?}")
+                }
+                _ => panic!("{pattern} on {text:?}: {want:?} vs {got:?}"),
+            }
+        }
+    }
+}
+
+/// Live iff some string from (p, q) is in A and not in B: a search over the product of
+/// two complete DFAs (state 0 of B: no string of B continues).
+fn product_live(a: &Dfa, b: &Dfa, p: u32, q: u32) -> bool {
+    let mut seen = HashSet::from([(p, q)]);
+    let mut queue = VecDeque::from([(p, q)]);
+    while let Some((p, q)) = queue.pop_front() {
+        if a.is_final(p) && !(q != DEAD && b.is_final(q)) {
+            return true;
+        }
+        for byte in 0..=255u8 {
+            let np = a.step(p, byte);
+            let nq = if q == DEAD { DEAD } else { b.step(q, byte) };
+            if np != DEAD && seen.insert((np, nq)) {
+                queue.push_back((np, nq));
+            }
+        }
+    }
+    false
+}
+
+#[test]
+fn difference_agrees_with_a_product_of_dfas() {
+    let mut rng = Rng::new(0xE2);
+    let mut checked = 0;
+    for _ in 0..300 {
+        let (pa, pb) = (random_regex(&mut rng, 3), random_regex(&mut rng, 3));
+        let (Ok(a), Ok(b)) = (Dfa::new(&pa), Dfa::new(&pb)) else { continue };
+        let mut exprs = ExprSet::new();
+        let ea = exprs.regex(&pa).unwrap();
+        let eb = exprs.regex(&pb).unwrap();
+        let root = exprs.difference(ea, eb);
+        let start_live = product_live(&a, &b, a.start(), b.start());
+        let mut ours = match expr_dfa(exprs, root) {
+            Ok(d) => d,
+            Err(e) => {
+                assert!(!start_live && e.kind() == ErrorKind::InvalidRegex, "{pa} - {pb}: {e:?}");
+                continue;
+            }
+        };
+        assert!(start_live, "{pa} - {pb}: empty, but the DFA says live");
+        for _ in 0..30 {
+            let text = random_text(&mut rng);
+            let (mut p, mut q, mut s) = (a.start(), b.start(), ExprDfa::START);
+            for &byte in &text {
+                p = a.step(p, byte);
+                q = if q == DEAD { DEAD } else { b.step(q, byte) };
+                s = ours.step(s, byte).unwrap();
+                let live = p != DEAD && product_live(&a, &b, p, q);
+                assert_eq!(s != DEAD, live, "{pa} - {pb} on {text:?}");
+                if s == DEAD {
+                    break;
+                }
+                let fin = a.is_final(p) && !(q != DEAD && b.is_final(q));
+                assert_eq!(ours.is_final(s), fin, "{pa} - {pb} on {text:?}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 3000, "{checked}");
+}
+
+#[test]
+fn intersection_of_two_regexes_is_exact() {
+    // [a-z]+ with an even length, and not the keyword "if": small, hand-checked.
+    let mut exprs = ExprSet::new();
+    let ident = exprs.regex("[a-z]+").unwrap();
+    let even = exprs.regex("(?:..)*").unwrap();
+    let kw = exprs.literal(b"if");
+    let both = exprs.intersection(&[ident, even]);
+    let root = exprs.difference(both, kw);
+    let mut d = expr_dfa(exprs, root).unwrap();
+    let accepts = |d: &mut ExprDfa, t: &str| matches!(d.walk(ExprDfa::START, t.as_bytes()).unwrap(), Walk::Alive { is_match: true, .. });
+    assert!(accepts(&mut d, "ab"));
+    assert!(accepts(&mut d, "ifif"));
+    assert!(!accepts(&mut d, "if"));
+    assert!(!accepts(&mut d, "abc"));
+    assert!(!accepts(&mut d, "A1"));
+}
+
+#[test]
+fn large_counts_cost_the_states_reached_not_the_count() {
+    let mut exprs = ExprSet::new();
+    let root = exprs.regex("[a-z ]{1,50000}").unwrap();
+    let mut d = expr_dfa(exprs, root).unwrap();
+    let text = vec![b'a'; 100];
+    assert!(matches!(d.walk(ExprDfa::START, &text).unwrap(), Walk::Alive { is_match: true, .. }));
+    // One state per count value reached (plus dead and start), not 50,000.
+    assert!(d.state_count() <= 103, "{}", d.state_count());
+    assert!(d.memory_usage() < 1 << 20, "{}", d.memory_usage());
+    let mut exprs = ExprSet::new();
+    let root = exprs.regex("a{0,100000}").unwrap();
+    let mut d = expr_dfa(exprs, root).unwrap();
+    assert!(matches!(d.walk(ExprDfa::START, &[b'a'; 1000]).unwrap(), Walk::Alive { is_match: true, .. }));
+}
+
+#[test]
+fn empty_languages_and_limits_are_errors() {
+    let mut exprs = ExprSet::new();
+    let a = exprs.regex("a+").unwrap();
+    let all_a = exprs.regex("a*").unwrap();
+    let root = exprs.difference(a, all_a);
+    assert_eq!(expr_dfa(exprs, root).unwrap_err().kind(), ErrorKind::InvalidRegex);
+
+    let mut exprs = ExprSet::new();
+    assert_eq!(exprs.regex("^a").unwrap_err().kind(), ErrorKind::InvalidRegex);
+
+    // A search that needs more work than the budget fails as such, deterministically.
+    let mut exprs = ExprSet::new();
+    let a = exprs.regex("(?:[a-z]{8})*").unwrap();
+    let b = exprs.regex("(?:[a-z]{7})*").unwrap();
+    let c = exprs.regex("(?:[a-z]{5})*").unwrap();
+    let ab = exprs.intersection(&[a, b]);
+    let root = exprs.difference(ab, c);
+    let e = ExprDfa::new(exprs, root, &DfaConfig::new(), 100, "test".into()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e:?}");
+}

@@ -1,0 +1,90 @@
+//! Regex text -> expression, through regex-syntax's HIR (the parser regex-automata uses,
+//! with the same defaults: Unicode classes over UTF-8, full match over bytes).
+
+use regex_syntax::hir::{Class, Hir, HirKind};
+use regex_syntax::utf8::Utf8Sequences;
+
+use super::{ByteSet, ExprId, ExprSet};
+use crate::error::{quote, Error, ErrorKind, Result};
+
+/// Parses `pattern` and builds its expression in `set`.
+///
+/// Errors: [`ErrorKind::InvalidRegex`] for a malformed pattern or look-around (`^`, `$`,
+/// `\b`: under full-match semantics the pattern is already anchored, and an expression
+/// has no context to look at).
+pub(crate) fn from_regex(set: &mut ExprSet, pattern: &str) -> Result<ExprId> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(pattern)
+        .map_err(|e| Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {e}", quote(pattern)), e))?;
+    from_hir(set, &hir, pattern)
+}
+
+fn from_hir(set: &mut ExprSet, hir: &Hir, pattern: &str) -> Result<ExprId> {
+    Ok(match hir.kind() {
+        HirKind::Empty => ExprId::EMPTY,
+        HirKind::Literal(lit) => set.literal(&lit.0),
+        HirKind::Class(Class::Bytes(c)) => {
+            let mut bytes = ByteSet::EMPTY;
+            for r in c.ranges() {
+                bytes = bytes.union(&ByteSet::range(r.start(), r.end()));
+            }
+            set.set(bytes)
+        }
+        HirKind::Class(Class::Unicode(c)) => {
+            let mut seqs: Vec<Vec<(u8, u8)>> = Vec::new();
+            for r in c.ranges() {
+                for seq in Utf8Sequences::new(r.start(), r.end()) {
+                    seqs.push(seq.as_slice().iter().map(|b| (b.start, b.end)).collect());
+                }
+            }
+            utf8_tree(set, &mut seqs)
+        }
+        HirKind::Look(_) => {
+            return Err(Error::new(
+                ErrorKind::InvalidRegex,
+                format!(
+                    "invalid regex {}: look-around (^, $, \\b) is not supported in automaton expressions; \
+                     patterns match whole texts already",
+                    quote(pattern)
+                ),
+            ))
+        }
+        HirKind::Repetition(r) => {
+            let sub = from_hir(set, &r.sub, pattern)?;
+            set.repeat(sub, r.min, r.max)
+        }
+        HirKind::Capture(c) => from_hir(set, &c.sub, pattern)?,
+        HirKind::Concat(v) => {
+            let parts = v.iter().map(|h| from_hir(set, h, pattern)).collect::<Result<Vec<_>>>()?;
+            set.concat(&parts)
+        }
+        HirKind::Alternation(v) => {
+            let alts = v.iter().map(|h| from_hir(set, h, pattern)).collect::<Result<Vec<_>>>()?;
+            set.union(&alts)
+        }
+    })
+}
+
+/// The union of UTF-8 byte-range sequences, factored by common first ranges so that a
+/// large class derives into a few branches, not thousands.
+fn utf8_tree(set: &mut ExprSet, seqs: &mut [Vec<(u8, u8)>]) -> ExprId {
+    seqs.sort_unstable();
+    let mut alts = Vec::new();
+    let mut i = 0;
+    while i < seqs.len() {
+        let first = seqs[i][0];
+        let mut j = i;
+        while j < seqs.len() && seqs[j][0] == first {
+            j += 1;
+        }
+        let head = set.byte_range(first.0, first.1);
+        let mut rests: Vec<Vec<(u8, u8)>> = seqs[i..j].iter().filter(|s| s.len() > 1).map(|s| s[1..].to_vec()).collect();
+        let ends_here = seqs[i..j].iter().any(|s| s.len() == 1);
+        let longer = if rests.is_empty() { ExprId::NOTHING } else { utf8_tree(set, &mut rests) };
+        let tail = if ends_here { set.union2(ExprId::EMPTY, longer) } else { longer };
+        alts.push(set.concat2(head, tail));
+        i = j;
+    }
+    set.union(&alts)
+}

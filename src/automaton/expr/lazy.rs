@@ -1,0 +1,327 @@
+//! The lazily determinized DFA of an expression: a state is an expression, a transition
+//! its derivative, built the first time a walk needs it.
+//!
+//! Same shape and contract as the NFA [`Determinizer`](crate::automaton::Determinizer):
+//! state 0 is [`DEAD`], the start is 1, `trans[s * stride + class]`, every step returns a
+//! `Result` and a refused step caches nothing. Liveness is exact: a derivative becomes a
+//! state only if its language is non-empty. Expressions without intersection or
+//! complement are non-empty by construction; the others are decided by a search over
+//! their derivatives (memoized both ways; the states found on the way are kept for the
+//! walks that follow), counted against the work budget.
+
+use std::collections::{HashMap, HashSet};
+
+use super::derive::DeriveMemo;
+use super::{ExprId, ExprSet, Node, MAX_DEPTH};
+use crate::automaton::budget::Budget;
+use crate::automaton::config::DfaConfig;
+use crate::automaton::determinize::TooLarge;
+use crate::automaton::primitives::{Walk, DEAD};
+use crate::error::{limit, Error, ErrorKind, Result};
+
+/// A transition not determinized yet.
+const UNKNOWN: u32 = u32::MAX;
+
+/// Bytes one expression node holds, about (node, info, hash entry, memo entries): the
+/// determinization size limit caps the arena with it.
+const BYTES_PER_NODE: usize = 96;
+
+/// A DFA over an expression's derivatives, determinized on demand.
+pub(crate) struct ExprDfa {
+    exprs: ExprSet,
+    classes: [u8; 256],
+    stride: usize,
+    representatives: Vec<u8>,
+    /// State -> the expression of what may still follow. `states[0]` is `NOTHING`.
+    states: Vec<ExprId>,
+    state_of: HashMap<ExprId, u32>,
+    trans: Vec<u32>,
+    finals: Vec<bool>,
+    memo: DeriveMemo,
+    /// Decided non-emptiness of expressions that are not states.
+    nonempty: HashMap<ExprId, bool>,
+    budget: Budget,
+    max_states: usize,
+    max_nodes: usize,
+    dfa_size_limit: Option<usize>,
+    determinize_size_limit: Option<usize>,
+    /// The error of the last refused step, for [`too_large`](Self::too_large).
+    refused: Option<(ErrorKind, String)>,
+    /// What this automaton is for, in error messages ("regex \"a+\"", "JSON Schema").
+    what: String,
+}
+
+impl std::fmt::Debug for ExprDfa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExprDfa")
+            .field("states", &self.states.len())
+            .field("classes", &self.stride)
+            .field("nodes", &self.exprs.len())
+            .finish()
+    }
+}
+
+impl ExprDfa {
+    /// The start state.
+    pub(crate) const START: u32 = 1;
+
+    /// The automaton of `root`, with its start state.
+    ///
+    /// Errors: [`ErrorKind::InvalidRegex`] when `root`'s language is empty;
+    /// [`ErrorKind::DfaTooLarge`] over the limits; [`ErrorKind::BuildTooExpensive`] when
+    /// deciding that takes more than `max_work` steps.
+    pub(crate) fn new(exprs: ExprSet, root: ExprId, config: &DfaConfig, max_work: u64, what: String) -> Result<ExprDfa> {
+        let (classes, stride, representatives) = byte_classes(&exprs);
+        let word = 4 * stride;
+        let mut dfa = ExprDfa {
+            max_states: config.get_dfa_size_limit().map_or(u32::MAX as usize - 1, |l| (l / word).max(2)),
+            max_nodes: config.get_determinize_size_limit().map_or(usize::MAX, |l| (l / BYTES_PER_NODE).max(64)),
+            dfa_size_limit: config.get_dfa_size_limit(),
+            determinize_size_limit: config.get_determinize_size_limit(),
+            exprs,
+            classes,
+            stride,
+            representatives,
+            states: vec![ExprId::NOTHING],
+            state_of: HashMap::new(),
+            trans: vec![DEAD; stride],
+            finals: vec![false],
+            memo: HashMap::new(),
+            nonempty: HashMap::new(),
+            budget: Budget::new(max_work, "automaton"),
+            refused: None,
+            what,
+        };
+        if dfa.exprs.too_deep() {
+            return Err(dfa.too_deep_error());
+        }
+        let live = dfa.is_nonempty(root).map_err(|e| dfa.too_large(e))?;
+        if !live {
+            return Err(Error::new(ErrorKind::InvalidRegex, format!("{} matches no string", dfa.what)));
+        }
+        let start = dfa.add_state(root).map_err(|e| dfa.too_large(e))?;
+        debug_assert_eq!(start, Self::START);
+        Ok(dfa)
+    }
+
+    /// Starts a new call's work count: budgets are per build call and per lazy row,
+    /// not per index lifetime.
+    pub(crate) fn begin_call(&mut self) {
+        self.budget.reset();
+    }
+
+    /// States created so far, the dead state included.
+    pub(crate) fn state_count(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether the text that reached `s` is in the language.
+    pub(crate) fn is_final(&self, s: u32) -> bool {
+        self.finals[s as usize]
+    }
+
+    /// The state after `byte`, derived if needed; nothing is cached when it fails.
+    #[inline]
+    pub(crate) fn step(&mut self, s: u32, byte: u8) -> Result<u32, TooLarge> {
+        let i = s as usize * self.stride + self.classes[byte as usize] as usize;
+        match self.trans[i] {
+            UNKNOWN => self.determinize(s, i),
+            t => Ok(t),
+        }
+    }
+
+    /// Walks `bytes` from `s`.
+    pub(crate) fn walk(&mut self, mut s: u32, bytes: &[u8]) -> Result<Walk, TooLarge> {
+        for &b in bytes {
+            s = self.step(s, b)?;
+            if s == DEAD {
+                return Ok(Walk::Dead);
+            }
+        }
+        Ok(Walk::Alive { state: s, is_match: self.is_final(s) })
+    }
+
+    /// The error of the last refused step.
+    pub(crate) fn too_large(&self, _: TooLarge) -> Error {
+        match &self.refused {
+            Some((kind, message)) => Error::new(*kind, message.clone()),
+            None => Error::new(ErrorKind::DfaTooLarge, format!("the automaton of {} exceeds a size limit", self.what)),
+        }
+    }
+
+    /// Determinizes every transition of every reachable state.
+    pub(crate) fn complete(&mut self) -> Result<()> {
+        let mut s = 1;
+        while s < self.states.len() {
+            for class in 0..self.stride {
+                let i = s * self.stride + class;
+                if self.trans[i] == UNKNOWN {
+                    self.determinize(s as u32, i).map_err(|e| self.too_large(e))?;
+                }
+            }
+            s += 1;
+        }
+        Ok(())
+    }
+
+    /// The complete automaton's parts (byte classes, class count, transitions, finals);
+    /// needs [`complete`](Self::complete).
+    pub(crate) fn parts(&self) -> ([u8; 256], usize, Vec<u32>, Vec<bool>) {
+        debug_assert!(!self.trans.contains(&UNKNOWN), "complete() first");
+        (self.classes, self.stride, self.trans.clone(), self.finals.clone())
+    }
+
+    /// Bytes of memory held (arena, memo tables, states, transitions).
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.exprs.memory_usage()
+            + self.memo.capacity() * 16
+            + self.nonempty.capacity() * 8
+            + self.states.capacity() * 4
+            + self.state_of.capacity() * 12
+            + self.trans.capacity() * 4
+            + self.finals.capacity()
+    }
+
+    #[cold]
+    fn determinize(&mut self, s: u32, i: usize) -> Result<u32, TooLarge> {
+        let class = i % self.stride;
+        let d = self.derive(self.states[s as usize], class)?;
+        let t = if self.is_nonempty(d)? { self.add_state(d)? } else { DEAD };
+        self.trans[i] = t;
+        Ok(t)
+    }
+
+    fn derive(&mut self, e: ExprId, class: usize) -> Result<ExprId, TooLarge> {
+        let mut work = 0;
+        let d = self.exprs.derive(e, self.representatives[class], class as u8, &mut self.memo, &mut work);
+        if let Err(err) = self.budget.charge(work) {
+            return Err(self.refuse(err.kind(), err.message().to_string()));
+        }
+        if self.exprs.too_deep() {
+            let err = self.too_deep_error();
+            return Err(self.refuse(err.kind(), err.message().to_string()));
+        }
+        if self.exprs.len() > self.max_nodes {
+            let message = format!(
+                "the automaton of {} needs more than {} expression nodes (determinize_size_limit {})",
+                self.what,
+                self.max_nodes,
+                limit(self.determinize_size_limit)
+            );
+            return Err(self.refuse(ErrorKind::DfaTooLarge, message));
+        }
+        Ok(d)
+    }
+
+    /// Whether `e`'s language is non-empty: flags first, then a search over derivatives
+    /// for a nullable expression. A search that finds none has seen every expression
+    /// reachable from `e`, so all of them are empty.
+    fn is_nonempty(&mut self, e: ExprId) -> Result<bool, TooLarge> {
+        if e == ExprId::NOTHING {
+            return Ok(false);
+        }
+        if self.exprs.positive(e) || self.exprs.nullable(e) || self.state_of.contains_key(&e) {
+            return Ok(true);
+        }
+        if let Some(&known) = self.nonempty.get(&e) {
+            return Ok(known);
+        }
+        let mut seen = HashSet::from([e]);
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            for class in 0..self.stride {
+                let y = self.derive(x, class)?;
+                if y == ExprId::NOTHING || seen.contains(&y) {
+                    continue;
+                }
+                let known = if self.exprs.positive(y) || self.exprs.nullable(y) || self.state_of.contains_key(&y) {
+                    Some(true)
+                } else {
+                    self.nonempty.get(&y).copied()
+                };
+                match known {
+                    Some(true) => {
+                        self.nonempty.insert(e, true);
+                        return Ok(true);
+                    }
+                    Some(false) => {}
+                    None => {
+                        seen.insert(y);
+                        stack.push(y);
+                    }
+                }
+            }
+        }
+        for x in seen {
+            self.nonempty.insert(x, false);
+        }
+        Ok(false)
+    }
+
+    fn add_state(&mut self, e: ExprId) -> Result<u32, TooLarge> {
+        if let Some(&s) = self.state_of.get(&e) {
+            return Ok(s);
+        }
+        if self.states.len() >= self.max_states {
+            let message = format!(
+                "the DFA of {} exceeds dfa_size_limit {} ({} states)",
+                self.what,
+                limit(self.dfa_size_limit),
+                self.states.len()
+            );
+            return Err(self.refuse(ErrorKind::DfaTooLarge, message));
+        }
+        let s = self.states.len() as u32;
+        self.states.push(e);
+        self.state_of.insert(e, s);
+        self.finals.push(self.exprs.nullable(e));
+        self.trans.extend(std::iter::repeat_n(UNKNOWN, self.stride));
+        Ok(s)
+    }
+
+    fn refuse(&mut self, kind: ErrorKind, message: String) -> TooLarge {
+        self.refused = Some((kind, message));
+        TooLarge
+    }
+
+    fn too_deep_error(&self) -> Error {
+        Error::new(
+            ErrorKind::DfaTooLarge,
+            format!("the automaton of {} nests expressions deeper than {MAX_DEPTH} levels", self.what),
+        )
+    }
+}
+
+/// The coarsest partition of the bytes that every byte set of the arena respects, with
+/// one representative byte per class. Derivatives only combine existing sets (union,
+/// intersection), so the partition stays valid for every expression derived later.
+fn byte_classes(exprs: &ExprSet) -> ([u8; 256], usize, Vec<u8>) {
+    let mut classes = [0u8; 256];
+    let mut stride = 1usize;
+    let mut seen_sets = HashSet::new();
+    for i in 0..exprs.len() {
+        let Node::Set(set) = exprs.node(ExprId(i as u32)) else { continue };
+        if !seen_sets.insert(*set) || stride == 256 {
+            continue;
+        }
+        // Split every class by membership in `set`.
+        let mut split: HashMap<(u8, bool), u8> = HashMap::new();
+        let mut next = 0usize;
+        let mut refined = [0u8; 256];
+        for b in 0..=255u8 {
+            let key = (classes[b as usize], set.contains(b));
+            let c = *split.entry(key).or_insert_with(|| {
+                next += 1;
+                (next - 1) as u8
+            });
+            refined[b as usize] = c;
+        }
+        classes = refined;
+        stride = next;
+    }
+    let mut representatives = vec![0u8; stride];
+    for b in (0..=255u8).rev() {
+        representatives[classes[b as usize] as usize] = b;
+    }
+    (classes, stride, representatives)
+}

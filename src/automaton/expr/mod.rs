@@ -1,0 +1,500 @@
+//! Automaton expressions: regular languages over bytes with intersection and complement,
+//! determinized lazily by derivatives.
+//!
+//! An expression is an id into an [`ExprSet`], an arena that hash-conses nodes: the
+//! constructors normalize (flatten, sort and dedup unions and intersections, merge byte
+//! sets, drop units, absorb the empty language), so equal expressions built twice get
+//! one id. A DFA state is an expression: the language of what may still follow. Its
+//! transition by a byte is the Brzozowski derivative, computed once per byte class and
+//! cached ([`ExprDfa`]). Counts are data (`e{lo,hi}` derives to `e'·e{lo-1,hi-1}`), so a
+//! large count costs one state per count actually reached, and nothing is ever written
+//! out as regex text. The design, and why derivatives rather than products of NFAs:
+//! docs/design/schema-automata.md.
+//!
+//! Liveness stays exact (docs/semantics.md): a state is handed out only if its language
+//! is non-empty. Without intersection or complement every expression other than
+//! [`ExprId::NOTHING`] is non-empty (the constructors guarantee it); with them a
+//! memoized, budgeted search over derivatives decides ([`ExprDfa`]).
+
+mod derive;
+mod hir;
+mod lazy;
+
+use std::collections::HashMap;
+
+pub(crate) use lazy::ExprDfa;
+
+/// An expression in an [`ExprSet`]; only meaningful with the set that made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ExprId(u32);
+
+impl ExprId {
+    /// The empty language.
+    pub(crate) const NOTHING: ExprId = ExprId(0);
+    /// The language of the empty string only.
+    pub(crate) const EMPTY: ExprId = ExprId(1);
+    /// Any single byte.
+    pub(crate) const ANY_BYTE: ExprId = ExprId(2);
+    /// Every byte string (the universe complements are taken in).
+    pub(crate) const ANY: ExprId = ExprId(3);
+
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// No upper bound in [`Node::Repeat`].
+pub(crate) const UNBOUNDED: u32 = u32::MAX;
+
+/// Deepest expression the derivative may recurse into: past it the set reports
+/// [`ExprSet::over_limit`] and the caller fails with an error instead of risking the
+/// (small, fixed) wasm stack.
+pub(crate) const MAX_DEPTH: u32 = 1_500;
+
+/// A set of bytes, as four 64-bit words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct ByteSet(pub(crate) [u64; 4]);
+
+impl ByteSet {
+    pub(crate) const EMPTY: ByteSet = ByteSet([0; 4]);
+    pub(crate) const ALL: ByteSet = ByteSet([u64::MAX; 4]);
+
+    pub(crate) fn range(lo: u8, hi: u8) -> ByteSet {
+        let mut s = ByteSet::EMPTY;
+        for b in lo..=hi {
+            s.insert(b);
+        }
+        s
+    }
+    pub(crate) fn insert(&mut self, b: u8) {
+        self.0[(b >> 6) as usize] |= 1 << (b & 63);
+    }
+    #[inline]
+    pub(crate) fn contains(&self, b: u8) -> bool {
+        self.0[(b >> 6) as usize] >> (b & 63) & 1 == 1
+    }
+    pub(crate) fn union(&self, o: &ByteSet) -> ByteSet {
+        ByteSet(std::array::from_fn(|i| self.0[i] | o.0[i]))
+    }
+    pub(crate) fn intersection(&self, o: &ByteSet) -> ByteSet {
+        ByteSet(std::array::from_fn(|i| self.0[i] & o.0[i]))
+    }
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0 == [0; 4]
+    }
+}
+
+/// A node of the arena. The constructors of [`ExprSet`] keep these invariants, on which
+/// the derivative and the liveness argument rely:
+/// - `Concat(a, b)`: `a` is not a `Concat` (chains nest to the right), neither side is
+///   `NOTHING` or `EMPTY`;
+/// - `Or`/`And`: at least two members, sorted, deduplicated, none of the same kind;
+///   `Or` has at most one `Set` and no `NOTHING`; `And` has no `ANY`, no `NOTHING`;
+/// - `Repeat(e, lo, hi)`: `lo <= hi`, `hi > 0`, not `(1, 1)`, `lo == 0` if `e` is
+///   nullable, `e` neither `NOTHING` nor `EMPTY`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Node {
+    Nothing,
+    Empty,
+    Set(ByteSet),
+    Concat(ExprId, ExprId),
+    Or(Box<[ExprId]>),
+    And(Box<[ExprId]>),
+    Not(ExprId),
+    Repeat(ExprId, u32, u32),
+}
+
+/// What the constructors know of a node without looking inside it again.
+#[derive(Clone, Copy, Debug)]
+struct Info {
+    /// The empty string is in the language.
+    nullable: bool,
+    /// The language is known to be non-empty (always, for expressions without
+    /// intersection or complement other than `NOTHING`).
+    positive: bool,
+    /// Recursion depth of the derivative on this node.
+    depth: u32,
+}
+
+/// The arena of hash-consed expressions.
+pub struct ExprSet {
+    nodes: Vec<Node>,
+    info: Vec<Info>,
+    ids: HashMap<Node, ExprId>,
+    /// Set when a constructor met [`MAX_DEPTH`]; sticky.
+    too_deep: bool,
+}
+
+impl Default for ExprSet {
+    fn default() -> Self {
+        ExprSet::new()
+    }
+}
+
+impl std::fmt::Debug for ExprSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExprSet").field("nodes", &self.nodes.len()).finish_non_exhaustive()
+    }
+}
+
+impl ExprSet {
+    /// An arena holding the four constant expressions.
+    pub fn new() -> ExprSet {
+        let mut set = ExprSet { nodes: Vec::new(), info: Vec::new(), ids: HashMap::new(), too_deep: false };
+        let nothing = set.intern(Node::Nothing);
+        let empty = set.intern(Node::Empty);
+        let any_byte = set.intern(Node::Set(ByteSet::ALL));
+        let any = set.intern(Node::Repeat(any_byte, 0, UNBOUNDED));
+        debug_assert_eq!([nothing, empty, any_byte, any], [ExprId::NOTHING, ExprId::EMPTY, ExprId::ANY_BYTE, ExprId::ANY]);
+        set
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the arena holds only the constants (never, once built).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() <= 4
+    }
+
+    /// Whether some constructor met the depth limit (the expression is then unusable).
+    pub(crate) fn too_deep(&self) -> bool {
+        self.too_deep
+    }
+
+    pub(crate) fn node(&self, e: ExprId) -> &Node {
+        &self.nodes[e.index()]
+    }
+
+    pub(crate) fn nullable(&self, e: ExprId) -> bool {
+        self.info[e.index()].nullable
+    }
+
+    pub(crate) fn positive(&self, e: ExprId) -> bool {
+        self.info[e.index()].positive
+    }
+
+    /// Approximate bytes held by the arena.
+    pub(crate) fn memory_usage(&self) -> usize {
+        let lists: usize = self
+            .nodes
+            .iter()
+            .map(|n| match n {
+                Node::Or(v) | Node::And(v) => v.len() * 4 * 2,
+                _ => 0,
+            })
+            .sum();
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.info.capacity() * std::mem::size_of::<Info>()
+            + self.ids.capacity() * (std::mem::size_of::<Node>() + 8)
+            + lists
+    }
+
+    fn intern(&mut self, node: Node) -> ExprId {
+        if let Some(&id) = self.ids.get(&node) {
+            return id;
+        }
+        let info = self.info_of(&node);
+        if info.depth > MAX_DEPTH {
+            self.too_deep = true;
+        }
+        let id = ExprId(self.nodes.len() as u32);
+        self.nodes.push(node.clone());
+        self.info.push(info);
+        self.ids.insert(node, id);
+        id
+    }
+
+    fn info_of(&self, node: &Node) -> Info {
+        let i = |e: &ExprId| self.info[e.index()];
+        match node {
+            Node::Nothing => Info { nullable: false, positive: false, depth: 1 },
+            Node::Empty => Info { nullable: true, positive: true, depth: 1 },
+            Node::Set(_) => Info { nullable: false, positive: true, depth: 1 },
+            Node::Concat(a, b) => {
+                let (a, b_is_concat, b) = (i(a), matches!(self.node(*b), Node::Concat(..)), i(b));
+                Info {
+                    nullable: a.nullable && b.nullable,
+                    positive: a.positive && b.positive,
+                    // The derivative walks a chain in one frame: only heads and the last
+                    // element recurse.
+                    depth: (a.depth + 1).max(if b_is_concat { b.depth } else { b.depth + 1 }),
+                }
+            }
+            Node::Or(v) => Info {
+                nullable: v.iter().any(|e| i(e).nullable),
+                positive: v.iter().any(|e| i(e).positive),
+                depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
+            },
+            Node::And(v) => {
+                let nullable = v.iter().all(|e| i(e).nullable);
+                Info { nullable, positive: nullable, depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0) }
+            }
+            Node::Not(e) => {
+                let e = i(e);
+                Info { nullable: !e.nullable, positive: !e.nullable, depth: e.depth + 1 }
+            }
+            Node::Repeat(e, lo, _) => {
+                let e = i(e);
+                Info { nullable: *lo == 0 || e.nullable, positive: *lo == 0 || e.positive, depth: e.depth + 1 }
+            }
+        }
+    }
+
+    /// One byte of `set` (the empty set is [`ExprId::NOTHING`]).
+    pub(crate) fn set(&mut self, set: ByteSet) -> ExprId {
+        if set.is_empty() {
+            ExprId::NOTHING
+        } else {
+            self.intern(Node::Set(set))
+        }
+    }
+
+    /// The language of a regex (regex-automata's syntax: Unicode classes over UTF-8,
+    /// matched as a whole; no look-around).
+    ///
+    /// Errors: [`ErrorKind::InvalidRegex`](crate::ErrorKind::InvalidRegex).
+    pub fn regex(&mut self, pattern: &str) -> crate::Result<ExprId> {
+        hir::from_regex(self, pattern)
+    }
+
+    /// Every valid UTF-8 text: the universe to complement text languages in
+    /// (`difference(any_text, e)`), since [`complement`](Self::complement) is taken
+    /// over all byte strings.
+    pub fn any_text(&mut self) -> ExprId {
+        hir::from_regex(self, "(?s:.)*").expect("a valid regex")
+    }
+
+    /// One byte in `lo..=hi`.
+    pub fn byte_range(&mut self, lo: u8, hi: u8) -> ExprId {
+        self.set(ByteSet::range(lo, hi))
+    }
+
+    /// Exactly the bytes of `text`.
+    pub fn literal(&mut self, text: &[u8]) -> ExprId {
+        let parts: Vec<ExprId> = text.iter().map(|&b| self.byte_range(b, b)).collect();
+        self.concat(&parts)
+    }
+
+    /// `parts` one after the other.
+    pub fn concat(&mut self, parts: &[ExprId]) -> ExprId {
+        let mut out = ExprId::EMPTY;
+        for &p in parts.iter().rev() {
+            out = self.concat2(p, out);
+        }
+        out
+    }
+
+    /// `a` then `b`.
+    pub fn concat2(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if a == ExprId::NOTHING || b == ExprId::NOTHING {
+            return ExprId::NOTHING;
+        }
+        if a == ExprId::EMPTY {
+            return b;
+        }
+        if b == ExprId::EMPTY {
+            return a;
+        }
+        if a == ExprId::ANY && b == ExprId::ANY {
+            return ExprId::ANY;
+        }
+        if let Node::Concat(..) = self.node(a) {
+            // Re-nest a's chain to the right: (x·y)·b = x·(y·b).
+            let mut heads = Vec::new();
+            let mut rest = a;
+            while let Node::Concat(h, t) = *self.node(rest) {
+                heads.push(h);
+                rest = t;
+            }
+            let mut out = self.concat2(rest, b);
+            for h in heads.into_iter().rev() {
+                out = self.intern(Node::Concat(h, out));
+            }
+            return out;
+        }
+        self.intern(Node::Concat(a, b))
+    }
+
+    /// Any one of `alts`.
+    pub fn union(&mut self, alts: &[ExprId]) -> ExprId {
+        let mut items: Vec<ExprId> = Vec::with_capacity(alts.len());
+        let mut bytes = ByteSet::EMPTY;
+        for &a in alts {
+            match self.node(a) {
+                Node::Nothing => {}
+                Node::Set(s) => bytes = bytes.union(s),
+                Node::Or(v) => {
+                    for &x in v.iter() {
+                        match self.node(x) {
+                            Node::Set(s) => bytes = bytes.union(s),
+                            _ => items.push(x),
+                        }
+                    }
+                }
+                _ => items.push(a),
+            }
+        }
+        if items.contains(&ExprId::ANY) {
+            return ExprId::ANY;
+        }
+        if !bytes.is_empty() {
+            let s = self.set(bytes);
+            items.push(s);
+        }
+        items.sort_unstable();
+        items.dedup();
+        // ε is redundant beside a nullable member.
+        if items.len() > 1 && items.contains(&ExprId::EMPTY) {
+            let others_nullable = items.iter().any(|&x| x != ExprId::EMPTY && self.nullable(x));
+            if others_nullable {
+                items.retain(|&x| x != ExprId::EMPTY);
+            }
+        }
+        match items.len() {
+            0 => ExprId::NOTHING,
+            1 => items[0],
+            _ => self.intern(Node::Or(items.into_boxed_slice())),
+        }
+    }
+
+    /// `a` or `b`.
+    pub fn union2(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        self.union(&[a, b])
+    }
+
+    /// The strings in every one of `parts`.
+    pub fn intersection(&mut self, parts: &[ExprId]) -> ExprId {
+        let mut items: Vec<ExprId> = Vec::with_capacity(parts.len());
+        let mut bytes = ByteSet::ALL;
+        let mut has_set = false;
+        for &p in parts {
+            match self.node(p) {
+                Node::Nothing => return ExprId::NOTHING,
+                Node::Set(s) => {
+                    bytes = bytes.intersection(s);
+                    has_set = true;
+                }
+                Node::And(v) => {
+                    for &x in v.iter() {
+                        match self.node(x) {
+                            Node::Set(s) => {
+                                bytes = bytes.intersection(s);
+                                has_set = true;
+                            }
+                            _ => items.push(x),
+                        }
+                    }
+                }
+                _ if p == ExprId::ANY => {}
+                _ => items.push(p),
+            }
+        }
+        if has_set {
+            if bytes.is_empty() {
+                return ExprId::NOTHING;
+            }
+            let s = self.set(bytes);
+            items.push(s);
+        }
+        items.sort_unstable();
+        items.dedup();
+        if items.contains(&ExprId::EMPTY) {
+            return if items.iter().all(|&x| self.nullable(x)) { ExprId::EMPTY } else { ExprId::NOTHING };
+        }
+        match items.len() {
+            0 => ExprId::ANY,
+            1 => items[0],
+            _ => self.intern(Node::And(items.into_boxed_slice())),
+        }
+    }
+
+    /// Every byte string not in `e` (the complement within all byte strings; callers
+    /// that mean "within valid text" intersect with their universe).
+    pub fn complement(&mut self, e: ExprId) -> ExprId {
+        match *self.node(e) {
+            Node::Not(x) => x,
+            Node::Nothing => ExprId::ANY,
+            _ if e == ExprId::ANY => ExprId::NOTHING,
+            _ => self.intern(Node::Not(e)),
+        }
+    }
+
+    /// The strings of `a` that are not in `b`.
+    pub fn difference(&mut self, a: ExprId, b: ExprId) -> ExprId {
+        if b == ExprId::NOTHING {
+            return a;
+        }
+        let not_b = self.complement(b);
+        self.intersection(&[a, not_b])
+    }
+
+    /// `e` repeated `lo..=hi` times (`hi` `None`: unbounded).
+    pub fn repeat(&mut self, e: ExprId, lo: u32, hi: Option<u32>) -> ExprId {
+        let hi = hi.unwrap_or(UNBOUNDED);
+        if hi < lo {
+            return ExprId::NOTHING;
+        }
+        if hi == 0 || e == ExprId::EMPTY {
+            return ExprId::EMPTY;
+        }
+        if e == ExprId::NOTHING {
+            return if lo == 0 { ExprId::EMPTY } else { ExprId::NOTHING };
+        }
+        if lo == 1 && hi == 1 {
+            return e;
+        }
+        let lo = if self.nullable(e) { 0 } else { lo };
+        if let Node::Repeat(x, 0, inner_hi) = *self.node(e) {
+            // (x*){0,n} = x* for n >= 1; (x?){0,n} = x{0,n}.
+            if inner_hi == UNBOUNDED {
+                return e;
+            }
+            if inner_hi == 1 {
+                return self.intern(Node::Repeat(x, 0, hi));
+            }
+        }
+        self.intern(Node::Repeat(e, lo, hi))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_normalize_to_one_id() {
+        let mut x = ExprSet::new();
+        let a = x.literal(b"a");
+        let b = x.literal(b"b");
+        let c = x.literal(b"cd");
+        // Unions are flat, sorted and deduplicated; single bytes merge into one set.
+        let u1 = x.union(&[c, a, b]);
+        let ab = x.union(&[b, a]);
+        let u2 = x.union(&[ab, c, a]);
+        assert_eq!(u1, u2);
+        assert!(matches!(x.node(ab), Node::Set(_)));
+        // Concatenation re-nests to the right.
+        let abc1 = x.concat(&[a, b, c]);
+        let ab_ = x.concat(&[a, b]);
+        let abc2 = x.concat2(ab_, c);
+        assert_eq!(abc1, abc2);
+        // Units and zeros.
+        assert_eq!(x.concat2(a, ExprId::EMPTY), a);
+        assert_eq!(x.concat2(a, ExprId::NOTHING), ExprId::NOTHING);
+        assert_eq!(x.intersection(&[a, ExprId::ANY]), a);
+        assert_eq!(x.intersection(&[a, b]), ExprId::NOTHING);
+        let na = x.complement(a);
+        assert_eq!(x.complement(na), a);
+        assert_eq!(x.repeat(a, 1, Some(1)), a);
+        let astar = x.repeat(a, 0, None);
+        assert_eq!(x.repeat(astar, 2, Some(5)), astar);
+        assert!(x.nullable(astar) && !x.nullable(a) && x.nullable(na));
+        assert!(x.positive(na));
+    }
+}
+
+#[cfg(test)]
+mod differential;

@@ -1,0 +1,93 @@
+//! One type for the two automata an index can determinize as its walks need them.
+
+use super::determinize::{Determinizer, TooLarge};
+use super::expr::ExprDfa;
+use super::primitives::Walk;
+use crate::error::{Error, Result};
+
+/// A DFA determinized on demand: the subset construction over a regex's NFA, or the
+/// derivatives of an automaton expression (intersection, complement, large counts).
+/// Both number states the same way (0 dead, 1 start) and fail a step the same way.
+#[derive(Debug)]
+pub(crate) enum OnDemandDfa {
+    Nfa(Determinizer),
+    Expr(ExprDfa),
+}
+
+impl OnDemandDfa {
+    /// The start state.
+    pub(crate) const START: u32 = 1;
+
+    /// Whether every non-dead state can reach a match: only then can the automaton be
+    /// used before it is complete.
+    pub(crate) fn exact_liveness(&self) -> bool {
+        match self {
+            OnDemandDfa::Nfa(d) => d.exact_liveness(),
+            OnDemandDfa::Expr(_) => true,
+        }
+    }
+
+    /// Starts a new call's work count (an expression's budget is per call).
+    pub(crate) fn begin_call(&mut self) {
+        if let OnDemandDfa::Expr(d) = self {
+            d.begin_call();
+        }
+    }
+
+    pub(crate) fn state_count(&self) -> usize {
+        match self {
+            OnDemandDfa::Nfa(d) => d.state_count(),
+            OnDemandDfa::Expr(d) => d.state_count(),
+        }
+    }
+
+    pub(crate) fn is_final(&self, s: u32) -> bool {
+        match self {
+            OnDemandDfa::Nfa(d) => d.is_final(s),
+            OnDemandDfa::Expr(d) => d.is_final(s),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn step(&mut self, s: u32, byte: u8) -> Result<u32, TooLarge> {
+        match self {
+            OnDemandDfa::Nfa(d) => d.step(s, byte),
+            OnDemandDfa::Expr(d) => d.step(s, byte),
+        }
+    }
+
+    pub(crate) fn walk(&mut self, s: u32, bytes: &[u8]) -> Result<Walk, TooLarge> {
+        match self {
+            OnDemandDfa::Nfa(d) => d.walk(s, bytes),
+            OnDemandDfa::Expr(d) => d.walk(s, bytes),
+        }
+    }
+
+    pub(crate) fn too_large(&self, e: TooLarge) -> Error {
+        match self {
+            OnDemandDfa::Nfa(d) => d.too_large(e),
+            OnDemandDfa::Expr(d) => d.too_large(e),
+        }
+    }
+
+    pub(crate) fn complete(&mut self) -> Result<()> {
+        match self {
+            OnDemandDfa::Nfa(d) => d.complete(),
+            OnDemandDfa::Expr(d) => d.complete(),
+        }
+    }
+
+    pub(crate) fn parts(&self) -> ([u8; 256], usize, Vec<u32>, Vec<bool>) {
+        match self {
+            OnDemandDfa::Nfa(d) => d.parts(),
+            OnDemandDfa::Expr(d) => d.parts(),
+        }
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        match self {
+            OnDemandDfa::Nfa(d) => d.memory_usage(),
+            OnDemandDfa::Expr(d) => d.memory_usage(),
+        }
+    }
+}
