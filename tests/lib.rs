@@ -29,6 +29,8 @@ mod real_vocab;
 #[cfg(not(target_arch = "wasm32"))]
 mod robustness;
 #[cfg(not(target_arch = "wasm32"))]
+mod schema_automata;
+#[cfg(not(target_arch = "wasm32"))]
 mod semantics;
 #[cfg(not(target_arch = "wasm32"))]
 mod tokenizers;

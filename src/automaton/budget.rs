@@ -55,11 +55,6 @@ impl Budget {
         )
     }
 
-    /// Steps used so far.
-    pub(crate) fn used(&self) -> u64 {
-        self.used
-    }
-
     /// Starts a new call's count (lazy builds charge per call, not per index lifetime).
     pub(crate) fn reset(&mut self) {
         self.used = 0;
@@ -80,7 +75,6 @@ mod tests {
         assert!(e.message().contains("maxWork"), "{}", e.message());
         assert!(b.charge(0).is_err());
         b.reset();
-        assert_eq!(b.used(), 0);
         b.charge(10).unwrap();
     }
 }

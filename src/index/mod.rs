@@ -239,6 +239,12 @@ impl Index {
         Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config)
     }
 
+    fn from_schema_automaton(a: json_schema::SchemaAutomaton, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+        let what = format!("JSON Schema automaton ({} expression nodes)", a.exprs.len());
+        let dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, DEFAULT_MAX_WORK, what)?;
+        Index::from_on_demand(OnDemandDfa::Expr(dfa), &a.pattern, vocab, config)
+    }
+
     fn from_on_demand(
         determinizer: OnDemandDfa,
         pattern: &str,
@@ -280,8 +286,7 @@ impl Index {
         config: &IndexConfig,
         schema_config: &json_schema::Config,
     ) -> Result<Index> {
-        let regex = json_schema::regex_from_json_schema_str(schema, schema_config)?;
-        Index::with_config(&regex, vocab, config)
+        Index::from_schema_automaton(json_schema::automaton_from_json_schema_str(schema, schema_config)?, vocab, config)
     }
 
     /// Builds an index for a JSON Schema given as a `serde_json::Value` (property order:
@@ -292,8 +297,7 @@ impl Index {
         config: &IndexConfig,
         schema_config: &json_schema::Config,
     ) -> Result<Index> {
-        let regex = json_schema::regex_from_json_schema(schema, schema_config)?;
-        Index::with_config(&regex, vocab, config)
+        Index::from_schema_automaton(json_schema::automaton_from_json_schema(schema, schema_config)?, vocab, config)
     }
 
     /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.

@@ -394,41 +394,68 @@ impl<'a> Compiler<'a> {
             return Ok(Re::never());
         }
         let quote = || Re::lit("\"");
-        if s.string.patterns.len() + s.string.formats.len() > 1 {
-            let at = s.string.patterns.first().map(|p| &p.1).or(s.string.formats.first().map(|f| &f.1)).unwrap();
-            return Err(unsupported(
-                if s.string.patterns.len() > 1 { "pattern" } else { "format" },
-                parent(at),
-                "a string constrained by several patterns/formats (no regex intersection)",
-            ));
-        }
-        let body = if let Some((p, at)) = s.string.patterns.first() {
-            let pat = pattern::parse(p).map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
-            self.constrained(pat, min, max, "pattern", at)?
-        } else if let Some((f, at)) = s.string.formats.first() {
-            let Some(src) = fragments::format_pattern(f) else {
-                return Err(unsupported(
-                    "format",
-                    parent(at),
-                    &format!("format \"{f}\" is not supported (supported: {})", fragments::FORMATS.join(", ")),
-                ));
-            };
-            let pat = pattern::parse(&format!("^(?:{src})$")).expect("format patterns parse");
-            if let (0, None) = (min, max) {
-                if let Some(re) = self.format_cache.get(f) {
-                    re.clone()
-                } else {
-                    let re = self.constrained(pat, 0, None, "format", at)?;
-                    self.format_cache.insert(f.clone(), re.clone());
-                    re
-                }
-            } else {
-                self.constrained(pat, min, max, "format", at)?
-            }
-        } else {
+        let length = || {
             let max = max.map(|m| u32::try_from(m).unwrap_or(u32::MAX));
             let min = u32::try_from(min).unwrap_or(u32::MAX);
             Re::repeat(Re::raw(JSON_CHAR), min, max)
+        };
+        // Every pattern and known format; an unknown format is an annotation (JSON
+        // Schema 2020-12) unless the configuration makes it an error.
+        let mut constraints: Vec<(Option<&String>, Pat, &'static str, &String)> = Vec::new();
+        for (p, at) in &s.string.patterns {
+            let pat = pattern::parse(p).map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
+            constraints.push((None, pat, "pattern", at));
+        }
+        for (f, at) in &s.string.formats {
+            match fragments::format_pattern(f) {
+                Some(src) => {
+                    let pat = pattern::parse(&format!("^(?:{src})$")).expect("format patterns parse");
+                    constraints.push((Some(f), pat, "format", at));
+                }
+                None if self.config.get_unknown_formats_are_errors() => {
+                    return Err(unsupported(
+                        "format",
+                        parent(at),
+                        &format!("format \"{f}\" is not supported (supported: {})", fragments::FORMATS.join(", ")),
+                    ));
+                }
+                None => {}
+            }
+        }
+        let unlimited = min == 0 && max.is_none();
+        let body = match constraints.len() {
+            0 => length(),
+            1 => {
+                let (format, pat, keyword, at) = constraints.pop().expect("one constraint");
+                match (format, unlimited) {
+                    (Some(f), true) => match self.format_cache.get(f) {
+                        Some(re) => re.clone(),
+                        None => {
+                            let re = self.constrained(pat, 0, None, keyword, at)?;
+                            self.format_cache.insert(f.clone(), re.clone());
+                            re
+                        }
+                    },
+                    (_, true) => self.constrained(pat, 0, None, keyword, at)?,
+                    // A length the pattern's regex cannot carry becomes an intersection.
+                    (_, false) => match self.constrained(pat.clone(), min, max, keyword, at) {
+                        Ok(re) => re,
+                        Err(_) => Re::and([self.constrained(pat, 0, None, keyword, at)?, length()]),
+                    },
+                }
+            }
+            _ => {
+                // Several patterns/formats on one string: their intersection (an
+                // automaton; a regex cannot say it).
+                let mut parts = Vec::new();
+                for (_, pat, keyword, at) in constraints {
+                    parts.push(self.constrained(pat, 0, None, keyword, at)?);
+                }
+                if !unlimited {
+                    parts.push(length());
+                }
+                Re::and(parts)
+            }
         };
         Ok(Re::concat([quote(), body, quote()]))
     }

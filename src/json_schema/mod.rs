@@ -62,6 +62,7 @@ mod pattern;
 mod re;
 mod schema;
 
+use crate::automaton::expr::{ExprId, ExprSet};
 use crate::automaton::{Dfa, DEAD};
 use crate::error::{Error, ErrorKind, Result};
 use json::Json;
@@ -108,6 +109,7 @@ pub struct Config {
     property_order: PropertyOrder,
     allow_additional_properties: bool,
     max_regex_size: usize,
+    unknown_formats_are_errors: bool,
 }
 
 impl Default for Config {
@@ -119,6 +121,7 @@ impl Default for Config {
             property_order: PropertyOrder::Schema,
             allow_additional_properties: false,
             max_regex_size: DEFAULT_MAX_REGEX_SIZE,
+            unknown_formats_are_errors: false,
         }
     }
 }
@@ -179,6 +182,18 @@ impl Config {
         self
     }
 
+    /// Whether a `format` logitmask does not know is an error (`true`) or, as JSON
+    /// Schema 2020-12 says, an annotation that constrains nothing (`false`, the default).
+    pub fn unknown_formats_are_errors(mut self, yes: bool) -> Config {
+        self.unknown_formats_are_errors = yes;
+        self
+    }
+
+    /// Whether unknown formats are errors.
+    pub fn get_unknown_formats_are_errors(&self) -> bool {
+        self.unknown_formats_are_errors
+    }
+
     /// The whitespace pattern.
     pub fn get_whitespace(&self) -> Option<&str> {
         self.whitespace.as_deref()
@@ -227,16 +242,13 @@ pub fn regex_from_json_schema_str(schema: &str, config: &Config) -> Result<Strin
 }
 
 fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
-    let ws = whitespace_re(config)?;
-    if matches!(schema, Json::Bool(false)) {
-        return Err(Error::new(ErrorKind::InvalidSchema, "the schema is `false`: no value validates"));
-    }
-    let mut compiler = compile::Compiler::new(schema, config, ws);
-    let re = compiler.compile_root()?;
-    if re.is_never() {
+    let re = compile_re(schema, config)?;
+    if re.needs_automaton() {
         return Err(Error::new(
-            ErrorKind::InvalidSchema,
-            "no value validates against the schema (within the documented limits: recursion depth, formats, number forms)",
+            ErrorKind::UnsupportedSchema,
+            "this schema needs an intersection of languages (several patterns or formats on one string, a \
+             pattern with a length limit it does not imply), which regex text cannot express; \
+             Index::from_json_schema (JS: Index.fromJsonSchema) compiles it to an automaton",
         ));
     }
     if re.size() > config.max_regex_size as u64 {
@@ -250,6 +262,56 @@ fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
         ));
     }
     Ok(re.render())
+}
+
+fn compile_re(schema: &Json, config: &Config) -> Result<Re> {
+    let ws = whitespace_re(config)?;
+    if matches!(schema, Json::Bool(false)) {
+        return Err(Error::new(ErrorKind::InvalidSchema, "the schema is `false`: no value validates"));
+    }
+    let mut compiler = compile::Compiler::new(schema, config, ws);
+    let re = compiler.compile_root()?;
+    if re.is_never() {
+        return Err(Error::new(
+            ErrorKind::InvalidSchema,
+            "no value validates against the schema (within the documented limits: recursion depth, formats, number forms)",
+        ));
+    }
+    Ok(re)
+}
+
+/// A schema compiled to an automaton expression, with the regex text that says the same
+/// where it fits in `max_regex_size` (else a description), for [`Index`](crate::Index).
+pub(crate) struct SchemaAutomaton {
+    pub(crate) exprs: ExprSet,
+    pub(crate) root: ExprId,
+    pub(crate) pattern: String,
+}
+
+/// Compiles a schema given as JSON text (property order as written) to an automaton
+/// expression: no regex text is built, so no size limit on text applies and counts stay
+/// counts.
+pub(crate) fn automaton_from_json_schema_str(schema: &str, config: &Config) -> Result<SchemaAutomaton> {
+    let json: Json = serde_json::from_str(schema)
+        .map_err(|e| Error::with_source(ErrorKind::InvalidSchema, format!("the schema is not valid JSON: {e}"), e))?;
+    automaton_from_json(&json, config)
+}
+
+/// Compiles a schema given as a `serde_json::Value` to an automaton expression.
+pub(crate) fn automaton_from_json_schema(schema: &serde_json::Value, config: &Config) -> Result<SchemaAutomaton> {
+    automaton_from_json(&Json::from_value(schema), config)
+}
+
+fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton> {
+    let re = compile_re(schema, config)?;
+    let mut exprs = ExprSet::new();
+    let root = re.to_expr(&mut exprs, &mut re::LowerMemo::default())?;
+    let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {
+        re.render()
+    } else {
+        format!("<JSON Schema automaton: {} expression nodes; as a regex about {} bytes>", exprs.len(), re.size())
+    };
+    Ok(SchemaAutomaton { exprs, root, pattern })
 }
 
 /// The whitespace regex, checked to match only JSON whitespace.

@@ -7,8 +7,12 @@
 //! one node each), and know the rendered size before rendering it, so that a schema
 //! whose regex would explode is refused quickly instead of hanging.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::rc::Rc;
+
+use crate::automaton::expr::{ExprId, ExprSet};
+use crate::error::Result;
 
 /// A regular expression over bytes (regex-automata syntax, Unicode mode).
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +23,8 @@ struct Node {
     kind: Kind,
     /// Upper estimate of the rendered length in bytes (saturating).
     size: u64,
+    /// An intersection is inside: the tree has no regex text, only an automaton.
+    needs_automaton: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -36,6 +42,8 @@ enum Kind {
     Concat(Vec<Re>),
     Alt(Vec<Re>),
     Repeat(Re, u32, Option<u32>),
+    /// The strings of every part: only an automaton can say this (never rendered).
+    And(Vec<Re>),
 }
 
 fn node(kind: Kind) -> Re {
@@ -47,8 +55,15 @@ fn node(kind: Kind) -> Re {
         Kind::Concat(v) => v.iter().fold(0u64, |a, r| a.saturating_add(r.size())),
         Kind::Alt(v) => v.iter().fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Repeat(r, _, _) => r.size().saturating_add(28),
+        Kind::And(v) => v.iter().fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
     };
-    Re(Rc::new(Node { kind, size }))
+    let needs_automaton = match &kind {
+        Kind::And(_) => true,
+        Kind::Concat(v) | Kind::Alt(v) => v.iter().any(|r| r.0.needs_automaton),
+        Kind::Repeat(r, _, _) => r.0.needs_automaton,
+        _ => false,
+    };
+    Re(Rc::new(Node { kind, size, needs_automaton }))
 }
 
 impl Re {
@@ -157,6 +172,29 @@ impl Re {
         }
     }
 
+    /// The strings in every one of `parts`: an intersection, which regex text cannot
+    /// say; a tree holding one can only become an automaton ([`Re::to_expr`]).
+    pub(crate) fn and(parts: impl IntoIterator<Item = Re>) -> Re {
+        let mut out: Vec<Re> = Vec::new();
+        for p in parts {
+            match &p.0.kind {
+                Kind::Never => return Re::never(),
+                Kind::And(v) => out.extend(v.iter().cloned()),
+                _ => push_unique(&mut out, p),
+            }
+        }
+        match out.len() {
+            0 => Re::raw(r"(?s:.)*"),
+            1 => out.pop().unwrap(),
+            _ => node(Kind::And(out)),
+        }
+    }
+
+    /// Whether the tree holds an intersection, so that it has no regex text.
+    pub(crate) fn needs_automaton(&self) -> bool {
+        self.0.needs_automaton
+    }
+
     /// `r` or nothing.
     pub(crate) fn opt(r: Re) -> Re {
         Re::repeat(r, 0, Some(1))
@@ -226,6 +264,9 @@ impl Re {
                 }
             }
             Kind::Class(s) => out.push_str(s),
+            // Callers check needs_automaton() first; render something that matches nothing
+            // rather than panic.
+            Kind::And(_) => out.push_str(r"[a&&b]"),
             Kind::Raw(s) => {
                 if prec == Prec::Alt {
                     out.push_str(s);
@@ -287,6 +328,56 @@ impl Re {
                 }
             }
         }
+    }
+}
+
+/// Shared subtrees and repeated leaf texts, lowered once.
+#[derive(Default)]
+pub(crate) struct LowerMemo {
+    nodes: HashMap<*const Node, ExprId>,
+    texts: HashMap<String, ExprId>,
+}
+
+impl Re {
+    /// The same language as an automaton expression in `set`: no text is rendered, so
+    /// the size is that of the tree (shared subtrees once), and counts stay counts.
+    pub(crate) fn to_expr(&self, set: &mut ExprSet, memo: &mut LowerMemo) -> Result<ExprId> {
+        let key = Rc::as_ptr(&self.0);
+        if let Some(&e) = memo.nodes.get(&key) {
+            return Ok(e);
+        }
+        let e = match &self.0.kind {
+            Kind::Never => ExprId::NOTHING,
+            Kind::Empty => ExprId::EMPTY,
+            Kind::Lit(s) => set.literal(s.as_bytes()),
+            Kind::Class(s) | Kind::Raw(s) => match memo.texts.get(s) {
+                Some(&e) => e,
+                None => {
+                    let e = set.regex(s)?;
+                    memo.texts.insert(s.clone(), e);
+                    e
+                }
+            },
+            Kind::Concat(v) => {
+                let parts = v.iter().map(|r| r.to_expr(set, memo)).collect::<Result<Vec<_>>>()?;
+                set.concat(&parts)
+            }
+            Kind::Alt(v) => {
+                let alts = v.iter().map(|r| r.to_expr(set, memo)).collect::<Result<Vec<_>>>()?;
+                set.union(&alts)
+            }
+            Kind::Repeat(r, min, max) => {
+                let body = r.to_expr(set, memo)?;
+                set.repeat(body, *min, *max)
+            }
+            Kind::And(v) => {
+                let parts = v.iter().map(|r| r.to_expr(set, memo)).collect::<Result<Vec<_>>>()?;
+                set.intersection(&parts)
+            }
+        };
+        // The key stays valid: `self` (and so the node) outlives the memo's use.
+        memo.nodes.insert(key, e);
+        Ok(e)
     }
 }
 

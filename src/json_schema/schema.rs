@@ -450,7 +450,20 @@ impl<'a> Doc<'a> {
                         Some(t) => parse_types(t, &pointer_push(&k.at(), "type"))?,
                         None => ALL_TYPES,
                     },
-                    _ => return Err(unsupported(key, ptr, "only `not: {\"type\": ...}` is supported")),
+                    _ => {
+                        // Key presence, types, and their boolean combinations are negated
+                        // exactly, as a schema applied beside this one.
+                        let Some(negated) = self.negate(value, k.base, 0) else {
+                            return Err(unsupported(
+                                key,
+                                ptr,
+                                "supported: `not` of `type`, `required`, and of anyOf/allOf/not/$ref over those",
+                            ));
+                        };
+                        let node = self.parse(&negated, &k.at(), k.base)?;
+                        s.apply.all_of.push(node);
+                        return Ok(true);
+                    }
                 };
                 s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
             }
@@ -594,6 +607,78 @@ impl<'a> Doc<'a> {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// A schema that validates exactly the instances `schema` does not, for the forms
+    /// whose complement JSON Schema itself can say: `required` (a property that must be
+    /// absent is `properties: {p: false}`), `type` (the other types), booleans, and
+    /// `anyOf`/`allOf`/`not`/`$ref` over those (De Morgan). `None` for anything else:
+    /// complementing a language the compiler only approximates (property order, number
+    /// spellings, depth cuts) could accept invalid text.
+    fn negate(&self, schema: &Json, base: &str, depth: usize) -> Option<Json> {
+        const MAX_DEPTH: usize = 16;
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let members = match schema {
+            Json::Bool(b) => return Some(Json::Bool(!b)),
+            Json::Object(m) => m,
+            _ => return None,
+        };
+        let obj = |k: &str, v: Json| Json::Object(vec![(k.to_string(), v)]);
+        let absent = |name: &String| obj("properties", obj(name, Json::Bool(false)));
+        // not (A and B and ...) = (not A) or (not B) or ...
+        let mut alternatives = Vec::new();
+        for (key, value) in members {
+            match key.as_str() {
+                k if is_annotation(k) => {}
+                "required" => {
+                    let Json::Array(names) = value else { return None };
+                    for n in names {
+                        let Json::String(n) = n else { return None };
+                        alternatives.push(absent(n));
+                    }
+                }
+                "type" => {
+                    let types = parse_types(value, "").ok()?;
+                    let rest = ALL_TYPES & !types;
+                    if rest & NUMBER != 0 && rest & INTEGER == 0 {
+                        return None; // "numbers that are not integers" has no type name
+                    }
+                    let mut names = Vec::new();
+                    for (bit, name) in
+                        [(NULL, "null"), (BOOLEAN, "boolean"), (OBJECT, "object"), (ARRAY, "array"), (STRING, "string")]
+                    {
+                        if rest & bit != 0 {
+                            names.push(Json::String(name.to_string()));
+                        }
+                    }
+                    if rest & NUMBER != 0 {
+                        names.push(Json::String("number".to_string()));
+                    } else if rest & INTEGER != 0 {
+                        names.push(Json::String("integer".to_string()));
+                    }
+                    alternatives.push(if names.is_empty() { Json::Bool(false) } else { obj("type", Json::Array(names)) });
+                }
+                "anyOf" | "allOf" => {
+                    let Json::Array(list) = value else { return None };
+                    let negated = list.iter().map(|x| self.negate(x, base, depth + 1)).collect::<Option<Vec<_>>>()?;
+                    alternatives.push(obj(if key == "anyOf" { "allOf" } else { "anyOf" }, Json::Array(negated)));
+                }
+                "not" => alternatives.push(value.clone()),
+                "$ref" => {
+                    let Json::String(r) = value else { return None };
+                    let target = self.resolve_ref(&resolve_uri(base, r), "").ok()?;
+                    alternatives.push(self.negate(self.at(&target)?, base, depth + 1)?);
+                }
+                _ => return None,
+            }
+        }
+        Some(match alternatives.len() {
+            0 => Json::Bool(false),
+            1 => alternatives.pop().expect("one"),
+            _ => obj("anyOf", Json::Array(alternatives)),
+        })
     }
 
     /// `allOf`, `anyOf`, `oneOf`, `$ref`.

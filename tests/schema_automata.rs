@@ -1,0 +1,105 @@
+//! JSON Schemas compiled to automaton expressions: what the regex text could not say
+//! (intersections of patterns, formats and lengths; negated key presence; large counts),
+//! checked on every text against the `jsonschema`-free oracle of the schema's meaning:
+//! accepted texts are exactly the ones listed as valid.
+
+use std::sync::Arc;
+
+use logitmask::json_schema::{regex_from_json_schema_str, Config};
+use logitmask::{ErrorKind, Index, IndexConfig, Vocabulary};
+
+/// Every single byte as a token (ids 0..=255) and EOS 256: walks are byte by byte.
+fn bytes_vocab() -> Arc<Vocabulary> {
+    let tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).chain([None]).collect();
+    Arc::new(Vocabulary::new(tokens, &[256]).unwrap())
+}
+
+fn accepts(index: &Index, text: &str) -> bool {
+    let mut s = index.initial_state();
+    for &b in text.as_bytes() {
+        match index.next_state(s, b as u32).unwrap() {
+            Some(t) => s = t,
+            None => return false,
+        }
+    }
+    index.is_final(s).unwrap()
+}
+
+fn check(schema: &str, config: &Config, valid: &[&str], invalid: &[&str]) -> Index {
+    let vocab = bytes_vocab();
+    for lazy in [true, false] {
+        let index = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().lazy(lazy), config)
+            .unwrap_or_else(|e| panic!("{schema}: {e:?}"));
+        for t in valid {
+            assert!(accepts(&index, t), "{schema} (lazy {lazy}) refuses valid {t}");
+        }
+        for t in invalid {
+            assert!(!accepts(&index, t), "{schema} (lazy {lazy}) accepts invalid {t}");
+        }
+    }
+    Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().lazy(true), config).unwrap()
+}
+
+#[test]
+fn pattern_with_a_length_it_does_not_imply_is_an_intersection() {
+    let schema = r#"{"type":"string","pattern":"^[a-z]+(-[a-z]+)*$","minLength":3,"maxLength":5}"#;
+    check(schema, &Config::new(), &[r#""abc""#, r#""ab-cd""#, r#""a-b""#], &[r#""ab""#, r#""abcdef""#, r#""ab-""#, r#""AB-c""#]);
+    // The regex text cannot say it, and says why.
+    let e = regex_from_json_schema_str(schema, &Config::new()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
+    assert!(e.message().contains("Index"), "{e:?}");
+}
+
+#[test]
+fn several_patterns_and_formats_on_one_string_intersect() {
+    let schema = r#"{"allOf":[{"type":"string","pattern":"^[0-9a-f-]+$"},{"format":"uuid"},{"pattern":"^0"}]}"#;
+    check(
+        schema,
+        &Config::new(),
+        &[r#""0b4e9a12-3c4d-4e5f-8a6b-7c8d9e0f1a2b""#],
+        &[r#""1b4e9a12-3c4d-4e5f-8a6b-7c8d9e0f1a2b""#, r#""0B4E9A12-3C4D-4E5F-8A6B-7C8D9E0F1A2B""#, r#""0abc""#],
+    );
+}
+
+#[test]
+fn unknown_formats_are_annotations_unless_asked() {
+    let schema = r#"{"type":"string","format":"color","maxLength":4}"#;
+    check(schema, &Config::new(), &[r#""red""#, r#""""#], &[r#""green""#, "1"]);
+    let e = Index::from_json_schema_str(
+        schema,
+        &bytes_vocab(),
+        &IndexConfig::new(),
+        &Config::new().unknown_formats_are_errors(true),
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
+    assert!(e.message().contains("color"), "{e:?}");
+}
+
+#[test]
+fn not_required_forbids_the_key_exactly() {
+    let config = Config::new().allow_additional_properties(true);
+    let props = r#""properties":{"a":{"type":"integer"},"b":{"type":"integer"}}"#;
+    // Not both.
+    let schema = format!(r#"{{"type":"object",{props},"not":{{"required":["a","b"]}}}}"#);
+    check(&schema, &config, &[r#"{"a":1}"#, r#"{"b":2}"#, "{}", r#"{"c":3}"#], &[r#"{"a":1,"b":2}"#]);
+    // Neither (not anyOf = allOf of nots), also as an undeclared key.
+    let schema = r#"{"type":"object","not":{"anyOf":[{"required":["x"]},{"required":["y"]}]}}"#;
+    check(schema, &config, &["{}", r#"{"z":1}"#], &[r#"{"x":1}"#, r#"{"y":{}}"#, r#"{"z":1,"x":2}"#]);
+    // not not = the schema itself; not of a type.
+    let schema = r#"{"not":{"not":{"type":"object","required":["k"]}}}"#;
+    check(schema, &config, &[r#"{"k":null}"#], &["{}", "1", r#""k""#]);
+    let schema = r#"{"not":{"type":["object","array","string","boolean","null"]}}"#;
+    check(schema, &config, &["1", "-2.5"], &["{}", "[]", r#""1""#, "true", "null"]);
+}
+
+#[test]
+fn large_counts_stay_small_in_lazy_mode() {
+    let schema = r#"{"type":"array","items":{"type":"string","maxLength":32767},"maxItems":1000}"#;
+    // Lazy only: an eager build would have to reach every count.
+    let index = Index::from_json_schema_str(schema, &bytes_vocab(), &IndexConfig::new().lazy(true), &Config::new()).unwrap();
+    assert!(accepts(&index, r#"["a","bc"]"#) && accepts(&index, "[]") && !accepts(&index, r#"["a",1]"#));
+    let long = format!(r#"["{}"]"#, "x".repeat(2000));
+    assert!(accepts(&index, &long));
+    assert!(index.memory_usage() < 16 << 20, "{}", index.memory_usage());
+}
