@@ -386,7 +386,12 @@ fn formats() {
         &["example.com", "a", "a-b.c-d.e", "a--b.com"],
         &["-a.com", "a-.com", "a..b", ".a", "a_b.com", "xn--abc.com"],
     );
-    error(r#"{"type":"string","format":"iri"}"#, ErrorKind::UnsupportedSchema, &["\"format\"", "iri"]);
+    // An unknown format is an annotation (JSON Schema 2020-12), unless asked otherwise.
+    check(r#"{"type":"string","format":"iri"}"#, &[r#""anything""#], &["1"]);
+    let e = regex_from_json_schema_str(r#"{"type":"string","format":"iri"}"#, &Config::new().unknown_formats_are_errors(true))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
+    assert!(e.message().contains("\"format\"") && e.message().contains("iri"), "{e:?}");
     // A format only constrains strings: elsewhere it is no error.
     check(r#"{"type":"integer","format":"int32"}"#, &["1"], &[]);
 }

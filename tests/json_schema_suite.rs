@@ -1,7 +1,10 @@
 //! The JSON-Schema-Test-Suite (draft 2020-12, `tests/testdata/json-schema-test-suite/`)
-//! against the JSON Schema -> regex compiler.
+//! against the JSON Schema compiler, through the automaton an index builds
+//! (`Index::from_json_schema_str`, lazy, over single-byte tokens), which intersects
+//! and complements where regex text cannot; formats are assertions in the suite's
+//! `optional/format/` files only (elsewhere an unknown format is an annotation).
 //!
-//! For every schema that compiles (to a regex and a DFA):
+//! For every schema that compiles:
 //! * no invalid instance may match, in any key order of its objects (false positives
 //!   must be zero: a generation that the regex allows would parse to an invalid value);
 //! * every valid instance should match in the form the regex targets: compact, declared
@@ -15,11 +18,12 @@
 //! `LOGITMASK_UPDATE_BASELINE=1` to rewrite the baseline after an improvement.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use logitmask::json_schema::{regex_from_json_schema_str, Config};
-use logitmask::{Dfa, ErrorKind};
+use logitmask::json_schema::Config;
+use logitmask::{ErrorKind, Index, IndexConfig, Vocabulary};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// A JSON value that keeps object keys in document order and numbers as read.
@@ -482,7 +486,30 @@ fn files() -> Vec<(String, PathBuf)> {
 
 /// Runs every file under `config`; returns per-file counts, false positives, and
 /// refusals by error kind.
+/// Whole-text matching through an index over single-byte tokens: the schema's automaton
+/// as `Index::from_json_schema_str` builds it (the path that can intersect and complement).
+struct IndexMatcher<'a>(&'a Index);
+
+impl IndexMatcher<'_> {
+    fn is_match(&self, text: &[u8]) -> bool {
+        let mut s = self.0.initial_state();
+        for &b in text {
+            match self.0.next_state(s, b as u32) {
+                Ok(Some(t)) => s = t,
+                _ => return false,
+            }
+        }
+        self.0.is_final(s).unwrap_or(false)
+    }
+}
+
+fn bytes_vocab() -> Arc<Vocabulary> {
+    let tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).chain([None]).collect();
+    Arc::new(Vocabulary::new(tokens, &[256]).unwrap())
+}
+
 fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<String>, BTreeMap<&'static str, usize>) {
+    let vocab = bytes_vocab();
     let mut results: BTreeMap<String, Counts> = BTreeMap::new();
     let mut false_positives: Vec<String> = Vec::new();
     let mut errors_by_kind: BTreeMap<&'static str, usize> = BTreeMap::new();
@@ -502,7 +529,13 @@ fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<S
             let nvalid = tests.iter().filter(|t| matches!(t.get("valid"), Some(J::Bool(true)))).count();
             let mut text = String::new();
             schema.schema_text(&mut text);
-            let regex = match regex_from_json_schema_str(&text, config) {
+            // Formats are assertions in the suite's optional/format tests only.
+            let file_config = if name.starts_with("optional/format/") {
+                config.clone().unknown_formats_are_errors(true)
+            } else {
+                config.clone()
+            };
+            let index = match Index::from_json_schema_str(&text, &vocab, &IndexConfig::new().lazy(true), &file_config) {
                 Ok(r) => r,
                 Err(e) => {
                     c.unsupported += 1;
@@ -514,24 +547,17 @@ fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<S
                     assert!(
                         matches!(
                             e.kind(),
-                            ErrorKind::UnsupportedSchema | ErrorKind::InvalidSchema | ErrorKind::DfaTooLarge
+                            ErrorKind::UnsupportedSchema
+                                | ErrorKind::InvalidSchema
+                                | ErrorKind::DfaTooLarge
+                                | ErrorKind::BuildTooExpensive
                         ),
                         "{name} / {desc}: unexpected error kind {e:?}"
                     );
                     continue;
                 }
             };
-            let dfa = match Dfa::new(&regex) {
-                Ok(d) => d,
-                Err(e) => {
-                    c.unsupported += 1;
-                    *errors_by_kind.entry(e.kind().code()).or_default() += 1;
-                    if verbose {
-                        println!("  [{name}] {desc}: DFA: {e}");
-                    }
-                    continue;
-                }
-            };
+            let dfa = IndexMatcher(&index);
             c.compiled += 1;
             c.valid += nvalid;
             c.invalid += tests.len() - nvalid;

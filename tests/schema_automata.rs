@@ -103,3 +103,26 @@ fn large_counts_stay_small_in_lazy_mode() {
     assert!(accepts(&index, &long));
     assert!(index.memory_usage() < 16 << 20, "{}", index.memory_usage());
 }
+
+#[test]
+fn pattern_properties_split_undeclared_names_exactly() {
+    let config = Config::new().allow_additional_properties(true);
+    // Names matching ^x- take integers, the others strings; a declared name that
+    // matches takes both its own schema and the pattern's.
+    let schema = r#"{"type":"object","properties":{"x-id":{"minimum":10}},
+        "patternProperties":{"^x-":{"type":"integer"}},"additionalProperties":{"type":"string"}}"#;
+    check(
+        schema,
+        &config,
+        &[r#"{"x-id":12}"#, r#"{"x-a":1}"#, r#"{"b":"s"}"#, r#"{"x-id":10,"x-b":-1,"c":""}"#, "{}"],
+        &[r#"{"x-id":9}"#, r#"{"x-id":"s"}"#, r#"{"x-a":"s"}"#, r#"{"b":1}"#, r#"{"x-a":1.5}"#],
+    );
+    // Overlapping patterns: a name matching both takes both schemas.
+    let schema = r#"{"type":"object","patternProperties":{"^a":{"type":"integer"},"b$":{"minimum":5}},"additionalProperties":false}"#;
+    check(
+        schema,
+        &config,
+        &[r#"{"a":1}"#, r#"{"ab":7}"#, r#"{"b":5.5}"#, "{}"],
+        &[r#"{"ab":3}"#, r#"{"ab":7.5}"#, r#"{"c":1}"#, r#"{"b":1}"#],
+    );
+}

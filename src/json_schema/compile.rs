@@ -39,6 +39,9 @@ pub(crate) struct Compiler<'a> {
     props: PropCache,
     branches: usize,
     flatten_depth: usize,
+    /// The first keyword (and location) that needed an intersection or a complement:
+    /// the reason a regex text cannot be written (`regex_from_json_schema` names it).
+    pub(crate) automaton_only: Option<(&'static str, String)>,
 }
 
 impl<'a> Compiler<'a> {
@@ -53,6 +56,7 @@ impl<'a> Compiler<'a> {
             props: PropCache::default(),
             branches: 0,
             flatten_depth: 0,
+            automaton_only: None,
         }
     }
 
@@ -440,7 +444,10 @@ impl<'a> Compiler<'a> {
                     // A length the pattern's regex cannot carry becomes an intersection.
                     (_, false) => match self.constrained(pat.clone(), min, max, keyword, at) {
                         Ok(re) => re,
-                        Err(_) => Re::and([self.constrained(pat, 0, None, keyword, at)?, length()]),
+                        Err(_) => {
+                            self.needs_automaton(keyword, at);
+                            Re::and([self.constrained(pat, 0, None, keyword, at)?, length()])
+                        }
                     },
                 }
             }
@@ -448,6 +455,7 @@ impl<'a> Compiler<'a> {
                 // Several patterns/formats on one string: their intersection (an
                 // automaton; a regex cannot say it).
                 let mut parts = Vec::new();
+                self.needs_automaton(constraints[1].2, constraints[1].3);
                 for (_, pat, keyword, at) in constraints {
                     parts.push(self.constrained(pat, 0, None, keyword, at)?);
                 }
@@ -687,7 +695,11 @@ impl<'a> Compiler<'a> {
         for (k, node) in &s.object.props {
             names.push(k.clone());
             let required = s.object.required.contains(k);
-            let v = self.compile_node(node)?;
+            let node = match self.pattern_rule(s, k)? {
+                Some(p) => both(node, &p),
+                None => node.clone(),
+            };
+            let v = self.compile_node(&node)?;
             if v.is_never() {
                 if required {
                     return Ok(Re::never());
@@ -702,9 +714,12 @@ impl<'a> Compiler<'a> {
                 continue;
             }
             names.push(r.clone());
-            let v = match &extra_node {
-                None => self.any(self.config.any_value_depth),
-                Some(n) => self.compile_node(n)?,
+            let v = match self.pattern_rule(s, r)? {
+                Some(node) => self.compile_node(&node)?,
+                None => match &extra_node {
+                    None => self.any(self.config.any_value_depth),
+                    Some(n) => self.compile_node(n)?,
+                },
             };
             if v.is_never() {
                 return Ok(Re::never());
@@ -717,15 +732,15 @@ impl<'a> Compiler<'a> {
             None => self.any(self.config.any_value_depth),
             Some(n) => self.compile_node(n)?,
         };
-        let extra = if extra_value.is_never() {
-            None
+        let undeclared = if names.is_empty() {
+            Re::concat([Re::lit("\""), Re::star(Re::raw(JSON_CHAR)), Re::lit("\"")])
         } else {
-            let key = if names.is_empty() {
-                Re::concat([Re::lit("\""), Re::star(Re::raw(JSON_CHAR)), Re::lit("\"")])
-            } else {
-                key_not_in(&names)
-            };
-            Some(self.member(key, extra_value))
+            key_not_in(&names)
+        };
+        let extra = if s.object.patterns.is_empty() {
+            (!extra_value.is_never()).then(|| self.member(undeclared, extra_value))
+        } else {
+            self.pattern_members(s, undeclared, extra_value)?
         };
         let parts = ObjectParts { members, extra, min, max, sep: self.sep() };
         let (body, empty_ok) = match self.config.property_order {
@@ -749,6 +764,87 @@ impl<'a> Compiler<'a> {
             return Ok(if empty_ok { Re::concat([Re::lit("{"), self.ws.clone(), Re::lit("}")]) } else { Re::never() });
         }
         Ok(self.container("{", body, empty_ok, "}"))
+    }
+
+    /// Notes that the keyword at `at` needed an automaton (the first one is reported).
+    fn needs_automaton(&mut self, keyword: &'static str, at: &str) {
+        if self.automaton_only.is_none() {
+            self.automaton_only = Some((keyword, parent(at).to_string()));
+        }
+    }
+
+    /// The schema `patternProperties` gives the name `k` (every matching pattern's, as
+    /// one), if any pattern matches it.
+    fn pattern_rule(&mut self, s: &Sch, k: &str) -> Result<Option<NodeRef>> {
+        let mut rule: Option<NodeRef> = None;
+        for (p, node, at) in &s.object.patterns {
+            let body = self.pattern_body(p, at)?;
+            let dfa = Dfa::new(&body.render()).map_err(|e| unsupported("patternProperties", parent(at), e.message()))?;
+            let spelled = key_text(k);
+            if dfa.is_match(spelled[1..spelled.len() - 1].as_bytes()) {
+                rule = Some(match rule {
+                    None => node.clone(),
+                    Some(r) => both(&r, node),
+                });
+            }
+        }
+        Ok(rule)
+    }
+
+    /// The strings a key pattern matches, as JSON string content.
+    fn pattern_body(&mut self, p: &str, at: &str) -> Result<Re> {
+        let pat = pattern::parse(p).map_err(|e| unsupported("patternProperties", parent(at), &format!("{p:?}: {e}")))?;
+        self.constrained(pat, 0, None, "patternProperties", at)
+    }
+
+    /// The undeclared members of an object with `patternProperties`: one alternative
+    /// per set of patterns a name can match (its value must satisfy all of them), and
+    /// the names matching none take `extra_value`. Names are split by intersections and
+    /// complements of the key languages, within canonically spelled keys, so that each
+    /// name has exactly one rule (an automaton: regex text cannot say this).
+    fn pattern_members(&mut self, s: &Sch, undeclared: Re, extra_value: Re) -> Result<Option<Re>> {
+        const MAX_PATTERNS: usize = 4;
+        let patterns = &s.object.patterns;
+        if patterns.len() > MAX_PATTERNS {
+            return Err(unsupported(
+                "patternProperties",
+                parent(&patterns[0].2),
+                &format!("more than {MAX_PATTERNS} patterns on one object"),
+            ));
+        }
+        self.needs_automaton("patternProperties", parent(&patterns[0].2));
+        let quote = || Re::lit("\"");
+        let mut keys = Vec::new();
+        for (p, _, at) in patterns {
+            keys.push(Re::concat([quote(), self.pattern_body(p, at)?, quote()]));
+        }
+        // Keys with one spelling only: complements taken within them are exact.
+        let canonical = Re::concat([quote(), Re::star(Re::raw(CANONICAL_KEY_CHAR)), quote()]);
+        let mut alts = Vec::new();
+        for subset in 0u32..(1 << patterns.len()) {
+            let mut key_parts = vec![undeclared.clone(), canonical.clone()];
+            let mut rule: Option<NodeRef> = None;
+            for (i, key) in keys.iter().enumerate() {
+                if subset & (1 << i) != 0 {
+                    key_parts.push(key.clone());
+                    rule = Some(match rule {
+                        None => patterns[i].1.clone(),
+                        Some(r) => both(&r, &patterns[i].1),
+                    });
+                } else {
+                    key_parts.push(Re::not(key.clone()));
+                }
+            }
+            let value = match rule {
+                Some(node) => self.compile_node(&node)?,
+                None => extra_value.clone(),
+            };
+            if value.is_never() {
+                continue;
+            }
+            alts.push(self.member(Re::and(key_parts), value));
+        }
+        Ok((!alts.is_empty()).then(|| Re::alt(alts)))
     }
 
     // ------------------------------------------------------------------------------
@@ -1106,6 +1202,11 @@ fn items_only(item: &Re, sep: &Re, j: u64, lo: u64, hi: Option<u64>) -> Re {
         one
     }
 }
+
+/// One character of a canonically spelled key in the keys `patternProperties` splits:
+/// unescaped except `"` and `\` (keys with control characters or other escapes are
+/// not produced there, so that every name has one spelling).
+const CANONICAL_KEY_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\])"#;
 
 fn key_not_in(names: &[String]) -> Re {
     #[derive(Default)]

@@ -242,13 +242,17 @@ pub fn regex_from_json_schema_str(schema: &str, config: &Config) -> Result<Strin
 }
 
 fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
-    let re = compile_re(schema, config)?;
+    let (re, automaton_only) = compile_re(schema, config)?;
     if re.needs_automaton() {
+        let (keyword, at) = automaton_only.unwrap_or(("pattern", "#".to_string()));
         return Err(Error::new(
             ErrorKind::UnsupportedSchema,
-            "this schema needs an intersection of languages (several patterns or formats on one string, a \
-             pattern with a length limit it does not imply), which regex text cannot express; \
-             Index::from_json_schema (JS: Index.fromJsonSchema) compiles it to an automaton",
+            format!(
+                "unsupported keyword \"{keyword}\" at {at} in a regex: it needs an intersection or a complement \
+                 of languages (several patterns/formats on one string, a length a pattern does not imply, \
+                 patternProperties), which regex text cannot express; Index::from_json_schema \
+                 (JS: Index.fromJsonSchema) compiles it to an automaton"
+            ),
         ));
     }
     if re.size() > config.max_regex_size as u64 {
@@ -264,7 +268,7 @@ fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
     Ok(re.render())
 }
 
-fn compile_re(schema: &Json, config: &Config) -> Result<Re> {
+fn compile_re(schema: &Json, config: &Config) -> Result<(Re, Option<(&'static str, String)>)> {
     let ws = whitespace_re(config)?;
     if matches!(schema, Json::Bool(false)) {
         return Err(Error::new(ErrorKind::InvalidSchema, "the schema is `false`: no value validates"));
@@ -277,7 +281,7 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Re> {
             "no value validates against the schema (within the documented limits: recursion depth, formats, number forms)",
         ));
     }
-    Ok(re)
+    Ok((re, compiler.automaton_only))
 }
 
 /// A schema compiled to an automaton expression, with the regex text that says the same
@@ -303,7 +307,7 @@ pub(crate) fn automaton_from_json_schema(schema: &serde_json::Value, config: &Co
 }
 
 fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton> {
-    let re = compile_re(schema, config)?;
+    let (re, _) = compile_re(schema, config)?;
     let mut exprs = ExprSet::new();
     let root = re.to_expr(&mut exprs, &mut re::LowerMemo::default())?;
     let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {

@@ -44,6 +44,9 @@ enum Kind {
     Repeat(Re, u32, Option<u32>),
     /// The strings of every part: only an automaton can say this (never rendered).
     And(Vec<Re>),
+    /// Every byte string not in the part (callers intersect it with their universe);
+    /// automaton only.
+    Not(Re),
 }
 
 fn node(kind: Kind) -> Re {
@@ -56,9 +59,10 @@ fn node(kind: Kind) -> Re {
         Kind::Alt(v) => v.iter().fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Repeat(r, _, _) => r.size().saturating_add(28),
         Kind::And(v) => v.iter().fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
+        Kind::Not(r) => r.size().saturating_add(4),
     };
     let needs_automaton = match &kind {
-        Kind::And(_) => true,
+        Kind::And(_) | Kind::Not(_) => true,
         Kind::Concat(v) | Kind::Alt(v) => v.iter().any(|r| r.0.needs_automaton),
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
@@ -190,7 +194,17 @@ impl Re {
         }
     }
 
-    /// Whether the tree holds an intersection, so that it has no regex text.
+    /// Every byte string not in `r`: intersect it with the universe meant (e.g. the
+    /// canonical keys); automaton only.
+    pub(crate) fn not(r: Re) -> Re {
+        match &r.0.kind {
+            Kind::Not(inner) => inner.clone(),
+            _ => node(Kind::Not(r)),
+        }
+    }
+
+    /// Whether the tree holds an intersection or a complement, so that it has no regex
+    /// text.
     pub(crate) fn needs_automaton(&self) -> bool {
         self.0.needs_automaton
     }
@@ -266,7 +280,7 @@ impl Re {
             Kind::Class(s) => out.push_str(s),
             // Callers check needs_automaton() first; render something that matches nothing
             // rather than panic.
-            Kind::And(_) => out.push_str(r"[a&&b]"),
+            Kind::And(_) | Kind::Not(_) => out.push_str(r"[a&&b]"),
             Kind::Raw(s) => {
                 if prec == Prec::Alt {
                     out.push_str(s);
@@ -373,6 +387,10 @@ impl Re {
             Kind::And(v) => {
                 let parts = v.iter().map(|r| r.to_expr(set, memo)).collect::<Result<Vec<_>>>()?;
                 set.intersection(&parts)
+            }
+            Kind::Not(r) => {
+                let e = r.to_expr(set, memo)?;
+                set.complement(e)
             }
         };
         // The key stays valid: `self` (and so the node) outlives the memo's use.

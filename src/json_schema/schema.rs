@@ -91,7 +91,10 @@ pub(crate) struct ArrayKeywords {
 pub(crate) struct ObjectKeywords {
     pub(crate) props: Vec<(String, NodeRef)>,
     pub(crate) required: Vec<String>,
-    /// Properties not in `props` (`None`: any).
+    /// `patternProperties`: (ECMA pattern, schema, location). Undeclared names that match
+    /// a pattern take its schema (every matching one); the others take `additional`.
+    pub(crate) patterns: Vec<(String, NodeRef, String)>,
+    /// Properties not in `props` and matching no pattern (`None`: any).
     pub(crate) additional: Option<NodeRef>,
     pub(crate) min_props: u64,
     pub(crate) max_props: Option<u64>,
@@ -153,6 +156,7 @@ impl ObjectKeywords {
     fn is_trivial(&self) -> bool {
         self.props.is_empty()
             && self.required.is_empty()
+            && self.patterns.is_empty()
             && is_any(&self.additional)
             && self.min_props == 0
             && self.max_props.is_none()
@@ -472,7 +476,7 @@ impl<'a> Doc<'a> {
             }
             "if" => {}            // no effect without "then"/"else"
             "then" | "else" => {} // no effect without "if"
-            "dependentRequired" | "dependentSchemas" | "dependencies" | "patternProperties" => {
+            "dependentRequired" | "dependentSchemas" | "dependencies" => {
                 let empty = matches!(value, Json::Object(m) if m.is_empty());
                 let only_empty_lists = key == "dependentRequired"
                     && matches!(value, Json::Object(m) if m.iter().all(|(_, v)| matches!(v, Json::Array(a) if a.is_empty())));
@@ -581,6 +585,16 @@ impl<'a> Doc<'a> {
                 for (name, sub) in props {
                     let node = self.parse(sub, &pointer_push(&k.at(), name), base)?;
                     o.props.push((name.clone(), node));
+                }
+            }
+            "patternProperties" => {
+                let Json::Object(props) = value else { return Err(invalid(key, ptr, "not an object")) };
+                for (pattern, sub) in props {
+                    let at = pointer_push(&k.at(), pattern);
+                    let node = self.parse(sub, &at, base)?;
+                    if !matches!(*node, Node::Any) {
+                        o.patterns.push((pattern.clone(), node, at));
+                    }
                 }
             }
             "required" => match value {
@@ -1007,7 +1021,22 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
     }
     m.array.max_contains = a.array.max_contains.clone().or_else(|| b.array.max_contains.clone());
     m.array.unique = a.array.unique.clone().or_else(|| b.array.unique.clone());
-    // Objects: a property holds under both schemas' rule for that name.
+    // Objects: a property holds under both schemas' rule for that name. With
+    // patternProperties on one side only, that side's rules stay whole as long as the
+    // other side adds no rule for undeclared names.
+    if !a.object.patterns.is_empty() || !b.object.patterns.is_empty() {
+        let (p, q) = if b.object.patterns.is_empty() { (a, b) } else { (b, a) };
+        let q_names_declared = q.object.props.iter().all(|(k, _)| p.object.props.iter().any(|(n, _)| n == k));
+        if !q.object.patterns.is_empty() || !is_any(&q.object.additional) || !q_names_declared {
+            return Err(unsupported(
+                "patternProperties",
+                &b.ptr,
+                "in allOf beside another schema's patternProperties, additionalProperties or undeclared properties",
+            ));
+        }
+        m.object.patterns = p.object.patterns.clone();
+        m.object.additional = p.object.additional.clone();
+    }
     let eff_prop = |s: &Sch, k: &str| -> Option<NodeRef> {
         s.object.props.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).or_else(|| s.object.additional.clone())
     };
@@ -1029,7 +1058,9 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
             m.object.required.push(r.clone());
         }
     }
-    m.object.additional = all_of(&a.object.additional, &b.object.additional);
+    if a.object.patterns.is_empty() && b.object.patterns.is_empty() {
+        m.object.additional = all_of(&a.object.additional, &b.object.additional);
+    }
     m.object.min_props = a.object.min_props.max(b.object.min_props);
     m.object.max_props = min_opt(a.object.max_props, b.object.max_props);
     m.apply.all_of.extend(b.apply.all_of.iter().cloned());

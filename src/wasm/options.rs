@@ -68,6 +68,7 @@ pub(super) struct JsonSchemaOptions {
     property_order: Option<PropertyOrderOption>,
     allow_additional_properties: Option<bool>,
     max_regex_size: Option<f64>,
+    unknown_formats_are_errors: Option<bool>,
 }
 
 /// `propertyOrder: "schema" | "any"`.
@@ -93,6 +94,9 @@ impl JsonSchemaOptions {
         if let Some(yes) = self.allow_additional_properties {
             c = c.allow_additional_properties(yes);
         }
+        if let Some(yes) = self.unknown_formats_are_errors {
+            c = c.unknown_formats_are_errors(yes);
+        }
         if let Some(PropertyOrderOption::Any) = self.property_order {
             c = c.property_order(PropertyOrder::Any);
         }
@@ -117,6 +121,7 @@ pub(super) struct IndexAndSchemaOptions {
     property_order: Option<PropertyOrderOption>,
     allow_additional_properties: Option<bool>,
     max_regex_size: Option<f64>,
+    unknown_formats_are_errors: Option<bool>,
 }
 
 impl IndexAndSchemaOptions {
@@ -132,6 +137,7 @@ impl IndexAndSchemaOptions {
             property_order,
             allow_additional_properties,
             max_regex_size,
+            unknown_formats_are_errors,
         } = self;
         (
             IndexOptions { lazy, dfa_size_limit, determinize_size_limit, max_states },
@@ -142,6 +148,7 @@ impl IndexAndSchemaOptions {
                 property_order,
                 allow_additional_properties,
                 max_regex_size,
+                unknown_formats_are_errors,
             },
         )
     }

@@ -27,8 +27,12 @@ export interface JsonSchemaOptions {
   propertyOrder?: "schema" | "any";
   /** Allow undeclared properties where the schema does not forbid them (default false). */
   allowAdditionalProperties?: boolean;
-  /** Cap on the regex size in bytes (default 1 MiB). */
+  /** Cap on the regex text's size in bytes (default 1 MiB): `regexFromJsonSchema` only;
+   * `Index.fromJsonSchema` compiles to an automaton without text. */
   maxRegexSize?: number;
+  /** Whether a `format` logitmask does not know is an error (true) or, as JSON Schema
+   * 2020-12 says, an annotation (false, the default). */
+  unknownFormatsAreErrors?: boolean;
 }
 /** Options of the tokenizer loaders. Unknown keys are an error. */
 export interface TokenizerOptions {
