@@ -540,7 +540,8 @@ fn unsupported_keywords_are_errors_naming_keyword_and_location() {
         ErrorKind::UnsupportedSchema,
         &["\"patternProperties\" at #/items"],
     );
-    error(r#"{"dependentRequired":{"a":["b"]}}"#, ErrorKind::UnsupportedSchema, &["\"dependentRequired\""]);
+    // Supported now (a presence condition): "a" only with "b".
+    check(r#"{"dependentRequired":{"a":["b"]}}"#, &["{}"], &[r#"{"a":1}"#]);
     error(r#"{"propertyNames":{"maxLength":3}}"#, ErrorKind::UnsupportedSchema, &["\"propertyNames\""]);
     error(r##"{"$dynamicRef":"#x"}"##, ErrorKind::UnsupportedSchema, &["\"$dynamicRef\""]);
     // Malformed.

@@ -126,3 +126,32 @@ fn pattern_properties_split_undeclared_names_exactly() {
         &[r#"{"ab":3}"#, r#"{"ab":7.5}"#, r#"{"c":1}"#, r#"{"b":1}"#],
     );
 }
+
+#[test]
+fn dependencies_are_presence_conditions() {
+    let config = Config::new().allow_additional_properties(true);
+    let props = r#""properties":{"card":{"type":"string"},"billing":{"type":"string"},"cvv":{"type":"integer"}}"#;
+    // dependentRequired (2019-09+) and draft-04..07 dependencies with a list.
+    for deps in [r#""dependentRequired":{"card":["billing"]}"#, r#""dependencies":{"card":["billing"]}"#] {
+        let schema = format!(r#"{{"type":"object",{props},{deps}}}"#);
+        check(
+            &schema,
+            &config,
+            &["{}", r#"{"billing":"x"}"#, r#"{"card":"1","billing":"x"}"#],
+            &[r#"{"card":"1"}"#, r#"{"card":"1","cvv":1}"#],
+        );
+    }
+    // A schema dependency: with "card", "cvv" is required and "billing" absent.
+    for deps in [
+        r#""dependentSchemas":{"card":{"required":["cvv"],"not":{"required":["billing"]}}}"#,
+        r#""dependencies":{"card":{"required":["cvv"],"not":{"required":["billing"]}}}"#,
+    ] {
+        let schema = format!(r#"{{"type":"object",{props},{deps}}}"#);
+        check(
+            &schema,
+            &config,
+            &["{}", r#"{"billing":"x","cvv":1}"#, r#"{"card":"1","cvv":2}"#],
+            &[r#"{"card":"1"}"#, r#"{"card":"1","billing":"x","cvv":1}"#],
+        );
+    }
+}

@@ -477,11 +477,33 @@ impl<'a> Doc<'a> {
             "if" => {}            // no effect without "then"/"else"
             "then" | "else" => {} // no effect without "if"
             "dependentRequired" | "dependentSchemas" | "dependencies" => {
-                let empty = matches!(value, Json::Object(m) if m.is_empty());
-                let only_empty_lists = key == "dependentRequired"
-                    && matches!(value, Json::Object(m) if m.iter().all(|(_, v)| matches!(v, Json::Array(a) if a.is_empty())));
-                if !empty && !only_empty_lists {
-                    return Err(unsupported(key, ptr, ""));
+                // "If `p` is present, then D" is exactly `anyOf: [p absent, {required: [p]} and D]`,
+                // with "absent" as `properties: {p: false}`: a schema the compiler has.
+                let Json::Object(deps) = value else { return Err(invalid(key, ptr, "not an object")) };
+                let obj = |k: &str, v: Json| Json::Object(vec![(k.to_string(), v)]);
+                for (p, dep) in deps {
+                    let then = match (key, dep) {
+                        (_, Json::Array(names)) if key != "dependentSchemas" => {
+                            if names.is_empty() {
+                                continue;
+                            }
+                            if names.iter().any(|n| !matches!(n, Json::String(_))) {
+                                return Err(invalid(key, ptr, "a dependency list holds a non-string"));
+                            }
+                            obj("required", Json::Array(names.clone()))
+                        }
+                        (_, Json::Bool(true)) if key != "dependentRequired" => continue,
+                        (_, Json::Object(m)) if key != "dependentRequired" && m.is_empty() => continue,
+                        (_, schema @ (Json::Object(_) | Json::Bool(false))) if key != "dependentRequired" => {
+                            schema.clone()
+                        }
+                        _ => return Err(invalid(key, ptr, "a dependency is neither a list of names nor a schema")),
+                    };
+                    let absent = obj("properties", obj(p, Json::Bool(false)));
+                    let present = obj("allOf", Json::Array(vec![obj("required", Json::Array(vec![Json::String(p.clone())])), then]));
+                    let at = pointer_push(&k.at(), p);
+                    let branches = vec![self.parse(&absent, &at, k.base)?, self.parse(&present, &at, k.base)?];
+                    s.apply.any_of.push((branches, at));
                 }
             }
             "$dynamicRef" | "$recursiveRef" | "extends" | "disallow" => return Err(unsupported(key, ptr, "")),
