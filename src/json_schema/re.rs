@@ -7,11 +7,10 @@
 //! one node each), and know the rendered size before rendering it, so that a schema
 //! whose regex would explode is refused quickly instead of hanging.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 use std::rc::Rc;
 
-use crate::automaton::expr::{ExprId, ExprSet};
+use crate::automaton::expr::{ExprId, ExprSet, FastMap};
 use crate::error::Result;
 
 /// A regular expression over bytes (regex-automata syntax, Unicode mode).
@@ -348,8 +347,8 @@ impl Re {
 /// Shared subtrees and repeated leaf texts, lowered once.
 #[derive(Default)]
 pub(crate) struct LowerMemo {
-    nodes: HashMap<*const Node, ExprId>,
-    texts: HashMap<String, ExprId>,
+    nodes: FastMap<*const Node, ExprId>,
+    texts: FastMap<String, ExprId>,
 }
 
 impl Re {

@@ -5,12 +5,10 @@
 //! caller's table, a concatenation chain is walked in one frame (its length does not
 //! deepen the recursion), and every node visited is counted as work.
 
-use std::collections::HashMap;
-
-use super::{ExprId, ExprSet, Node, UNBOUNDED};
+use super::{ExprId, ExprSet, FastMap, Node, UNBOUNDED};
 
 /// Memo of derivatives: `(expression, byte class) -> derivative`.
-pub(crate) type DeriveMemo = HashMap<(ExprId, u8), ExprId>;
+pub(crate) type DeriveMemo = FastMap<(ExprId, u8), ExprId>;
 
 impl ExprSet {
     /// The derivative of `e` by `byte`, whose class is `class` (all bytes of a class

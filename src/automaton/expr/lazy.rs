@@ -9,10 +9,10 @@
 //! their derivatives (memoized both ways; the states found on the way are kept for the
 //! walks that follow), counted against the work budget.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use super::derive::DeriveMemo;
-use super::{ExprId, ExprSet, Node, MAX_DEPTH};
+use super::{ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
 use crate::automaton::budget::Budget;
 use crate::automaton::config::DfaConfig;
 use crate::automaton::determinize::TooLarge;
@@ -34,12 +34,12 @@ pub(crate) struct ExprDfa {
     representatives: Vec<u8>,
     /// State -> the expression of what may still follow. `states[0]` is `NOTHING`.
     states: Vec<ExprId>,
-    state_of: HashMap<ExprId, u32>,
+    state_of: FastMap<ExprId, u32>,
     trans: Vec<u32>,
     finals: Vec<bool>,
     memo: DeriveMemo,
     /// Decided non-emptiness of expressions that are not states.
-    nonempty: HashMap<ExprId, bool>,
+    nonempty: FastMap<ExprId, bool>,
     budget: Budget,
     max_states: usize,
     max_nodes: usize,
@@ -83,11 +83,11 @@ impl ExprDfa {
             stride,
             representatives,
             states: vec![ExprId::NOTHING],
-            state_of: HashMap::new(),
+            state_of: FastMap::default(),
             trans: vec![DEAD; stride],
             finals: vec![false],
-            memo: HashMap::new(),
-            nonempty: HashMap::new(),
+            memo: FastMap::default(),
+            nonempty: FastMap::default(),
             budget: Budget::new(max_work, "automaton"),
             refused: None,
             what,
@@ -226,7 +226,8 @@ impl ExprDfa {
         if let Some(&known) = self.nonempty.get(&e) {
             return Ok(known);
         }
-        let mut seen = HashSet::from([e]);
+        let mut seen = FastSet::default();
+        seen.insert(e);
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
             for class in 0..self.stride {
@@ -301,22 +302,21 @@ fn byte_classes(exprs: &ExprSet) -> ([u8; 256], usize, Vec<u8>) {
     let mut seen_sets = HashSet::new();
     for i in 0..exprs.len() {
         let Node::Set(set) = exprs.node(ExprId(i as u32)) else { continue };
-        if !seen_sets.insert(*set) || stride == 256 {
+        if stride == 256 || !seen_sets.insert(*set) {
             continue;
         }
-        // Split every class by membership in `set`.
-        let mut split: HashMap<(u8, bool), u8> = HashMap::new();
+        // Split every class by membership in `set`: (class, member) -> new class, through
+        // a flat table (this runs once per distinct set; schemas have thousands).
+        let mut split = [u16::MAX; 512];
         let mut next = 0usize;
-        let mut refined = [0u8; 256];
         for b in 0..=255u8 {
-            let key = (classes[b as usize], set.contains(b));
-            let c = *split.entry(key).or_insert_with(|| {
+            let key = classes[b as usize] as usize * 2 + set.contains(b) as usize;
+            if split[key] == u16::MAX {
+                split[key] = next as u16;
                 next += 1;
-                (next - 1) as u8
-            });
-            refined[b as usize] = c;
+            }
+            classes[b as usize] = split[key] as u8;
         }
-        classes = refined;
         stride = next;
     }
     let mut representatives = vec![0u8; stride];
