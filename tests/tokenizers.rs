@@ -1360,3 +1360,32 @@ fn one_eos_rule_for_every_loader() {
     let gguf_declared = Vocabulary::from_gguf(smollm2_file(), &LoadOptions::new().declared_eos_token_ids(&[1])).unwrap();
     assert_eq!(gguf_declared.eos_token_ids(), &[0, 1, 2]);
 }
+
+// ---------------------------------------------------------------------------------------
+// ASCII classes (docs/regex.md)
+// ---------------------------------------------------------------------------------------
+
+/// `\d` is Unicode by default: Llama 3 has tokens for other digits (full-width, Arabic-
+/// Indic, Devanagari, ...) and their partial UTF-8; with `ascii_classes` it is `[0-9]`.
+#[test]
+fn ascii_classes_on_llama3() {
+    use logitmask::IndexConfig;
+    let v = hf_vocab("tokenizer-llama3");
+    let first = |pattern: &str, ascii: bool| -> Vec<u32> {
+        let index = Index::with_config(pattern, &v, &IndexConfig::new().ascii_classes(ascii)).unwrap();
+        index.allowed_tokens(index.initial_state()).unwrap().to_vec()
+    };
+    let unicode = first(r"\d", false);
+    let ascii = first(r"\d", true);
+    let digits = first("[0-9]", false);
+    assert_eq!(ascii, digits);
+    assert_eq!(digits.len(), 10);
+    assert!(unicode.len() > 50, "{} tokens", unicode.len());
+    assert!(unicode.iter().filter(|id| !digits.contains(id)).all(|&id| v.token_bytes(id).unwrap()[0] >= 0x80));
+    eprintln!("Llama 3 first-step tokens: \\d {}, \\d ascii {}, [0-9] {}", unicode.len(), ascii.len(), digits.len());
+    // \w and \s likewise, and a negated class stays UTF-8-safe.
+    assert_eq!(first(r"\w", true), first("[0-9A-Za-z_]", false));
+    assert_eq!(first(r"\s", true), first("[\t\n\x0B\x0C\r ]", false));
+    assert_eq!(first(r"[\D]", true), first(r"[^0-9]", false));
+    assert!(first(r"\w", false).len() > first(r"\w", true).len());
+}

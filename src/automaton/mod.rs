@@ -25,6 +25,7 @@ pub(crate) mod determinize;
 pub(crate) mod minimize;
 pub(crate) mod nfa;
 mod primitives;
+pub(crate) mod syntax;
 
 pub use budget::DEFAULT_MAX_WORK;
 pub use config::{

@@ -200,3 +200,16 @@ pub(super) fn bytes_from_js(value: JsValue, what: &str) -> JsResult<Vec<u8>> {
     Err(invalid_argument(format!("{what} must be a Uint8Array or an ArrayBuffer")))
 }
 
+/// A regex given as a pattern string or a `RegExp` (its `source` with its `flags` mapped
+/// to inline flags; unsupported flags are an `InvalidRegex` error).
+pub(super) fn pattern_from_js(value: &JsValue) -> JsResult<String> {
+    if let Some(s) = value.as_string() {
+        return Ok(s);
+    }
+    if let Some(re) = value.dyn_ref::<js_sys::RegExp>() {
+        let source: String = re.source().into();
+        let flags: String = re.flags().into();
+        return crate::automaton::syntax::pattern_from_js_regexp(&source, &flags).map_err(js_error);
+    }
+    Err(invalid_argument("the regex must be a string or a RegExp".to_string()))
+}

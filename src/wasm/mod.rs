@@ -24,7 +24,7 @@ use wasm_bindgen::JsCast;
 use crate::error::{Error, ErrorKind};
 use crate::StateId;
 use convert::{
-    bytes_from_js, id_from_js, ids_from_js, invalid_argument, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
+    bytes_from_js, id_from_js, ids_from_js, invalid_argument, pattern_from_js, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
     size_from_js, special_tokens, state_from_js, token_from_js, tokens_from_js, JsResult,
 };
 use options::{GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions};
@@ -185,15 +185,16 @@ pub struct JsIndex {
 
 #[wasm_bindgen(js_class = Index)]
 impl JsIndex {
-    /// Builds an index for `regex` (full match, Unicode classes).
+    /// Builds an index for `regex` (full match, Unicode classes; docs/regex.md): a pattern
+    /// string, or a `RegExp` (its source, with the flags `i`, `s`, `m`, `u`).
     #[wasm_bindgen(js_name = fromRegex)]
     pub fn from_regex(
         // Taken as a JsValue: wasm-bindgen's own string conversion traps on a non-string.
-        #[wasm_bindgen(unchecked_param_type = "string")] regex: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | RegExp")] regex: JsValue,
         vocabulary: &JsVocabulary,
         #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
-        let regex = regex.as_string().ok_or_else(|| invalid_argument("the regex must be a string".to_string()))?;
+        let regex = pattern_from_js(&regex)?;
         let o: IndexOptions = options::parse(options, "IndexOptions")?;
         let config = o.config()?;
         crate::Index::with_config(&regex, &vocabulary.inner, &config)

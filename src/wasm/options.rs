@@ -37,6 +37,7 @@ pub(super) fn parse<T: DeserializeOwned + Default>(value: Option<JsValue>, what:
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct IndexOptions {
     lazy: Option<bool>,
+    ascii_classes: Option<bool>,
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
@@ -44,7 +45,8 @@ pub(super) struct IndexOptions {
 
 impl IndexOptions {
     pub(super) fn config(&self) -> JsResult<IndexConfig> {
-        let mut config = IndexConfig::new().lazy(self.lazy.unwrap_or(false));
+        let mut config =
+            IndexConfig::new().lazy(self.lazy.unwrap_or(false)).ascii_classes(self.ascii_classes.unwrap_or(false));
         if self.dfa_size_limit.is_some() {
             config = config.dfa_size_limit(size_from_js(self.dfa_size_limit, "dfaSizeLimit")?);
         }
@@ -108,6 +110,7 @@ impl JsonSchemaOptions {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct IndexAndSchemaOptions {
     lazy: Option<bool>,
+    ascii_classes: Option<bool>,
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
@@ -123,6 +126,7 @@ impl IndexAndSchemaOptions {
     pub(super) fn split(self) -> (IndexOptions, JsonSchemaOptions) {
         let IndexAndSchemaOptions {
             lazy,
+            ascii_classes,
             dfa_size_limit,
             determinize_size_limit,
             max_states,
@@ -134,7 +138,7 @@ impl IndexAndSchemaOptions {
             max_regex_size,
         } = self;
         (
-            IndexOptions { lazy, dfa_size_limit, determinize_size_limit, max_states },
+            IndexOptions { lazy, ascii_classes, dfa_size_limit, determinize_size_limit, max_states },
             JsonSchemaOptions {
                 whitespace,
                 max_recursion_depth,

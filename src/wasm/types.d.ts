@@ -8,6 +8,13 @@ export interface IndexOptions {
    * size limits may then fail a later mask or advance with `DfaTooLarge`.
    */
   lazy?: boolean;
+  /**
+   * ASCII Perl classes, as in JavaScript (`\d` = `[0-9]`, `\w` = `[0-9A-Za-z_]`, `\s` =
+   * ASCII whitespace) instead of the default Unicode ones (default false). The rest of the
+   * pattern stays Unicode (docs/regex.md). JSON Schema regexes spell their classes out, so
+   * it changes nothing for `fromJsonSchema`.
+   */
+  asciiClasses?: boolean;
   /** Cap on the DFA's transition table in bytes (default 32 MiB). */
   dfaSizeLimit?: number;
   /** Cap on determinization memory in bytes (default 32 MiB). */
