@@ -64,7 +64,10 @@ impl IndexOptions {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct JsonSchemaOptions {
-    whitespace: Option<String>,
+    /// A regex string, `null` (compact), or absent (the default), kept as the JS value:
+    /// `null` and `undefined` mean different things here.
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    whitespace: JsValue,
     max_recursion_depth: Option<f64>,
     any_value_depth: Option<f64>,
     property_order: Option<PropertyOrderOption>,
@@ -82,7 +85,16 @@ enum PropertyOrderOption {
 
 impl JsonSchemaOptions {
     pub(super) fn config(&self) -> JsResult<json_schema::Config> {
-        let mut c = json_schema::Config::new().whitespace(self.whitespace.as_deref());
+        let mut c = json_schema::Config::new();
+        if self.whitespace.is_null() {
+            c = c.whitespace(None);
+        } else if let Some(pattern) = self.whitespace.as_string() {
+            c = c.whitespace(Some(&pattern));
+        } else if !self.whitespace.is_undefined() {
+            return Err(invalid_argument(
+                "whitespace must be a regex string, or null for compact JSON".to_string(),
+            ));
+        }
         if let Some(n) = size_from_js(self.max_recursion_depth, "maxRecursionDepth")? {
             c = c.max_recursion_depth(n);
         }
@@ -114,7 +126,8 @@ pub(super) struct IndexAndSchemaOptions {
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
-    whitespace: Option<String>,
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    whitespace: JsValue,
     max_recursion_depth: Option<f64>,
     any_value_depth: Option<f64>,
     property_order: Option<PropertyOrderOption>,

@@ -24,7 +24,11 @@ export interface IndexOptions {
 }
 /** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
 export interface JsonSchemaOptions {
-  /** A regex for the whitespace allowed between JSON tokens, e.g. "[ \\n]{0,2}"; default none (compact). */
+  /**
+   * A regex for the whitespace allowed between JSON tokens, e.g. "[ ]?"; `null` (or "") for
+   * compact JSON. Default: the forms models write, bounded (nothing, one space, or a newline
+   * and up to 12 spaces or 4 tabs: `(?:[ ]|\n[ ]{0,12}|\n\t{0,4})?`; docs/json-schema.md).
+   */
   whitespace?: string | null;
   /** How deep `$ref` recursion unrolls (default 3). */
   maxRecursionDepth?: number;
