@@ -228,7 +228,8 @@ impl JsIndex {
         crate::Index::from_bytes(bytes, &vocabulary.inner).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
     }
 
-    /// The versioned binary form (a lazy index first computes all its rows).
+    /// The versioned binary form. A lazy index (the default) first computes the rows of
+    /// every reachable state, unminimized: build with `lazy: false` to ship an index.
     #[wasm_bindgen(js_name = toBytes)]
     pub fn to_bytes(&self) -> JsResult<Vec<u8>> {
         self.inner.to_bytes().map_err(js_error)

@@ -32,6 +32,11 @@ pub(super) fn parse<T: DeserializeOwned + Default>(value: Option<JsValue>, what:
         .map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
 }
 
+/// JS indexes are lazy unless `lazy: false`: the first mask is then ready after the
+/// states it touches (about a millisecond), not after the whole build. Rust's
+/// `IndexConfig` stays eager by default; `toBytes` completes a lazy index first.
+const DEFAULT_LAZY: bool = true;
+
 /// `IndexOptions`: `Index.fromRegex`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -46,7 +51,7 @@ pub(super) struct IndexOptions {
 impl IndexOptions {
     pub(super) fn config(&self) -> JsResult<IndexConfig> {
         let mut config =
-            IndexConfig::new().lazy(self.lazy.unwrap_or(false)).ascii_classes(self.ascii_classes.unwrap_or(false));
+            IndexConfig::new().lazy(self.lazy.unwrap_or(DEFAULT_LAZY)).ascii_classes(self.ascii_classes.unwrap_or(false));
         if self.dfa_size_limit.is_some() {
             config = config.dfa_size_limit(size_from_js(self.dfa_size_limit, "dfaSizeLimit")?);
         }

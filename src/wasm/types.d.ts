@@ -3,9 +3,11 @@
 /** Options of `Index.fromRegex`. Unknown keys are an error. */
 export interface IndexOptions {
   /**
-   * Compute each state's row, and the DFA itself, on first use (default false: build
-   * every state now, minimized). The first mask is then ready in about a millisecond;
-   * size limits may then fail a later mask or advance with `DfaTooLarge`.
+   * Compute each state's row, and the DFA itself, on first use (default true). The first
+   * mask is then ready in about a millisecond, and size limits may fail a later mask or
+   * advance (`DfaTooLarge`, `TooManyStates`). `false`: build every state now, minimized,
+   * so every limit is met at build time; best before `toBytes` (which completes a lazy
+   * index first and writes its states unminimized).
    */
   lazy?: boolean;
   /**
