@@ -573,7 +573,17 @@ fn whitespace_option() {
         &[r#"{"a":[1,2]}"#, "{ \"a\" : [ 1 ,\n2 ] }", "{\n \"a\": []\n}"],
         &["{   \"a\":[]}", " {\"a\":[]}"],
     );
-    check(s, &[r#"{"a":[1,2]}"#], &[r#"{ "a":[1,2]}"#]);
+    // The default: nothing, one space, or a newline and up to 12 spaces or 4 tabs.
+    check(
+        s,
+        &[r#"{"a":[1,2]}"#, r#"{ "a": [1, 2] }"#, "{\n  \"a\": [\n    1,\n    2\n  ]\n}", "{\n\t\"a\": []\n}"],
+        &["{  \"a\":[]}", "{\n\n\"a\":[]}", "{\r\n\"a\":[]}", "{\n             \"a\":[]}", "{\n\t\t\t\t\t\"a\":[]}"],
+    );
+    assert_eq!(Config::new().get_whitespace(), Some(logitmask::json_schema::DEFAULT_WHITESPACE));
+    // Compact: None or "".
+    for compact in [Config::new().whitespace(None), Config::new().whitespace(Some(""))] {
+        check_with(s, &compact, &[r#"{"a":[1,2]}"#], &[r#"{ "a":[1,2]}"#, "{\"a\":[1, 2]}"]);
+    }
     let e = regex_from_json_schema_str("{}", &Config::new().whitespace(Some(r"\s*"))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     let e = regex_from_json_schema_str("{}", &Config::new().whitespace(Some(r"[ x]"))).unwrap_err();

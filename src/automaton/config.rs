@@ -40,6 +40,7 @@ pub struct DfaConfig {
     determinize_size_limit: Option<usize>,
     nfa_size_limit: Option<usize>,
     minimize: Minimize,
+    ascii_classes: bool,
 }
 
 impl Default for DfaConfig {
@@ -49,6 +50,7 @@ impl Default for DfaConfig {
             determinize_size_limit: Some(DEFAULT_DETERMINIZE_SIZE_LIMIT),
             nfa_size_limit: Some(DEFAULT_NFA_SIZE_LIMIT),
             minimize: Minimize::Auto,
+            ascii_classes: false,
         }
     }
 }
@@ -77,6 +79,26 @@ impl DfaConfig {
     pub fn minimize(mut self, minimize: Minimize) -> DfaConfig {
         self.minimize = minimize;
         self
+    }
+    /// ASCII Perl classes: `\d` = `[0-9]`, `\w` = `[0-9A-Za-z_]`, `\s` = ASCII
+    /// whitespace (and `\D`, `\W`, `\S` their complements), as in JavaScript, instead of
+    /// the default Unicode classes. The rest of the pattern stays Unicode: `.` and negated
+    /// classes still match whole UTF-8 characters (docs/regex.md).
+    ///
+    /// ```
+    /// use logitmask::{Dfa, DfaConfig};
+    /// let ascii = Dfa::with_config(r"\d+", &DfaConfig::new().ascii_classes(true))?;
+    /// assert!(!ascii.is_match("٣".as_bytes()));      // ARABIC-INDIC DIGIT THREE
+    /// assert!(Dfa::new(r"\d+")?.is_match("٣".as_bytes())); // Unicode \d by default
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ascii_classes(mut self, yes: bool) -> DfaConfig {
+        self.ascii_classes = yes;
+        self
+    }
+    /// Whether Perl classes are ASCII.
+    pub fn get_ascii_classes(&self) -> bool {
+        self.ascii_classes
     }
     /// The DFA size cap.
     pub fn get_dfa_size_limit(&self) -> Option<usize> {

@@ -27,6 +27,7 @@ pub(crate) mod minimize;
 pub(crate) mod nfa;
 mod on_demand;
 mod primitives;
+pub(crate) mod syntax;
 
 pub use budget::DEFAULT_MAX_WORK;
 pub use config::{

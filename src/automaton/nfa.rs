@@ -36,6 +36,13 @@ impl Nfa {
     /// boundary (which a byte-level DFA cannot decide); [`ErrorKind::DfaTooLarge`] over
     /// the NFA size limit.
     pub(crate) fn new(pattern: &str, config: &DfaConfig) -> Result<Nfa> {
+        let rewritten;
+        let pattern = if config.get_ascii_classes() {
+            rewritten = super::syntax::ascii_classes(pattern)?;
+            rewritten.as_str()
+        } else {
+            pattern
+        };
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()

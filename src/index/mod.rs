@@ -114,6 +114,12 @@ impl IndexConfig {
         self.dfa = self.dfa.determinize_size_limit(bytes);
         self
     }
+    /// ASCII Perl classes (`\d` = `[0-9]`, ...) instead of Unicode ones: see
+    /// [`DfaConfig::ascii_classes`].
+    pub fn ascii_classes(mut self, yes: bool) -> IndexConfig {
+        self.dfa = self.dfa.ascii_classes(yes);
+        self
+    }
     /// When to merge equivalent DFA states.
     pub fn minimize(mut self, minimize: Minimize) -> IndexConfig {
         self.dfa = self.dfa.minimize(minimize);

@@ -5,7 +5,10 @@
 //! some JSON texts of instances that validate: the regex never accepts an invalid
 //! instance, and it accepts every valid instance written in the *target form*:
 //!
-//! * compact (no whitespace between tokens) unless [`Config::whitespace`] allows some;
+//! * with the whitespace [`Config::whitespace`] allows between tokens: by default
+//!   [`DEFAULT_WHITESPACE`], the forms models write (compact, `", "` and `": "`, pretty
+//!   printing with one newline and an indentation of up to 12 spaces or 4 tabs), bounded so
+//!   a model cannot loop on whitespace; `whitespace(None)` for compact only;
 //! * declared properties in schema order (`properties`, then names only in `required`),
 //!   then any other properties;
 //! * numbers as `JSON.stringify` writes them (integers without fraction or exponent;
@@ -75,6 +78,12 @@ pub const DEFAULT_ANY_VALUE_DEPTH: usize = 2;
 /// Default for [`Config::max_regex_size`]: 1 MiB.
 pub const DEFAULT_MAX_REGEX_SIZE: usize = 1 << 20;
 
+/// The whitespace allowed between JSON tokens by default: nothing, one space (`", "`,
+/// `": "`), or one newline followed by up to 12 spaces or up to 4 tabs (pretty printing,
+/// 2-space indentation to depth 6, 4-space to depth 3). Bounded, so that a model cannot
+/// loop on whitespace: at most 13 bytes between two tokens.
+pub const DEFAULT_WHITESPACE: &str = r"(?:[ ]|\n[ ]{0,12}|\n\t{0,4})?";
+
 /// How declared properties may be ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PropertyOrder {
@@ -115,7 +124,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            whitespace: None,
+            whitespace: Some(DEFAULT_WHITESPACE.to_string()),
             max_recursion_depth: DEFAULT_MAX_RECURSION_DEPTH,
             any_value_depth: DEFAULT_ANY_VALUE_DEPTH,
             property_order: PropertyOrder::Schema,
@@ -127,17 +136,18 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The defaults: compact output, recursion depth 3, free-form nesting 2, schema
-    /// property order, no undeclared properties next to declared ones, regex size cap
-    /// 1 MiB.
+    /// The defaults: [`DEFAULT_WHITESPACE`] between tokens, recursion depth 3, free-form
+    /// nesting 2, schema property order, no undeclared properties next to declared ones,
+    /// regex size cap 1 MiB.
     pub fn new() -> Config {
         Config::default()
     }
 
     /// A regex for the whitespace allowed between JSON tokens (after `{`, `[`, `,`,
-    /// `:`, and before `}`, `]`, `:`, `,`), e.g. `[ \n]{0,2}` or `[ ]?`. It may only match
-    /// JSON whitespace (space, tab, newline, carriage return). `None` (the default):
-    /// compact, no whitespace; models given unbounded whitespace tend to ramble.
+    /// `:`, and before `}`, `]`, `:`, `,`), e.g. `[ ]?`. It may only match JSON whitespace
+    /// (space, tab, newline, carriage return), and should be bounded: models given
+    /// unbounded whitespace tend to ramble. Default [`DEFAULT_WHITESPACE`]; `None` (or
+    /// `Some("")`): compact, no whitespace at all.
     pub fn whitespace(mut self, pattern: Option<&str>) -> Config {
         self.whitespace = pattern.map(str::to_string);
         self
@@ -194,7 +204,7 @@ impl Config {
         self.unknown_formats_are_errors
     }
 
-    /// The whitespace pattern.
+    /// The whitespace pattern (`None`: compact).
     pub fn get_whitespace(&self) -> Option<&str> {
         self.whitespace.as_deref()
     }
@@ -320,7 +330,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
 
 /// The whitespace regex, checked to match only JSON whitespace.
 fn whitespace_re(config: &Config) -> Result<Re> {
-    let Some(p) = &config.whitespace else { return Ok(Re::empty()) };
+    let Some(p) = config.whitespace.as_ref().filter(|p| !p.is_empty()) else { return Ok(Re::empty()) };
     let dfa = Dfa::new(p).map_err(|e| {
         Error::new(ErrorKind::InvalidArgument, format!("invalid whitespace pattern {p:?}: {}", e.message()))
     })?;

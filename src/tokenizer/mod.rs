@@ -32,17 +32,23 @@
 //!
 //! ## End-of-sequence ids
 //!
-//! [`LoadOptions::eos_token_ids`] sets them; when it is not called, each loader takes
-//! them from the tokenizer's own markers:
+//! One rule for every loader (docs/semantics.md, "End-of-sequence ids"): unless
+//! [`LoadOptions::eos_token_ids`] gives the exact list, the EOS ids are
 //!
-//! * `tokenizer.json` and tiktoken: every **special** token whose text is one of
-//!   [`EOS_MARKERS`] (`</s>`, `<eos>`, `<|endoftext|>`, `<|im_end|>`, `<|eot_id|>`,
-//!   `<end_of_turn>`, ...). A `tokenizer.json` has no field that names the EOS token (that
-//!   lives in `generation_config.json` or `tokenizer_config.json`), so the markers are the
-//!   rule; pass the model's `eos_token_id` list when you know it.
-//! * GGUF: `tokenizer.ggml.eos_token_id`, `eot_token_id` and `eom_token_id`, plus every
-//!   control token whose text is one of [`EOS_MARKERS`], which is the set of
-//!   end-of-generation tokens llama.cpp itself stops at.
+//! * every **special** token (GGUF: control token) whose text is one of [`EOS_MARKERS`]
+//!   (`</s>`, `<eos>`, `<|endoftext|>`, `<|im_end|>`, `<|eot_id|>`, `<end_of_turn>`, ...),
+//!   which is the set of end-of-generation tokens llama.cpp itself stops at,
+//! * **plus** the ids the tokenizer declares as its end tokens: GGUF's
+//!   `tokenizer.ggml.eos_token_id`, `eot_token_id` and `eom_token_id`, and those given
+//!   with [`LoadOptions::declared_eos_token_ids`] (a transformers.js tokenizer's
+//!   `eos_token_id`, a `generation_config.json`'s list). A `tokenizer.json` or a
+//!   `.tiktoken` file has no field that names them.
+//!
+//! The union, because a model stops with whichever of them it was trained to emit (Qwen3
+//! base: `<|endoftext|>`; instruct: `<|im_end|>`), and a mask that refused the one it
+//! emits would force it to keep writing. EOS is allowed only where the text so far fully
+//! matches, so a larger set never lets an incomplete text through. Qwen3 gets
+//! `[151643, 151645]` from every loader.
 //!
 //! The override is exact: `eos_token_ids(&[])` means "no EOS id" (then
 //! [`Guide::can_finish`](crate::Guide::can_finish) tells when to stop).
@@ -127,6 +133,7 @@ pub const EOS_MARKERS: &[&str] = &[
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     eos_token_ids: Option<Vec<u32>>,
+    declared_eos_token_ids: Vec<u32>,
 }
 
 impl LoadOptions {
@@ -141,6 +148,28 @@ impl LoadOptions {
     /// [`ErrorKind::InvalidArgument`].
     pub fn eos_token_ids(mut self, ids: &[u32]) -> LoadOptions {
         self.eos_token_ids = Some(ids.to_vec());
+        self
+    }
+
+    /// The EOS ids the model declares outside the tokenizer file (a transformers.js
+    /// tokenizer's `eos_token_id`, `generation_config.json`'s `eos_token_id`): added to
+    /// the markers' ids, as the one rule says (see the [module docs](self)). Ignored when
+    /// [`eos_token_ids`](LoadOptions::eos_token_ids) gives the exact list. Each id must
+    /// belong to the tokenizer, else loading fails with [`ErrorKind::InvalidArgument`].
+    ///
+    /// ```
+    /// use logitmask::tokenizer::LoadOptions;
+    /// use logitmask::Vocabulary;
+    /// let json = r#"{"decoder": {"type": "ByteLevel"},
+    ///                "added_tokens": [{"id": 2, "content": "</s>", "special": true},
+    ///                                 {"id": 3, "content": "<|im_end|>", "special": true}],
+    ///                "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}}"#;
+    /// let declared = LoadOptions::new().declared_eos_token_ids(&[1]);
+    /// assert_eq!(Vocabulary::from_tokenizer_json(json, &declared)?.eos_token_ids(), &[1, 2, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn declared_eos_token_ids(mut self, ids: &[u32]) -> LoadOptions {
+        self.declared_eos_token_ids = ids.to_vec();
         self
     }
 
@@ -160,20 +189,28 @@ impl LoadOptions {
     fn resolve_eos(&self, mut auto: Vec<u32>, size: usize) -> Result<Vec<u32>> {
         match &self.eos_token_ids {
             None => {
+                check_eos_ids(&self.declared_eos_token_ids, size)?;
+                auto.extend_from_slice(&self.declared_eos_token_ids);
                 auto.sort_unstable();
                 auto.dedup();
                 Ok(auto)
             }
             Some(ids) => {
-                if let Some(&bad) = ids.iter().find(|&&id| id as usize >= size) {
-                    return Err(Error::new(
-                        ErrorKind::InvalidArgument,
-                        format!("eos token id {bad} is outside the tokenizer's {size} ids"),
-                    ));
-                }
+                check_eos_ids(ids, size)?;
                 Ok(ids.clone())
             }
         }
+    }
+}
+
+/// EOS ids given by the caller must belong to the tokenizer.
+fn check_eos_ids(ids: &[u32], size: usize) -> Result<()> {
+    match ids.iter().find(|&&id| id as usize >= size) {
+        Some(&bad) => Err(Error::new(
+            ErrorKind::InvalidArgument,
+            format!("eos token id {bad} is outside the tokenizer's {size} ids"),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -238,5 +275,10 @@ mod tests {
         assert!(e.message().contains("eos token id 3"), "{e}");
         assert_eq!(LoadOptions::new().resolve_eos(vec![5, 2, 5], 9).unwrap(), vec![2, 5]);
         assert_eq!(o.auto_eos_token_ids(), LoadOptions::new());
+        // Declared ids join the markers' ids, unless the list is exact.
+        let d = LoadOptions::new().declared_eos_token_ids(&[4, 1]);
+        assert_eq!(d.resolve_eos(vec![4, 2], 9).unwrap(), vec![1, 2, 4]);
+        assert_eq!(d.clone().eos_token_ids(&[0]).resolve_eos(vec![2], 9).unwrap(), vec![0]);
+        assert_eq!(d.resolve_eos(vec![], 4).unwrap_err().kind(), ErrorKind::InvalidArgument);
     }
 }

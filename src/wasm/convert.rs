@@ -187,3 +187,29 @@ pub(super) fn tokens_from_js(tokens: JsValue) -> JsResult<Vec<Option<Vec<u8>>>> 
     }
     Ok(list)
 }
+
+/// Bytes given as a `Uint8Array` or an `ArrayBuffer` (what a worker receives), copied
+/// into wasm memory.
+pub(super) fn bytes_from_js(value: JsValue, what: &str) -> JsResult<Vec<u8>> {
+    if let Some(b) = value.dyn_ref::<Uint8Array>() {
+        return Ok(b.to_vec());
+    }
+    if let Some(buf) = value.dyn_ref::<js_sys::ArrayBuffer>() {
+        return Ok(Uint8Array::new(buf).to_vec());
+    }
+    Err(invalid_argument(format!("{what} must be a Uint8Array or an ArrayBuffer")))
+}
+
+/// A regex given as a pattern string or a `RegExp` (its `source` with its `flags` mapped
+/// to inline flags; unsupported flags are an `InvalidRegex` error).
+pub(super) fn pattern_from_js(value: &JsValue) -> JsResult<String> {
+    if let Some(s) = value.as_string() {
+        return Ok(s);
+    }
+    if let Some(re) = value.dyn_ref::<js_sys::RegExp>() {
+        let source: String = re.source().into();
+        let flags: String = re.flags().into();
+        return crate::automaton::syntax::pattern_from_js_regexp(&source, &flags).map_err(js_error);
+    }
+    Err(invalid_argument("the regex must be a string or a RegExp".to_string()))
+}

@@ -24,7 +24,7 @@ use wasm_bindgen::JsCast;
 use crate::error::{Error, ErrorKind};
 use crate::StateId;
 use convert::{
-    id_from_js, ids_from_js, invalid_argument, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
+    bytes_from_js, id_from_js, ids_from_js, invalid_argument, pattern_from_js, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
     size_from_js, special_tokens, state_from_js, token_from_js, tokens_from_js, JsResult,
 };
 use options::{GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions};
@@ -96,8 +96,9 @@ impl JsVocabulary {
     /// From a loaded transformers.js tokenizer (`AutoTokenizer.from_pretrained(...)` or
     /// `new PreTrainedTokenizer(tokenizerJson, tokenizerConfig)`): reads the tokenizer.json
     /// it was built from, never decodes tokens to strings (decoding one token at a time
-    /// turns partial UTF-8 into U+FFFD). EOS: `options.eosTokenIds`, else the tokenizer's
-    /// `eos_token_id`, else the tokenizer.json's own markers.
+    /// turns partial UTF-8 into U+FFFD). EOS: `options.eosTokenIds`, else the
+    /// tokenizer.json's end markers plus the tokenizer's `eos_token_id` (the one rule of
+    /// every loader, docs/semantics.md).
     #[wasm_bindgen(js_name = fromTransformers)]
     pub fn from_transformers(
         #[wasm_bindgen(unchecked_param_type = "object")] tokenizer: JsValue,
@@ -114,13 +115,30 @@ impl JsVocabulary {
             })?;
         let text = json_text(&json, "tokenizer.json")?;
         let mut options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
-        if options.get_eos_token_ids().is_none() {
-            let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
-            if let Some(id) = eos.as_f64().and_then(|x| id_from_js(x, "eos_token_id").ok().flatten()) {
-                options = options.eos_token_ids(&[id]);
-            }
+        // The one EOS rule (docs/semantics.md): the tokenizer's declared `eos_token_id`
+        // joins the end markers of its tokenizer.json, as GGUF's declared ids do.
+        let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
+        if let Some(id) = eos.as_f64().and_then(|x| id_from_js(x, "eos_token_id").ok().flatten()) {
+            options = options.declared_eos_token_ids(&[id]);
         }
         crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
+    /// Reads bytes made by `toBytes` (a `Uint8Array` or an `ArrayBuffer`), e.g. in a
+    /// worker that received them instead of the tokenizer file.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
+    ) -> JsResult<JsVocabulary> {
+        let bytes = bytes_from_js(bytes, "vocabulary bytes")?;
+        crate::Vocabulary::from_bytes(&bytes).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
+    /// The versioned, checksummed binary form: a transferable buffer (about 1 MB for
+    /// Llama 3) that `Vocabulary.fromBytes` reads back without the tokenizer file.
+    #[wasm_bindgen(js_name = toBytes)]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.inner.to_bytes()
     }
 
     /// Number of ids (the largest token or EOS id + 1).
@@ -167,15 +185,16 @@ pub struct JsIndex {
 
 #[wasm_bindgen(js_class = Index)]
 impl JsIndex {
-    /// Builds an index for `regex` (full match, Unicode classes).
+    /// Builds an index for `regex` (full match, Unicode classes; docs/regex.md): a pattern
+    /// string, or a `RegExp` (its source, with the flags `i`, `s`, `m`, `u`).
     #[wasm_bindgen(js_name = fromRegex)]
     pub fn from_regex(
         // Taken as a JsValue: wasm-bindgen's own string conversion traps on a non-string.
-        #[wasm_bindgen(unchecked_param_type = "string")] regex: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | RegExp")] regex: JsValue,
         vocabulary: &JsVocabulary,
         #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
-        let regex = regex.as_string().ok_or_else(|| invalid_argument("the regex must be a string".to_string()))?;
+        let regex = pattern_from_js(&regex)?;
         let o: IndexOptions = options::parse(options, "IndexOptions")?;
         let config = o.config()?;
         crate::Index::with_config(&regex, &vocabulary.inner, &config)
@@ -209,7 +228,8 @@ impl JsIndex {
         crate::Index::from_bytes(bytes, &vocabulary.inner).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
     }
 
-    /// The versioned binary form (a lazy index first computes all its rows).
+    /// The versioned binary form. A lazy index (the default) first computes the rows of
+    /// every reachable state, unminimized: build with `lazy: false` to ship an index.
     #[wasm_bindgen(js_name = toBytes)]
     pub fn to_bytes(&self) -> JsResult<Vec<u8>> {
         self.inner.to_bytes().map_err(js_error)

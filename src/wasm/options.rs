@@ -32,11 +32,17 @@ pub(super) fn parse<T: DeserializeOwned + Default>(value: Option<JsValue>, what:
         .map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
 }
 
+/// JS indexes are lazy unless `lazy: false`: the first mask is then ready after the
+/// states it touches (about a millisecond), not after the whole build. Rust's
+/// `IndexConfig` stays eager by default; `toBytes` completes a lazy index first.
+const DEFAULT_LAZY: bool = true;
+
 /// `IndexOptions`: `Index.fromRegex`.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct IndexOptions {
     lazy: Option<bool>,
+    ascii_classes: Option<bool>,
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
@@ -44,7 +50,8 @@ pub(super) struct IndexOptions {
 
 impl IndexOptions {
     pub(super) fn config(&self) -> JsResult<IndexConfig> {
-        let mut config = IndexConfig::new().lazy(self.lazy.unwrap_or(false));
+        let mut config =
+            IndexConfig::new().lazy(self.lazy.unwrap_or(DEFAULT_LAZY)).ascii_classes(self.ascii_classes.unwrap_or(false));
         if self.dfa_size_limit.is_some() {
             config = config.dfa_size_limit(size_from_js(self.dfa_size_limit, "dfaSizeLimit")?);
         }
@@ -62,7 +69,10 @@ impl IndexOptions {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct JsonSchemaOptions {
-    whitespace: Option<String>,
+    /// A regex string, `null` (compact), or absent (the default), kept as the JS value:
+    /// `null` and `undefined` mean different things here.
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    whitespace: JsValue,
     max_recursion_depth: Option<f64>,
     any_value_depth: Option<f64>,
     property_order: Option<PropertyOrderOption>,
@@ -81,7 +91,16 @@ enum PropertyOrderOption {
 
 impl JsonSchemaOptions {
     pub(super) fn config(&self) -> JsResult<json_schema::Config> {
-        let mut c = json_schema::Config::new().whitespace(self.whitespace.as_deref());
+        let mut c = json_schema::Config::new();
+        if self.whitespace.is_null() {
+            c = c.whitespace(None);
+        } else if let Some(pattern) = self.whitespace.as_string() {
+            c = c.whitespace(Some(&pattern));
+        } else if !self.whitespace.is_undefined() {
+            return Err(invalid_argument(
+                "whitespace must be a regex string, or null for compact JSON".to_string(),
+            ));
+        }
         if let Some(n) = size_from_js(self.max_recursion_depth, "maxRecursionDepth")? {
             c = c.max_recursion_depth(n);
         }
@@ -112,10 +131,12 @@ impl JsonSchemaOptions {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct IndexAndSchemaOptions {
     lazy: Option<bool>,
+    ascii_classes: Option<bool>,
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
-    whitespace: Option<String>,
+    #[serde(default, with = "serde_wasm_bindgen::preserve")]
+    whitespace: JsValue,
     max_recursion_depth: Option<f64>,
     any_value_depth: Option<f64>,
     property_order: Option<PropertyOrderOption>,
@@ -128,6 +149,7 @@ impl IndexAndSchemaOptions {
     pub(super) fn split(self) -> (IndexOptions, JsonSchemaOptions) {
         let IndexAndSchemaOptions {
             lazy,
+            ascii_classes,
             dfa_size_limit,
             determinize_size_limit,
             max_states,
@@ -140,7 +162,7 @@ impl IndexAndSchemaOptions {
             unknown_formats_are_errors,
         } = self;
         (
-            IndexOptions { lazy, dfa_size_limit, determinize_size_limit, max_states },
+            IndexOptions { lazy, ascii_classes, dfa_size_limit, determinize_size_limit, max_states },
             JsonSchemaOptions {
                 whitespace,
                 max_recursion_depth,

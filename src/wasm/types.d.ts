@@ -3,11 +3,20 @@
 /** Options of `Index.fromRegex`. Unknown keys are an error. */
 export interface IndexOptions {
   /**
-   * Compute each state's row, and the DFA itself, on first use (default false: build
-   * every state now, minimized). The first mask is then ready in about a millisecond;
-   * size limits may then fail a later mask or advance with `DfaTooLarge`.
+   * Compute each state's row, and the DFA itself, on first use (default true). The first
+   * mask is then ready in about a millisecond, and size limits may fail a later mask or
+   * advance (`DfaTooLarge`, `TooManyStates`). `false`: build every state now, minimized,
+   * so every limit is met at build time; best before `toBytes` (which completes a lazy
+   * index first and writes its states unminimized).
    */
   lazy?: boolean;
+  /**
+   * ASCII Perl classes, as in JavaScript (`\d` = `[0-9]`, `\w` = `[0-9A-Za-z_]`, `\s` =
+   * ASCII whitespace) instead of the default Unicode ones (default false). The rest of the
+   * pattern stays Unicode (docs/regex.md). JSON Schema regexes spell their classes out, so
+   * it changes nothing for `fromJsonSchema`.
+   */
+  asciiClasses?: boolean;
   /** Cap on the DFA's transition table in bytes (default 32 MiB). */
   dfaSizeLimit?: number;
   /** Cap on determinization memory in bytes (default 32 MiB). */
@@ -17,7 +26,11 @@ export interface IndexOptions {
 }
 /** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
 export interface JsonSchemaOptions {
-  /** A regex for the whitespace allowed between JSON tokens, e.g. "[ \\n]{0,2}"; default none (compact). */
+  /**
+   * A regex for the whitespace allowed between JSON tokens, e.g. "[ ]?"; `null` (or "") for
+   * compact JSON. Default: the forms models write, bounded (nothing, one space, or a newline
+   * and up to 12 spaces or 4 tabs: `(?:[ ]|\n[ ]{0,12}|\n\t{0,4})?`; docs/json-schema.md).
+   */
   whitespace?: string | null;
   /** How deep `$ref` recursion unrolls (default 3). */
   maxRecursionDepth?: number;

@@ -180,7 +180,7 @@ describe("Vocabulary", () => {
 
 describe("Index", () => {
   test("eager: allowedTokens, nextState, isFinal match a brute-force oracle in every state", () => {
-    const index = Index.fromRegex(FINITE, vocab);
+    const index = Index.fromRegex(FINITE, vocab, { lazy: false });
     assert.equal(index.vocabSize, SIZE);
     const seen = checkAgainstOracle(index);
     assert.equal(index.stateCount(), new Set(seen.values()).size, "eager stateCount = states reachable through tokens");
@@ -203,19 +203,22 @@ describe("Index", () => {
     index.free();
   });
 
-  test("lazy ({lazy: true}): rows computed on demand, same answers as eager", () => {
-    const eager = Index.fromRegex(FINITE, vocab);
+  test("lazy (the JS default): rows computed on demand, same answers as eager", () => {
+    const eager = Index.fromRegex(FINITE, vocab, { lazy: false });
     const lazy = Index.fromRegex(FINITE, vocab, { lazy: true });
     assert.ok(lazy.stateCount() < eager.stateCount(), `lazy starts with fewer rows (${lazy.stateCount()} < ${eager.stateCount()})`);
     assert.ok(lazy.memoryUsage() > 0);
     checkAgainstOracle(lazy);
     assert.equal(lazy.stateCount(), eager.stateCount(), "after visiting every state, the same count");
-    // options given explicitly as undefined/null/{} are the defaults
-    for (const o of [undefined, null, {}, { lazy: false }, { lazy: undefined }]) {
+    // options given explicitly as undefined/null/{} are the defaults: lazy (no row yet)
+    for (const o of [undefined, null, {}, { lazy: undefined }, { lazy: true }]) {
       const i = Index.fromRegex(FINITE, vocab, o);
-      assert.equal(i.stateCount(), eager.stateCount(), `options ${JSON.stringify(o)}: eager`);
+      assert.equal(i.stateCount(), 0, `options ${JSON.stringify(o)}: lazy`);
       i.free();
     }
+    const explicit = Index.fromRegex(FINITE, vocab, { lazy: false });
+    assert.equal(explicit.stateCount(), eager.stateCount(), "lazy: false is eager");
+    explicit.free();
     eager.free();
     lazy.free();
   });
@@ -667,12 +670,23 @@ describe("errors: every code reachable from JS, and the module keeps working", (
   });
 
   test("DfaTooLarge (dfaSizeLimit: 1000 on \\w{30})", () => {
-    errorThenWorks(() => Index.fromRegex("\\w{30}", vocab, { dfaSizeLimit: 1000 }), "DfaTooLarge", /1000/);
-    errorThenWorks(() => Index.fromRegex("\\w{30}", vocab, { determinizeSizeLimit: 1000 }), "DfaTooLarge");
+    errorThenWorks(() => Index.fromRegex("\\w{30}", vocab, { lazy: false, dfaSizeLimit: 1000 }), "DfaTooLarge", /1000/);
+    errorThenWorks(() => Index.fromRegex("\\w{30}", vocab, { lazy: false, determinizeSizeLimit: 1000 }), "DfaTooLarge");
+    // Lazy (the default): the limit bites at the first mask that needs the states.
+    const lazy = Index.fromRegex("\\w{30}", vocab, { dfaSizeLimit: 1000 });
+    errorThenWorks(() => {
+      const g = new Guide(lazy);
+      try {
+        for (let i = 0; i < 30; i++) g.advance(0x61);
+      } finally {
+        g.free();
+      }
+    }, "DfaTooLarge");
+    lazy.free();
   });
 
   test("TooManyStates (maxStates: 2), eager and on a lazy index's toBytes", () => {
-    errorThenWorks(() => Index.fromRegex("abcd", vocab, { maxStates: 2 }), "TooManyStates", /2/);
+    errorThenWorks(() => Index.fromRegex("abcd", vocab, { lazy: false, maxStates: 2 }), "TooManyStates", /2/);
     const lazy = Index.fromRegex("abcdef", vocab, { lazy: true, maxStates: 2 });
     errorThenWorks(() => lazy.toBytes(), "TooManyStates");
     lazy.free();

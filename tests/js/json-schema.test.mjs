@@ -56,6 +56,40 @@ test("options: whitespace, propertyOrder, unknown keys", () => {
   assert.ok(lazy.allowedTokens(lazy.initialState).length > 0);
 });
 
+test("default whitespace: compact, \", \" / \": \", and pretty-printing, bounded; null or \"\" for compact", () => {
+  const schema = {
+    type: "object",
+    properties: { a: { type: "integer" }, b: { type: "array", items: { type: "object", properties: { c: { type: "boolean" } } } } },
+    required: ["a", "b"],
+  };
+  const value = { a: 1, b: [{ c: true }, {}] };
+  const full = (options) => new RegExp(`^(?:${regexFromJsonSchema(schema, options)})$`);
+  const byDefault = full();
+  for (const text of [
+    JSON.stringify(value),
+    '{"a": 1, "b": [{"c": true}, {}]}', // Python's json.dumps
+    JSON.stringify(value, null, 2),
+    JSON.stringify(value, null, 4),
+    JSON.stringify(value, null, "\t"),
+  ]) {
+    assert.ok(byDefault.test(text), `accepted by default: ${JSON.stringify(text)}`);
+  }
+  for (const text of [
+    '{"a":  1,"b":[]}', // two spaces
+    '{\n\n"a":1,"b":[]}', // two newlines
+    `{\n${" ".repeat(13)}"a":1,"b":[]}`, // deeper than 12 spaces
+    '{\r\n"a":1,"b":[]}',
+  ]) {
+    assert.ok(!byDefault.test(text), `refused: ${JSON.stringify(text)}`);
+  }
+  for (const compact of [full({ whitespace: null }), full({ whitespace: "" })]) {
+    assert.ok(compact.test(JSON.stringify(value)));
+    assert.ok(!compact.test('{"a": 1, "b": []}'));
+  }
+  throwsCode(() => regexFromJsonSchema(schema, { whitespace: 2 }), "InvalidArgument", /null for compact/);
+  throwsCode(() => regexFromJsonSchema(schema, { whitespace: "[ ]*x" }), "InvalidArgument");
+});
+
 test("unsupported and invalid schemas are coded errors naming keyword and place", () => {
   throwsCode(
     () => regexFromJsonSchema({ type: "object", properties: { a: { not: { type: "string", minLength: 2 } } } }),

@@ -32,6 +32,7 @@ test("the tarball holds the builds, the JS entries and the types, and nothing el
     "js/web.mjs",
     "js/web.d.mts",
     "js/error.mjs",
+    "js/cli.mjs",
     "pkg/node/logitmask.js",
     "pkg/node/logitmask.d.ts",
     "pkg/node/package.json",
@@ -129,4 +130,18 @@ test("the explicit-init entry ('logitmask/web' + 'logitmask/logitmask_bg.wasm') 
   assert.equal(out.wasm, `file://${path.join(consumer, "node_modules/logitmask/pkg/web/logitmask_bg.wasm")}`);
   delete out.wasm;
   assert.deepEqual(out, EXPECTED);
+});
+
+test("the CLI is the package's bin: `npx logitmask` runs from the installed package", async () => {
+  const bin = path.join(consumer, "node_modules/.bin/logitmask");
+  const { stdout } = await run(bin, ["--help"], { cwd: consumer });
+  assert.match(stdout, /logitmask compile --tokenizer FILE/);
+  await writeFile(path.join(consumer, "vocab.json"), JSON.stringify({
+    decoder: { type: "ByteLevel" },
+    model: { type: "BPE", vocab: Object.fromEntries([..."0123456789"].map((d, i) => [d, i])), merges: [] },
+  }));
+  const compiled = await run(bin, ["compile", "-q", "--tokenizer", "vocab.json", "--regex", "[0-9]{2}", "-o", "d.bin"], { cwd: consumer });
+  assert.equal(compiled.stderr ?? "", "");
+  const inspected = await run(bin, ["inspect", "d.bin", "--json"], { cwd: consumer });
+  assert.equal(JSON.parse(inspected.stdout).pattern, "[0-9]{2}");
 });

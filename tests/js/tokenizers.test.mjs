@@ -220,14 +220,16 @@ describe("round trip: reference ids spelled with tokenBytes give back the text",
       // The sizes are the model's: the vocab plus its added tokens.
       const ids = Object.values(h.files.json.model.vocab).concat(h.files.json.added_tokens.map((t) => t.id));
       assert.equal(n, ids.reduce((a, b) => Math.max(a, b), 0) + 1);
-      // Special added tokens are never text; EOS: the markers, or transformers.js's eos_token_id.
+      // Special added tokens are never text; EOS: the markers plus transformers.js's
+      // eos_token_id, the same from every entry point (docs/semantics.md).
       for (const t of h.files.json.added_tokens) {
         if (t.special) assert.equal(h.fromString.tokenBytes(t.id), undefined, `${name} special ${t.content}`);
       }
       const expectedEos = { llama3: [128001, 128009], qwen3: [151643, 151645], mistral: [2] }[name];
       assert.deepEqual(Array.from(h.fromString.eosTokenIds), expectedEos);
       assert.deepEqual(Array.from(h.fromObject.eosTokenIds), expectedEos);
-      assert.deepEqual(Array.from(h.fromTransformers.eosTokenIds), [h.tokenizer.eos_token_id]);
+      assert.deepEqual(Array.from(h.fromTransformers.eosTokenIds), expectedEos);
+      assert.ok(expectedEos.includes(h.tokenizer.eos_token_id));
       // The caller's EOS ids win, for both entry points (an empty list: none).
       const mine = Vocabulary.fromTransformers(h.tokenizer, { eosTokenIds: [] });
       assert.equal(mine.eosTokenIds.length, 0);

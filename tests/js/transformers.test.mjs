@@ -35,7 +35,9 @@ before(() => {
   const json = JSON.parse(readFileSync(path.join(MODELS, "tokenizer.json"), "utf8"));
   const config = JSON.parse(readFileSync(path.join(MODELS, "tokenizer_config.json"), "utf8"));
   tokenizer = new PreTrainedTokenizer(json, config);
-  vocab = Vocabulary.fromTransformers(tokenizer);
+  // Exactly the one EOS id the stub generate() below stops at: by default Qwen3 has two,
+  // 151643 and 151645, as its real generation_config.json lists (docs/semantics.md).
+  vocab = Vocabulary.fromTransformers(tokenizer, { eosTokenIds: [EOS] });
   indexes = { digits: Index.fromRegex(DIGITS, vocab), answer: Index.fromRegex(ANSWER, vocab), json: Index.fromRegex(JSONISH, vocab) };
 });
 
