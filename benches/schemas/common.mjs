@@ -25,8 +25,12 @@ export const OUT_DIR = path.join(ROOT, ".cache/schemabench");
 /// - whitespace "[ ]?": at most one space between JSON tokens, which admits the corpus
 ///   texts' `", "` and `": "` (Python's json.dumps separators);
 /// - allowAdditionalProperties: undeclared properties are allowed where the schema says
-///   nothing of additionalProperties, as JSON Schema says (the library's default is false).
-export const OPTIONS = Object.freeze({ lazy: true, whitespace: "[ ]?", allowAdditionalProperties: true });
+///   nothing of additionalProperties, as JSON Schema says (the library's default is false);
+/// - unknownFormatsAreErrors: the corpus's invalid texts are judged by a validator that
+///   asserts formats, so an unknown format is refused here rather than read as an
+///   annotation (the library's default, as JSON Schema 2020-12 says): otherwise "invalid
+///   accepted" would count texts that only a format assertion rejects.
+export const OPTIONS = Object.freeze({ lazy: true, whitespace: "[ ]?", allowAdditionalProperties: true, unknownFormatsAreErrors: true });
 
 /// Hard kill per phase of one schema (compile, then the walk of its texts).
 export const TIMEOUT_MS = 10_000;
