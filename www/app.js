@@ -1,11 +1,13 @@
 // The demo page: SmolLM2-135M-Instruct runs in the page through @wllama/wllama 2.3.7; at
 // every step logitmask's Guide says which tokens keep the output inside the pattern, the
 // page zeroes the others in the model's probabilities, renormalizes and samples (seeded).
-// Index builds run in a Web Worker (worker.js) and come back serialized.
+// Index builds run in the package's Web Worker (logitmask/builder, /js/builder.mjs) and come
+// back serialized.
 //
-// Served by scripts/serve-www.mjs: /pkg/web/ is logitmask's web build, /wllama/ is wllama's
+// Served by scripts/serve-www.mjs: /pkg/web/ is logitmask's web build, /js/ its JS entries, /wllama/ is wllama's
 // esm/ folder, /models/ holds the GGUF. window.__demo exposes the page's state to tests.
-import init, { Vocabulary, Index, Guide } from "/pkg/web/logitmask.js";
+import init, { Vocabulary, Index, Guide, regexFromJsonSchema } from "/pkg/web/logitmask.js";
+import { IndexBuilder } from "/js/builder.mjs";
 import { Wllama } from "/wllama/index.js";
 
 const MODEL_URL = "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -111,7 +113,7 @@ const demo = (window.__demo = {
   phase: "loading", // loading | ready | running | done | error
   modelReady: false,
   vocab: null,
-  build: null, // { kind, source, ms, states, memory, bytes, loadMs } of the last successful build
+  build: null, // { kind, source, ms, states, memory, bytes, roundTripMs } of the last successful build
   buildStatus: null, // { kind, source, state: "busy" | "ok" | "error" } of the pattern in the inputs
   lastError: null, // { code, message, title } shown in the error area
   result: null, // the last generation
@@ -188,9 +190,8 @@ el.pattern.addEventListener("input", () => {
 
 let vocab = null; // logitmask Vocabulary on the page (loads the worker's serialized indexes)
 let ggufPrefix = null; // the bytes of the GGUF that hold its metadata
-let worker = null; // { w, ready: Promise, pending: Map<id, {resolve, reject}> }
-let buildSeq = 0;
-let current = null; // { key, promise, settled }
+let builder = null; // the package's IndexBuilder (logitmask/builder): a Web Worker with the vocabulary
+let current = null; // { key, promise, settled, controller }
 let liveIndex = null; // the newest built Index (older ones are freed)
 const SUPERSEDED = "Superseded";
 
@@ -198,63 +199,34 @@ function codedError(code, message) {
   return Object.assign(new Error(message), { code });
 }
 
-function spawnWorker() {
-  const w = new Worker("/worker.js", { type: "module", name: "logitmask-index" });
-  const pending = new Map();
-  let readyResolve, readyReject;
-  const ready = new Promise((res, rej) => ((readyResolve = res), (readyReject = rej)));
-  ready.catch(() => {});
-  const failAll = (err) => {
-    readyReject(err);
-    for (const p of pending.values()) p.reject(err);
-    pending.clear();
-    if (worker && worker.w === w) worker = null;
-  };
-  w.onmessage = ({ data }) => {
-    if (data.type === "ready") {
-      readyResolve(data);
-      el.fTrie.textContent = `token trie: ${ms(data.trieMs)} ms, once per vocabulary, in the worker`;
-      demo.trieMs = data.trieMs;
-    }
-    else if (data.type === "built" || data.type === "error") {
-      const p = pending.get(data.id);
-      if (data.id === undefined && data.type === "error") return failAll(codedError(data.code, data.message));
-      if (!p) return;
-      pending.delete(data.id);
-      data.type === "built" ? p.resolve(data) : p.reject(codedError(data.code, data.message));
-    }
-  };
-  w.onerror = (ev) => {
-    ev.preventDefault();
-    failAll(codedError("WorkerError", ev.message || "the worker stopped (see the console)"));
-  };
-  const copy = ggufPrefix.slice();
-  w.postMessage({ type: "init", gguf: copy.buffer }, [copy.buffer]);
-  return { w, ready, pending };
-}
-
-/** Builds (or reuses) the index for a pattern; resolves to { index, ms, states, ... }. */
+/** Builds (or reuses) the index for a pattern in logitmask/builder's worker; resolves to
+ *  { index, ms, states, ... }. A newer pattern aborts the older build (the builder then
+ *  terminates its worker and starts a fresh one for the next build). */
 function buildIndex(kind, source) {
   const key = `${kind}\u0000${source}`;
   if (current && current.key === key) return current.promise;
-  if (current && !current.settled && worker) {
-    // A build of an older pattern is still running: drop that worker, start afresh.
-    worker.w.terminate();
-    for (const p of worker.pending.values()) p.reject(codedError(SUPERSEDED, "a newer pattern replaced this one"));
-    worker = null;
-  }
-  if (!worker) worker = spawnWorker();
-  const wk = worker;
-  const id = ++buildSeq;
-  const promise = new Promise((resolve, reject) => {
-    wk.pending.set(id, { resolve, reject });
-    wk.ready.then(() => wk.w.postMessage({ type: "build", id, kind, source }), reject);
-  }).then((data) => {
-    const t0 = performance.now();
-    const index = Index.fromBytes(new Uint8Array(data.bytes), vocab);
-    return { kind, source, index, ms: data.ms, states: data.states, memory: data.memory, bytes: data.bytes.byteLength, loadMs: performance.now() - t0, regex: data.regex };
-  });
-  const entry = { key, promise, settled: false };
+  if (current && !current.settled) current.controller.abort(codedError(SUPERSEDED, "a newer pattern replaced this one"));
+  builder ??= new IndexBuilder({ vocabulary: vocab, gguf: ggufPrefix });
+  const controller = new AbortController();
+  const t0 = performance.now();
+  const pattern = kind === "schema" ? { jsonSchema: source } : { regex: source };
+  const promise = builder.build(pattern, { signal: controller.signal }).then(
+    (built) => {
+      let regex;
+      if (kind === "schema") {
+        try {
+          regex = regexFromJsonSchema(source); // shown as a tooltip
+        } catch {
+          // The index was built from the same conversion; a failure here is not the user's.
+        }
+      }
+      return { kind, source, index: built.index, ms: built.ms, states: built.states, memory: built.memoryUsage, bytes: built.bytes.length, roundTripMs: performance.now() - t0, regex };
+    },
+    (e) => {
+      throw e?.code === "Aborted" ? codedError(SUPERSEDED, e.message) : e;
+    },
+  );
+  const entry = { key, promise, settled: false, controller };
   current = entry;
   promise.then(
     (b) => {
@@ -301,7 +273,7 @@ async function refreshBuild() {
     el.build.dataset.state = "ok";
     el.build.textContent = `index: ${ms(b.ms)} ms · ${fmt.format(b.states)} states`;
     el.build.title =
-      `built in ${ms(b.ms)} ms in a Web Worker; serialized ${kb(b.bytes)}, loaded on the page in ${ms(b.loadMs)} ms` +
+      `built in ${ms(b.ms)} ms in logitmask/builder's Web Worker; serialized ${kb(b.bytes)}; ${ms(b.roundTripMs)} ms end to end (worker start, vocabulary, transfer, Index.fromBytes)` +
       (b.regex ? `\nregex from the schema (${fmt.format(b.regex.length)} chars): ${b.regex.length > 600 ? `${b.regex.slice(0, 600)}…` : b.regex}` : "");
     el.sBuild.textContent = `${ms(b.ms)} ms`;
     el.sBuildD.textContent = `${fmt.format(b.states)} states, in a Web Worker`;
@@ -377,6 +349,7 @@ async function start() {
   demo.vocab = { size: vocab.size, eosTokenIds: eos, ms: v.ms, prefixBytes: v.bytes.length };
   el.fVocab.textContent = `vocabulary: ${fmt.format(vocab.size)} tokens, EOS ids ${eos.join(", ")} (Vocabulary.fromGguf, ${ms(v.ms)} ms on the first ${mb(v.bytes.length)} MB of the GGUF)`;
   el.sAllowedD.textContent = `of ${fmt.format(vocab.size)} tokens`;
+  el.fTrie.textContent = "index builds: logitmask/builder, in a Web Worker";
   scheduleBuild(0); // the worker starts on the same bytes while the model loads
 
   setStatus("loading", "loading the model…");
