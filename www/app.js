@@ -8,6 +8,7 @@
 // esm/ folder, /models/ holds the GGUF. window.__demo exposes the page's state to tests.
 import init, { Vocabulary, Index, Guide, regexFromJsonSchema } from "/pkg/web/logitmask.js";
 import { IndexBuilder } from "/js/builder.mjs";
+import { generate as generateWithWllama } from "/js/wllama.mjs";
 import { Wllama } from "/wllama/index.js";
 
 const MODEL_URL = "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -407,67 +408,6 @@ function unicodeClasses(source) {
   return out;
 }
 
-/** mulberry32: a small seeded PRNG, [0, 1). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function popcount(mask) {
-  let n = 0;
-  for (let i = 0; i < mask.length; i++) {
-    let x = mask[i];
-    x -= (x >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    n += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-  }
-  return n;
-}
-
-function firstSetBit(mask) {
-  for (let i = 0; i < mask.length; i++) if (mask[i]) return i * 32 + (31 - Math.clz32(mask[i] & -mask[i]));
-  return -1;
-}
-
-const allowedBit = (mask, t) => (mask[t >>> 5] >>> (t & 31)) & 1;
-
-/**
- * Our sampler: the model's probabilities with the disallowed tokens zeroed, renormalized,
- * sharpened by the temperature, sampled with the seeded PRNG (temperature 0: argmax).
- */
-function sample(probs, mask, temperature, random) {
-  let best = -1;
-  let bestP = -1;
-  let total = 0;
-  const ids = [];
-  const weights = [];
-  for (let i = 0; i < probs.length; i++) {
-    const { token, p } = probs[i];
-    if (!allowedBit(mask, token)) continue;
-    if (p > bestP) ((bestP = p), (best = token));
-    if (temperature > 0 && p > 0) {
-      const w = Math.pow(p, 1 / temperature);
-      ids.push(token);
-      weights.push(w);
-      total += w;
-    }
-  }
-  if (best < 0) return firstSetBit(mask); // no probabilities for any allowed token: take one
-  if (temperature <= 0 || !(total > 0) || !Number.isFinite(total)) return best;
-  let r = random() * total;
-  for (let i = 0; i < ids.length; i++) {
-    r -= weights[i];
-    if (r < 0) return ids[i];
-  }
-  return ids[ids.length - 1];
-}
-
 /** Times guide.fillMask: the mean over `reps` calls (the browser's clock is coarse). */
 function timeFillMask(guide, mask, reps) {
   const t0 = performance.now();
@@ -493,8 +433,8 @@ function calibrate(guide, mask) {
   return Math.max(256, Math.min(65536, Math.round(targetMs / Math.max(best, 1e-5))));
 }
 
-let stopRequested = false;
-el.stop.addEventListener("click", () => (stopRequested = true));
+let stopController = null; // the running generation's
+el.stop.addEventListener("click", () => stopController?.abort());
 el.generate.addEventListener("click", () => generate().catch((e) => console.error(e)));
 
 function setRunning(running) {
@@ -508,10 +448,8 @@ async function generate() {
   clearError();
   setRunning(true);
   demo.phase = "running";
-  stopRequested = false;
   el.verdict.dataset.state = "running";
   el.verdict.textContent = "building the index…";
-  let guide = null;
   try {
     const kind = currentKind();
     const source = el.pattern.value;
@@ -528,13 +466,9 @@ async function generate() {
       demo.result = { error: demo.lastError };
       return;
     }
-    guide = new Guide(built.index);
     const maxTokens = Math.max(1, Math.min(512, Number(el.maxTokens.value) || 32));
     const temperature = Math.max(0, Number(el.temperature.value) || 0);
     const seed = Number(el.seed.value) >>> 0;
-    const random = rng(seed);
-    const eos = new Set(vocab.eosTokenIds);
-    const mask = new Uint32Array(Math.ceil(vocab.size / 32));
 
     setStatus("busy", "generating…");
     resetRun(null);
@@ -543,68 +477,54 @@ async function generate() {
     caret.className = "caret";
     el.output.append(caret);
 
-    await wllama.kvClear();
-    const chat = await wllama.formatChat([{ role: "user", content: el.prompt.value }], true);
-    const promptTokens = await wllama.tokenize(chat, true);
-    const tPrompt = performance.now();
-    await wllama.decode(promptTokens, {});
-    const promptMs = performance.now() - tPrompt;
-
+    // The loop is the package's (logitmask/wllama); the page only shows each step and times
+    // the mask (many fillMask calls per step, because browsers coarsen performance.now()).
     const steps = []; // { token, allowed, maskUs, forced }
-    const decoder = new TextDecoder("utf-8");
-    let text = "";
-    let logitsMs = 0;
-    let decodeMs = 0;
-    let finished = false;
     let reps = 0;
     let timingMs = 0;
-    const t0 = performance.now();
-    el.verdict.textContent = "generating…";
-    for (let step = 0; step < maxTokens && !stopRequested; step++) {
-      guide.fillMask(mask);
-      const tc = performance.now();
-      if (reps === 0) {
-        reps = calibrate(guide, mask);
-        el.sMask.parentElement.title = `guide.fillMask into a ${mask.length}-word bitmask; per step the mean of ${reps} calls, because browsers coarsen performance.now()`;
-      }
-      const maskUs = timeFillMask(guide, mask, reps);
-      timingMs += performance.now() - tc; // the repeated calls are ours, not the generation's
-      const allowed = popcount(mask);
-      let token;
-      let forced = false;
-      if (allowed === 1) {
-        token = firstSetBit(mask); // only one choice: the model need not be asked
-        forced = true;
-      } else {
-        const tl = performance.now();
-        const probs = await wllama.getLogits(-1);
-        logitsMs += performance.now() - tl;
-        token = sample(probs, mask, temperature, random);
-      }
-      guide.advance(token); // throws if the token were not allowed: it always is
-      steps.push({ token, allowed, maskUs, forced });
-      if (eos.has(token)) {
-        finished = true;
-      } else {
-        const piece = decoder.decode(vocab.tokenBytes(token) ?? new Uint8Array(), { stream: true });
-        text += piece;
-        const span = document.createElement("span");
-        span.className = forced ? "tok forced" : "tok";
-        span.textContent = piece;
-        span.title = `token ${token} · ${fmt.format(allowed)} allowed · mask ${us(maskUs)} µs${forced ? " · forced" : ""}`;
-        caret.before(span);
-      }
-      showProgress(steps, performance.now() - t0 - timingMs, logitsMs, decodeMs);
-      if (finished) break;
-      const td = performance.now();
-      await wllama.decode([token], {});
-      decodeMs += performance.now() - td;
-    }
-    const tail = decoder.decode();
-    if (tail) {
-      text += tail;
-      caret.before(document.createTextNode(tail));
-    }
+    let maskUs = 0;
+    let shownText = "";
+    let t0 = NaN;
+    stopController = new AbortController();
+    const run = await generateWithWllama(
+      wllama,
+      { index: built.index, vocabulary: vocab, messages: [{ role: "user", content: el.prompt.value }] },
+      {
+        maxTokens,
+        temperature,
+        seed,
+        signal: stopController.signal,
+        onMask: ({ guide, mask }) => {
+          if (Number.isNaN(t0)) {
+            t0 = performance.now();
+            el.verdict.textContent = "generating…";
+          }
+          const tc = performance.now();
+          if (reps === 0) {
+            reps = calibrate(guide, mask);
+            el.sMask.parentElement.title = `guide.fillMask into a ${mask.length}-word bitmask; per step the mean of ${reps} calls, because browsers coarsen performance.now()`;
+          }
+          maskUs = timeFillMask(guide, mask, reps);
+          timingMs += performance.now() - tc; // the repeated calls are ours, not the generation's
+        },
+        onToken: ({ token, text: piece, allowed, forced, logitsMs, decodeMs }) => {
+          steps.push({ token, allowed, maskUs, forced });
+          shownText += piece;
+          if (!vocab.eosTokenIds.includes(token)) {
+            const span = document.createElement("span");
+            span.className = forced ? "tok forced" : "tok";
+            span.textContent = piece;
+            span.title = `token ${token} · ${fmt.format(allowed)} allowed · mask ${us(maskUs)} µs${forced ? " · forced" : ""}`;
+            caret.before(span);
+          }
+          showProgress(steps, performance.now() - t0 - timingMs, logitsMs, decodeMs);
+        },
+      },
+    );
+    const { text, finished, promptTokens, promptMs, logitsMs, decodeMs } = run;
+    const stopped = run.stopped;
+    const tail = text.slice(shownText.length); // bytes the decoder held back until the end
+    if (tail) caret.before(document.createTextNode(tail));
     caret.remove();
     const elapsed = performance.now() - t0 - timingMs; // without the fillMask timing loops
     if (finished) {
@@ -615,7 +535,7 @@ async function generate() {
     }
 
     // Verdict: logitmask's own (EOS accepted, or the text can end here) and JavaScript's.
-    const canFinish = guide.canFinish();
+    const canFinish = run.canFinish;
     const fullMatch = finished || canFinish;
     let jsCheck = null;
     let jsLabel = "";
@@ -637,12 +557,12 @@ async function generate() {
       }
     }
     const n = steps.length;
-    if (stopRequested && !fullMatch) {
+    if (stopped && !fullMatch) {
       el.verdict.dataset.state = "incomplete";
       el.verdict.textContent = `stopped after ${n} tokens`;
     } else if (fullMatch) {
       el.verdict.dataset.state = "match";
-      const how = finished ? `EOS after ${n - 1} tokens` : `${stopRequested ? "stopped" : "max tokens"} after ${n} tokens, can end here`;
+      const how = finished ? `EOS after ${n - 1} tokens` : `${stopped ? "stopped" : "max tokens"} after ${n} tokens, can end here`;
       el.verdict.textContent = `✓ full match · ${how} · ${jsLabel}`;
     } else {
       el.verdict.dataset.state = "incomplete";
@@ -663,8 +583,8 @@ async function generate() {
       canFinish,
       fullMatch,
       jsCheck,
-      stopped: stopRequested,
-      promptTokens: promptTokens.length,
+      stopped,
+      promptTokens,
       promptMs,
       elapsedMs: elapsed,
       tokensPerSecond: (n * 1000) / elapsed,
@@ -685,7 +605,6 @@ async function generate() {
     demo.phase = "error";
     demo.result = { error: demo.lastError };
   } finally {
-    guide?.free();
     demo.generations++;
     setRunning(false);
     setStatus("ready", `ready · ${wllama.isMultithread() ? `${wllama.getNumThreads()} threads` : "single-thread"}`);

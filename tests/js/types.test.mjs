@@ -44,6 +44,15 @@ describe("tsc --strict on tests/js/fixtures", { concurrency: true }, () => {
     assert.ok(files.includes("tests/js/fixtures/typed-usage.ts"));
   });
 
+  test("adapters.ts: logitmask/builder, /web-llm (as WebLLM's own LogitProcessor), /wllama, /transformers", async () => {
+    // skipLibCheck: @huggingface/transformers' and @mlc-ai/web-llm's own declarations do not
+    // check under --strict; the fixture's use of ours does.
+    const files = await typeChecks("tsconfig.adapters.json");
+    for (const f of ["js/builder.d.mts", "js/web-llm.d.mts", "js/wllama.d.mts", "js/transformers.d.mts"]) {
+      assert.ok(files.includes(f), `${f}: ${files.filter((f) => !f.startsWith("node_modules")).join(", ")}`);
+    }
+  });
+
   test("web-entry.ts: the explicit-init entry 'logitmask/web' and its init options check under --strict", async () => {
     const files = await typeChecks("tsconfig.web.json");
     assert.ok(files.includes("js/web.d.mts"), files.join(", "));
