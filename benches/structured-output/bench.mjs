@@ -15,7 +15,8 @@
 // logitmask runs with the schema runner's settings (benches/schemas/common.mjs OPTIONS: lazy,
 // whitespace "[ ]?", undeclared properties allowed as JSON Schema says); theirs has no options.
 //
-// Usage: node benches/structured-output/bench.mjs [--per-split N] [--seed S] [--write docs/benchmarks.md] [--json FILE]
+// Usage: node benches/structured-output/bench.mjs [--per-split N] [--seed S] [--write docs/benchmarks.md]
+//          [--json FILE] [--from-json FILE]   (--from-json: the report of a saved run, not run again)
 // Prints a markdown table; --write replaces the text between <!-- structured-output:begin -->
 // and <!-- structured-output:end --> in the given file.
 import { readFileSync, writeFileSync } from "node:fs";
@@ -33,6 +34,8 @@ const perSplit = Number(option("--per-split", "6"));
 const seed = Number(option("--seed", "16"));
 const writeTo = option("--write");
 const jsonOut = option("--json");
+/// Re-print (and --write) the report from a previous run's --json file, without running.
+const fromJson = option("--from-json");
 const log = (...a) => console.error("[structured-output]", ...a);
 /// Walks stop after this long per schema and engine: the schema then does not pass (its
 /// remaining steps are not timed, which flatters the slower engine's percentiles).
@@ -65,10 +68,10 @@ const mask = new Uint32Array(Math.ceil(vocab.size / 32));
   g.free();
   warm.free();
 }
-const oursWarmMs = performance.now() - t;
+let oursWarmMs = performance.now() - t;
 t = performance.now();
 HfProcessor.warmup(tokenizer);
-const theirsWarmMs = performance.now() - t;
+let theirsWarmMs = performance.now() - t;
 const eos = Array.from(vocab.eosTokenIds);
 const eosAllowed = (m) => eos.some((id) => maskHas(m, id));
 
@@ -188,11 +191,22 @@ function runSchema(name, rec) {
 
 // ---------------------------------------------------------------- run
 const names = Object.keys(ENGINES);
-const results = Object.fromEntries(names.map((n) => [n, []]));
-const startedAt = new Date();
-for (const [i, rec] of sample.entries()) {
-  for (const name of names) results[name].push(runSchema(name, rec));
-  log(`${i + 1}/${sample.length} ${rec.id}: ` + names.map((n) => { const r = results[n].at(-1); return `${n} ${r.pass ? "pass" : "fail"} ${fmtMs(r.first_mask_ms)}${r.error ? ` (${r.error.slice(0, 50)})` : ""}`; }).join(", "));
+let results = Object.fromEntries(names.map((n) => [n, []]));
+let startedAt = new Date();
+let loadAtEnd = os.loadavg();
+if (fromJson) {
+  const saved = JSON.parse(readFileSync(fromJson, "utf8"));
+  ({ results } = saved);
+  startedAt = new Date(saved.startedAt);
+  loadAtEnd = saved.loadAtEnd;
+  oursWarmMs = saved.oursWarmMs;
+  theirsWarmMs = saved.theirsWarmMs;
+} else {
+  for (const [i, rec] of sample.entries()) {
+    for (const name of names) results[name].push(runSchema(name, rec));
+    log(`${i + 1}/${sample.length} ${rec.id}: ` + names.map((n) => { const r = results[n].at(-1); return `${n} ${r.pass ? "pass" : "fail"} ${fmtMs(r.first_mask_ms)}${r.error ? ` (${r.error.slice(0, 50)})` : ""}`; }).join(", "));
+  }
+  loadAtEnd = os.loadavg();
 }
 
 function fmtMs(x) {
@@ -217,13 +231,21 @@ function summary(rs) {
   };
 }
 const all3 = Object.fromEntries(names.map((n) => [n, summary(results[n])]));
-// Per-token masks on the schemas every engine compiles, so that the same texts are walked.
+// Per-token masks on the same steps: the schemas every engine compiles, and on each the
+// steps every engine walked (the walks go text by text in the same order; an engine out of
+// time stops early, so the others' lists are cut to its length).
 const common = sample.map((_, i) => i).filter((i) => names.every((n) => results[n][i].mask_us));
-const onCommon = Object.fromEntries(names.map((n) => [n, summary(common.map((i) => results[n][i]))]));
+const sameSteps = (i) => Math.min(...names.map((n) => results[n][i].mask_us.length));
+const onCommon = Object.fromEntries(
+  names.map((n) => [n, summary(common.map((i) => ({ ...results[n][i], mask_us: results[n][i].mask_us.slice(0, sameSteps(i)) })))]),
+);
 
 const us = (x) => (x >= 1000 ? `${(x / 1000).toFixed(1)} ms` : x >= 10 ? `${x.toFixed(0)} µs` : `${x.toFixed(2)} µs`);
 const ms = (x) => `${x.toFixed(x >= 10 ? 0 : 1)} ms`;
-const ratio = (a, b) => `${(b / a).toFixed(b / a >= 10 ? 0 : 1)}x`;
+const ratio = (a, b) => {
+  const r = b / a;
+  return `${r >= 10 ? r.toFixed(0) : r >= 1 ? r.toFixed(1) : r.toPrecision(2)}x`;
+};
 const hfVersion = JSON.parse(readFileSync(path.join(ROOT, "node_modules/@huggingface/transformers-structured-output/package.json"), "utf8")).version;
 const tfVersion = JSON.parse(readFileSync(path.join(ROOT, "node_modules/@huggingface/transformers/package.json"), "utf8")).version;
 
@@ -232,7 +254,7 @@ const row = (label, f, fmt, withRatio = true) =>
   `| ${label} | ${fmt(f(lazy))} | ${fmt(f(eager))} | ${fmt(f(THEIRS))} |` +
   (withRatio ? ` ${ratio(f(lazy), f(THEIRS))} | ${ratio(f(eager), f(THEIRS))} |` : " | |");
 const lines = [];
-lines.push(`Measured ${startedAt.toISOString().replace(/\.\d+Z$/, "Z")} on ${os.cpus()[0]?.model ?? "?"} (${os.availableParallelism()} cores, load average ${os.loadavg().map((x) => x.toFixed(1)).join(" ")} at the end), Node ${process.version}, one thread.`);
+lines.push(`Measured ${startedAt.toISOString().replace(/\.\d+Z$/, "Z")} on ${os.cpus()[0]?.model ?? "?"} (${os.availableParallelism()} cores, load average ${loadAtEnd.map((x) => x.toFixed(1)).join(" ")} at the end), Node ${process.version}, one thread.`);
 lines.push(`Llama 3 tokenizer (128,256 tokens); ${sample.length} schemas (${perSplit} per GitHub split, seed ${seed}) of the ratchet's sample, ${texts} texts; logitmask (wasm, this commit) against @huggingface/transformers-structured-output ${hfVersion} (transformers.js ${tfVersion}). Command: \`npm run bench\` (this part alone: \`node benches/structured-output/bench.mjs\`).`);
 lines.push("");
 lines.push("| | logitmask lazy | logitmask eager | transformers-structured-output | theirs / lazy | theirs / eager |");
@@ -240,9 +262,11 @@ lines.push("|---|---:|---:|---:|---:|---:|");
 lines.push(`| schemas passing (of ${sample.length}) | **${all3[lazy].passing}** | **${all3[eager].passing}** | ${all3[THEIRS].passing} | | |`);
 lines.push(`| schemas compiled | ${all3[lazy].compiled} | ${all3[eager].compiled} | ${all3[THEIRS].compiled} | | |`);
 lines.push(`| tokenizer warm-up (once per tokenizer) | ${ms(oursWarmMs)} | ${ms(oursWarmMs)} | ${ms(theirsWarmMs)} | | |`);
-lines.push(row("time to first mask, p50", (n) => all3[n].first_mask_ms.p50, ms));
-lines.push(row("time to first mask, p90", (n) => all3[n].first_mask_ms.p90, ms));
-lines.push(`| masks walked (the ${common.length} schemas all three compile) | ${onCommon[lazy].masks} | ${onCommon[eager].masks} | ${onCommon[THEIRS].masks} | | |`);
+lines.push(row("time to first mask, p50, each engine's compiled schemas", (n) => all3[n].first_mask_ms.p50, ms));
+lines.push(row("time to first mask, p90, each engine's compiled schemas", (n) => all3[n].first_mask_ms.p90, ms));
+lines.push(row(`time to first mask, p50, the ${common.length} schemas all three compile`, (n) => onCommon[n].first_mask_ms.p50, ms));
+lines.push(row(`time to first mask, max, the same ${common.length}`, (n) => onCommon[n].first_mask_ms.max, ms));
+lines.push(`| masks compared: the same steps of the same texts, on those ${common.length} schemas | ${onCommon[lazy].masks} | ${onCommon[eager].masks} | ${onCommon[THEIRS].masks} | | |`);
 for (const q of ["p50", "p90", "p99", "max"]) lines.push(row(`mask per token, ${q}`, (n) => onCommon[n].mask_us[q], us));
 lines.push("");
 const x = (q, n) => onCommon[THEIRS].mask_us[q] / onCommon[n].mask_us[q];
@@ -263,11 +287,12 @@ const outOfTime = (n) => results[n].filter((r) => r.skipped > 0).length;
 lines.push("");
 lines.push(`Not passing: logitmask lazy: ${failedWalk(lazy)} compiled but misjudged a text, ${outOfTime(lazy)} out of time (${BUDGET_MS / 1000} s of walks per schema), compile errors: ${causes(lazy)}. ` +
   `logitmask eager: ${failedWalk(eager)} misjudged, ${outOfTime(eager)} out of time, compile errors: ${causes(eager)}. ` +
-  `transformers-structured-output: ${failedWalk(THEIRS)} compiled but misjudged a text, ${outOfTime(THEIRS)} out of time, compile errors: ${causes(THEIRS)}.`);
+  `transformers-structured-output: ${failedWalk(THEIRS)} compiled but misjudged a text, ${outOfTime(THEIRS)} out of time, compile errors: ${causes(THEIRS)}. ` +
+  `(An engine out of time does not pass: on an idle machine theirs would pass at most ${all3[THEIRS].compiled} here.)`);
 const table = lines.join("\n");
 console.log(table);
 
-if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ summary: all3, onCommon, results }, null, 1));
+if (jsonOut && !fromJson) writeFileSync(jsonOut, JSON.stringify({ startedAt, loadAtEnd, oursWarmMs, theirsWarmMs, summary: all3, onCommon, results }));
 if (writeTo) {
   const file = path.resolve(writeTo);
   const doc = readFileSync(file, "utf8");
