@@ -14,7 +14,7 @@ import { CHROMIUM, fileUnder, launchChromium, serveFiles } from "./chromium.mjs"
 import { packAndInstall, run } from "./packed.mjs";
 
 const BIN = path.join(REPO, "node_modules/.bin");
-// README.md ("Install and use in a browser") gives this command to esbuild users; the esbuild
+// README.md ("Quick start: browsers and bundlers") gives this command to esbuild users; the esbuild
 // app is built with exactly it.
 const ESBUILD = "esbuild main.js logitmask_bg=logitmask/logitmask_bg.wasm logitmask-worker=logitmask/worker --bundle --format=esm --loader:.wasm=copy --outdir=dist";
 
