@@ -1259,3 +1259,67 @@ fn load_times() {
         eprintln!("{name:<34} {size:>8} {:>10.1} {:>10.1} {:>10.1}", ms(load), ms(trie), ms(load + trie));
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Vocabulary bytes (to_bytes / from_bytes): what a worker receives
+// ---------------------------------------------------------------------------------------
+
+/// Every real vocabulary survives `to_bytes` -> `from_bytes` id for id, with its EOS ids
+/// and fingerprint, and an index serialized for the original loads with the copy.
+#[test]
+fn vocabulary_bytes_round_trip_on_real_tokenizers() {
+    let o200k = Vocabulary::from_tiktoken(&asset("o200k_base.tiktoken"), &[("<|endoftext|>", 199999)], &auto()).unwrap();
+    let cases: Vec<(&str, Arc<Vocabulary>)> = vec![
+        ("Llama 3", hf_vocab("tokenizer-llama3")),
+        ("Qwen3", hf_vocab("tokenizer-qwen3")),
+        ("Mistral", hf_vocab("tokenizer-llama2")),
+        ("GPT-2 r50k", r50k()),
+        ("o200k", Arc::new(o200k)),
+        ("SmolLM2 GGUF", smollm2()),
+    ];
+    for (name, v) in cases {
+        let bytes = v.to_bytes();
+        let w = Arc::new(Vocabulary::from_bytes(&bytes).unwrap());
+        assert_eq!(w.size(), v.size(), "{name}");
+        assert_eq!(w.eos_token_ids(), v.eos_token_ids(), "{name}");
+        assert_eq!(w.is_byte_complete(), v.is_byte_complete(), "{name}");
+        for id in 0..v.size() as u32 {
+            assert_eq!(w.token_bytes(id), v.token_bytes(id), "{name}: id {id}");
+        }
+        assert_eq!(w.fingerprint(), v.fingerprint(), "{name}");
+        assert_eq!(w.to_bytes(), bytes, "{name}: the form is canonical");
+        let index = Index::new("[0-9]{1,3}", &v).unwrap();
+        let loaded = Index::from_bytes(&index.to_bytes().unwrap(), &w).unwrap();
+        assert_eq!(
+            loaded.allowed_tokens(loaded.initial_state()).unwrap().to_vec(),
+            index.allowed_tokens(index.initial_state()).unwrap().to_vec(),
+            "{name}"
+        );
+        // A cut anywhere is an error, never a panic.
+        for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+            assert_eq!(Vocabulary::from_bytes(&bytes[..cut]).unwrap_err().kind(), ErrorKind::InvalidTokenizer);
+        }
+    }
+}
+
+/// Size and load time of the bytes against the tokenizer.json they replace:
+/// `cargo test --release --test lib -- --nocapture --ignored tokenizers::vocabulary_bytes_size_and_load_time`.
+#[test]
+#[ignore = "a measurement; run it in release with --nocapture"]
+fn vocabulary_bytes_size_and_load_time() {
+    for package in ["tokenizer-llama3", "tokenizer-qwen3"] {
+        let json = hf_json(package);
+        let (t_json, v) = best_of(5, || Vocabulary::from_tokenizer_json(json, &auto()).unwrap());
+        let bytes = v.to_bytes();
+        let (t_bytes, _) = best_of(5, || Vocabulary::from_bytes(&bytes).unwrap());
+        let (t_write, _) = best_of(5, || v.to_bytes());
+        eprintln!(
+            "{package}: tokenizer.json {} B, load {:.1} ms; bytes {} B, load {:.1} ms, write {:.1} ms",
+            json.len(),
+            t_json.as_secs_f64() * 1e3,
+            bytes.len(),
+            t_bytes.as_secs_f64() * 1e3,
+            t_write.as_secs_f64() * 1e3
+        );
+    }
+}

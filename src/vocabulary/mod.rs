@@ -10,6 +10,7 @@
 //! `(id, bytes)` pairs and walked with a step function.
 
 mod builder;
+mod serialize;
 pub(crate) mod trie;
 
 use std::sync::OnceLock;

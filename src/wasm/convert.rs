@@ -187,3 +187,16 @@ pub(super) fn tokens_from_js(tokens: JsValue) -> JsResult<Vec<Option<Vec<u8>>>> 
     }
     Ok(list)
 }
+
+/// Bytes given as a `Uint8Array` or an `ArrayBuffer` (what a worker receives), copied
+/// into wasm memory.
+pub(super) fn bytes_from_js(value: JsValue, what: &str) -> JsResult<Vec<u8>> {
+    if let Some(b) = value.dyn_ref::<Uint8Array>() {
+        return Ok(b.to_vec());
+    }
+    if let Some(buf) = value.dyn_ref::<js_sys::ArrayBuffer>() {
+        return Ok(Uint8Array::new(buf).to_vec());
+    }
+    Err(invalid_argument(format!("{what} must be a Uint8Array or an ArrayBuffer")))
+}
+

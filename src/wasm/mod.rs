@@ -24,7 +24,7 @@ use wasm_bindgen::JsCast;
 use crate::error::{Error, ErrorKind};
 use crate::StateId;
 use convert::{
-    id_from_js, ids_from_js, invalid_argument, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
+    bytes_from_js, id_from_js, ids_from_js, invalid_argument, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
     size_from_js, special_tokens, state_from_js, token_from_js, tokens_from_js, JsResult,
 };
 use options::{GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions};
@@ -121,6 +121,23 @@ impl JsVocabulary {
             }
         }
         crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
+    /// Reads bytes made by `toBytes` (a `Uint8Array` or an `ArrayBuffer`), e.g. in a
+    /// worker that received them instead of the tokenizer file.
+    #[wasm_bindgen(js_name = fromBytes)]
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
+    ) -> JsResult<JsVocabulary> {
+        let bytes = bytes_from_js(bytes, "vocabulary bytes")?;
+        crate::Vocabulary::from_bytes(&bytes).map(JsVocabulary::wrap).map_err(js_error)
+    }
+
+    /// The versioned, checksummed binary form: a transferable buffer (about 1 MB for
+    /// Llama 3) that `Vocabulary.fromBytes` reads back without the tokenizer file.
+    #[wasm_bindgen(js_name = toBytes)]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.inner.to_bytes()
     }
 
     /// Number of ids (the largest token or EOS id + 1).
