@@ -52,8 +52,8 @@ export function buildJob(api, post, ready = Promise.resolve()) {
         vocabulary = null;
         vocabulary = loadVocabulary(api, data.source);
         const out = { type: "vocabulary", size: vocabulary.size, eosTokenIds: Array.from(vocabulary.eosTokenIds), ms: performance.now() - t0 };
-        // VOCABULARY-BYTES (1 of 2): once Vocabulary.toBytes exists, the main thread gets the
-        // vocabulary as bytes instead of parsing the tokenizer a second time.
+        // The main thread gets the vocabulary as bytes instead of parsing the tokenizer a
+        // second time (feature-detected: builds before Vocabulary.toBytes parse it again).
         if (data.wantBytes && typeof vocabulary.toBytes === "function") out.bytes = vocabulary.toBytes().buffer;
         post(out, out.bytes ? [out.bytes] : []);
       } else if (data.type === "build") {

@@ -8,8 +8,8 @@ const abortError = (signal) =>
 
 /** The transferable description of a vocabulary source, and what to transfer with it. */
 function describeVocabulary(source) {
-  // VOCABULARY-BYTES (2 of 2): a Vocabulary crosses threads as bytes (Vocabulary.toBytes /
-  // fromBytes) where this build has them; otherwise the worker loads the tokenizer itself.
+  // A Vocabulary crosses threads as bytes (Vocabulary.toBytes / fromBytes; feature-detected,
+  // for builds that predate them: the worker then loads the tokenizer itself).
   if (source.vocabulary && typeof source.vocabulary.toBytes === "function") {
     const bytes = source.vocabulary.toBytes();
     return [{ kind: "bytes", bytes }, [bytes.buffer]];

@@ -6,7 +6,7 @@ export type VocabularySource =
   | { tokenizerJson: string | object; tokenizerOptions?: TokenizerOptions }
   | { gguf: Uint8Array; tokenizerOptions?: TokenizerOptions }
   | { tokens: Array<Uint8Array | string | null | undefined>; eosTokenIds: ArrayLike<number> }
-  /** Sent as bytes; needs a build with `Vocabulary.toBytes` (else give the tokenizer). */
+  /** Sent to the worker as bytes (`vocabulary.toBytes()`); the built indexes use it. */
   | { vocabulary: Vocabulary };
 
 /** What to build: a regex or a JSON Schema (text or object). */

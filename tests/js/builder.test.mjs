@@ -124,6 +124,23 @@ test("abort mid-build rejects with Aborted and ends the worker; the builder then
   }
 });
 
+test("a Vocabulary crosses to the worker as bytes (Vocabulary.toBytes), no tokenizer needed", { timeout: 60_000 }, async () => {
+  const vocab = Vocabulary.fromTokenizerJson(LLAMA3);
+  const builder = new IndexBuilder({ vocabulary: vocab });
+  try {
+    const regex = "[0-9]{1,3}(,[0-9]{3})*";
+    const built = await builder.build({ regex });
+    assert.equal(builder.vocabulary, vocab, "the indexes use the caller's vocabulary");
+    const sync = Index.fromRegex(regex, vocab, { lazy: false });
+    assert.deepEqual(built.bytes, sync.toBytes());
+    sync.free();
+    built.index.free();
+  } finally {
+    builder.close();
+    vocab.free();
+  }
+});
+
 test("bad requests are coded errors", { timeout: 30_000 }, async () => {
   assert.throws(() => new IndexBuilder({}), { code: "InvalidArgument" });
   const builder = new IndexBuilder({ tokens: ["a", "b", null], eosTokenIds: [2] });
