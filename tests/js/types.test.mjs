@@ -16,7 +16,8 @@ function tsc(config, ...extra) {
     execFile(
       TSC,
       ["-p", path.join(FIXTURES, config), "--noEmit", "--strict", "--pretty", "false", ...extra],
-      { cwd: REPO, timeout: 60_000 },
+      // Generous: several tsc runs at once on a shared 2-core machine took over a minute each.
+      { cwd: REPO, timeout: 240_000 },
       (error, stdout, stderr) => {
         if (error && typeof error.code !== "number") return reject(error);
         resolve({ code: error ? error.code : 0, out: stdout + stderr });
