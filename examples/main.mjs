@@ -2,7 +2,7 @@
 // `npm start`: a real small model (SmolLM2-135M-Instruct, GGUF, run by node-llama-cpp on the
 // CPU) writes a JSON object for a JSON Schema (or text for a regex) while every step's logits
 // are masked by a logitmask Guide. The vocabulary comes from the GGUF through logitmask's own
-// loader; the masking and the sampling are ours (js/generate.mjs), not the runtime's grammar.
+// loader; the masking and the sampling are ours (js/node-llama-cpp.mjs, `logitmask/node-llama-cpp`), not the runtime's grammar.
 //
 //   node examples/main.mjs [--schema FILE | --regex REGEX] [--prompt TEXT] [--max-tokens N]
 //                          [--seed N] [--temperature T] [--fast] [--model FILE] [--threads N] [--json]
@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { Vocabulary, Index } from "../js/node.mjs";
-import { generate, chatMLPrompt, percentiles, DEFAULT_SAMPLING } from "../js/generate.mjs";
+import { generate, chatMLPrompt, percentiles, DEFAULT_SAMPLING } from "logitmask/node-llama-cpp";
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const DEFAULT_MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
@@ -33,7 +33,7 @@ Generates with SmolLM2-135M-Instruct while a logitmask Guide masks every step.
   --max-tokens N      text tokens at most (default 64)
   --seed N            sampling seed (default 0)
   --temperature T     0 = greedy (default ${DEFAULT_SAMPLING.temperature}; top-k ${DEFAULT_SAMPLING.topK}, top-p ${DEFAULT_SAMPLING.topP})
-  --fast              sample in llama.cpp with the mask as a token bias (exact; see js/generate.mjs)
+  --fast              sample in llama.cpp with the mask as a token bias (exact; see js/node-llama-cpp.mjs)
   --model FILE        a GGUF model (default: the SmolLM2 file the set-up fetches)
   --threads N         CPU threads (default: all, ${os.availableParallelism()} here)
   --json              print one JSON object instead of the report

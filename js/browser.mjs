@@ -17,7 +17,7 @@ try {
   throw logitmaskError(
     "NotInitialized",
     `logitmask could not load its WebAssembly module (logitmask_bg.wasm, next to the JS module that loads it): ${e?.message ?? e}. ` +
-      `A bundler that leaves \`new URL("logitmask_bg.wasm", import.meta.url)\` as it is (esbuild) needs the file copied next to the bundle: see "Install and use in a browser" in logitmask's README.`,
+      `A bundler that leaves \`new URL("logitmask_bg.wasm", import.meta.url)\` as it is (esbuild) needs the file copied next to the bundle: see "Quick start: browsers and bundlers" in logitmask's README.`,
     e,
   );
 }

@@ -1,6 +1,6 @@
-import { LogitsProcessor } from "@huggingface/transformers";
-import type { Tensor } from "@huggingface/transformers";
-import type { Guide, Index } from "logitmask";
+import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
+import type { PreTrainedTokenizer, Tensor } from "@huggingface/transformers";
+import type { Guide, Index, IndexOptions, JsonSchemaOptions } from "logitmask";
 
 /**
  * A transformers.js logits processor that masks each step's logits to the tokens a logitmask
@@ -29,5 +29,29 @@ export class LogitmaskLogitsProcessor extends LogitsProcessor {
   free(): void;
   /** Advances each row's Guide to the end of its row, then masks that row's logits in place. */
   _call(input_ids: bigint[][] | number[][], logits: Tensor): Tensor;
+}
+
+/** What to constrain the output to (the shape of @huggingface/transformers-structured-output's). */
+export type ResponseFormat =
+  | { type: "json_object" }
+  /** The schema itself, or OpenAI's `{ name, schema }` wrapper. */
+  | { type: "json_schema"; json_schema: object | boolean | string | { name?: string; schema: object | boolean } }
+  | { type: "regex"; regex: string };
+
+/**
+ * `new StructuredOutputProcessor(tokenizer, responseFormat)`, passed as
+ * `model.generate({ ...inputs, logits_processor: processor })`: the API of
+ * @huggingface/transformers-structured-output, backed by logitmask (batches of any size).
+ */
+export class StructuredOutputProcessor extends LogitsProcessorList {
+  /** Loads (and caches) the tokenizer's logitmask Vocabulary now. */
+  static warmup(tokenizer: PreTrainedTokenizer): void;
+  constructor(tokenizer: PreTrainedTokenizer, responseFormat: ResponseFormat, options?: IndexOptions & JsonSchemaOptions);
+  /** The Index built for the response format (lazy unless `options.lazy` is false). */
+  readonly index: Index;
+  /** The logits processor inside the list. */
+  readonly processor: LogitmaskLogitsProcessor;
+  /** Frees the index and the guides. */
+  free(): void;
 }
 export default LogitmaskLogitsProcessor;

@@ -12,8 +12,8 @@
 // advances each row's Guide with the tokens that appeared since the previous step, and masks
 // that row's logits. `@huggingface/transformers` is a peer dependency: it is imported, never
 // bundled.
-import { LogitsProcessor } from "@huggingface/transformers";
-import { Guide } from "logitmask";
+import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
+import { Guide, Index, Vocabulary } from "logitmask";
 import { logitmaskError as processorError } from "./error.mjs";
 
 const isGuide = (x) => x !== null && typeof x === "object" && typeof x.advance === "function" && typeof x.maskLogits === "function";
@@ -173,6 +173,60 @@ export class LogitmaskLogitsProcessor extends LogitsProcessor {
     this._generations++;
     this._promptLength = length;
     this._consumed = new Array(batch).fill(0);
+  }
+}
+
+const vocabularies = new WeakMap(); // transformers.js tokenizer -> logitmask Vocabulary
+
+function vocabularyOf(tokenizer) {
+  let v = vocabularies.get(tokenizer);
+  if (!v) vocabularies.set(tokenizer, (v = Vocabulary.fromTransformers(tokenizer)));
+  return v;
+}
+
+/** The Index for a `response_format`-like object (see StructuredOutputProcessor). */
+function indexForFormat(vocabulary, format, options) {
+  const o = { lazy: true, ...options };
+  switch (format?.type) {
+    case "json_schema":
+      // OpenAI's shape nests the schema: { json_schema: { name, schema } }; accept both.
+      return Index.fromJsonSchema(format.json_schema?.schema ?? format.json_schema, vocabulary, o);
+    case "regex":
+      if (typeof format.regex !== "string") throw processorError("InvalidArgument", `{ type: "regex" } needs a regex string`);
+      return Index.fromRegex(format.regex, vocabulary, o);
+    case "json_object":
+      return Index.fromJsonSchema({ type: "object" }, vocabulary, { allowAdditionalProperties: true, ...o });
+    default:
+      throw processorError("InvalidArgument", `the response format's type must be "json_schema", "regex" or "json_object", got ${JSON.stringify(format?.type)}`);
+  }
+}
+
+/**
+ * The shape of `@huggingface/transformers-structured-output`'s processor, backed by logitmask:
+ * `new StructuredOutputProcessor(tokenizer, { type: "json_schema", json_schema } | { type:
+ * "regex", regex } | { type: "json_object" })`, passed as `logits_processor`. Switching is
+ * the import line. Unlike that package: batches of any size (a Guide per row), JSON Schema
+ * `pattern` and `format`, and masks from a precomputed index. `options`: the index's and the
+ * schema conversion's (Index.fromJsonSchema's); the index is lazy by default (first mask in
+ * about a millisecond).
+ */
+export class StructuredOutputProcessor extends LogitsProcessorList {
+  /** Loads the tokenizer's logitmask Vocabulary now (it is cached per tokenizer). */
+  static warmup(tokenizer) {
+    vocabularyOf(tokenizer);
+  }
+
+  constructor(tokenizer, responseFormat, options) {
+    super();
+    this.index = indexForFormat(vocabularyOf(tokenizer), responseFormat, options);
+    this.processor = new LogitmaskLogitsProcessor(this.index);
+    this.push(this.processor);
+  }
+
+  /** Frees the index and the guides (the processor is unusable afterwards). */
+  free() {
+    this.processor.free();
+    this.index.free();
   }
 }
 

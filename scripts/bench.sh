@@ -9,7 +9,11 @@
 #   4. web-xgrammar 0.1.27 (npm devDependency, wasm) in Node (benches/anchors/xgrammar.cjs);
 #   5. llguidance 1.9.1 (PyPI, virtualenv .cache/venv-llguidance; benches/anchors/llguidance_anchor.py);
 #   6. logitmask natively: `cargo bench --bench index` (criterion);
-#   7. benches/wasm/report.mjs merges everything into the report.
+#   7. benches/wasm/report.mjs merges everything into the report;
+#   8. logitmask side by side with @huggingface/transformers-structured-output (npm
+#      devDependency) on 40 real-world JSON Schemas (benches/structured-output/bench.mjs):
+#      its table goes between <!-- structured-output:begin --> and <!-- structured-output:end -->
+#      in docs/benchmarks.md (--quick: 1 schema per split, printed only).
 #
 # An anchor that cannot be installed or run is reported as missing (with the reason), never
 # skipped silently. Raw outputs stay in .cache/bench/ (one JSON object per line).
@@ -18,11 +22,11 @@
 #   --no-native      skip the criterion run (native figures then show as missing)
 #   --no-llguidance  skip the optional llguidance anchor
 #   --quick          fewer runs everywhere (for trying the pipeline: the report is printed,
-#                    docs/benchmarks.md and README.md are left alone)
+#                    docs/benchmarks.md and docs/development.md are left alone)
 #   --report-only    only re-print the report from the outputs already in .cache/bench/
 # The report replaces the text between <!-- bench:begin --> and <!-- bench:end --> in
 # docs/benchmarks.md, and between <!-- bench-summary:begin --> and <!-- bench-summary:end -->
-# in README.md (date, machine, targets) where those markers exist.
+# in docs/development.md (date, machine, targets) where those markers exist.
 # Env: PYTHON (Python 3.11 for the anchors, default python3.11)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +51,7 @@ report() {
   target=$(cargo metadata --format-version 1 --no-deps 2>/dev/null \
     | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))' \
     || echo "$root/target")
-  local write=(--write docs/benchmarks.md --readme README.md)
+  local write=(--write docs/benchmarks.md --readme docs/development.md)
   # Quick runs are for trying the pipeline: print their report, keep the documents.
   [[ -f $out/run.json ]] && grep -q -- '--quick' "$out/run.json" && write=()
   node benches/wasm/report.mjs --dir "$out" --criterion "$target/criterion" "${write[@]}"
@@ -173,3 +177,10 @@ require("fs").writeFileSync(process.argv[5], JSON.stringify({
 ' "$start_ms" "$loadavg_start" "$git_rev" "npm run bench${*:+ -- $*}" "$out/run.json"
 
 report
+
+# 8. Side by side with @huggingface/transformers-structured-output (after the report, which
+#    rewrites docs/benchmarks.md's other section).
+so_args=()
+[[ $quick == 1 ]] && so_args=(--per-split 1) || so_args=(--write docs/benchmarks.md)
+step structured-output structured-output.md node benches/structured-output/bench.mjs "${so_args[@]}" --json "$out/structured-output.json"
+cat "$out/structured-output.md"

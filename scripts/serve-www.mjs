@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Serves the in-browser demo (www/) on 127.0.0.1, together with what the page imports:
 //
-//   /                     www/index.html (and www/*: app.js, worker.js, style.css)
+//   /                     www/index.html (and www/*: app.js, style.css)
 //   /pkg/web/*            logitmask's web build (scripts/build-wasm.sh writes it)
+//   /js/*                 logitmask's JS entries (the page uses js/builder.mjs and its worker)
 //   /wllama/*             node_modules/@wllama/wllama/esm/* (the pinned 2.3.7 ESM build)
 //   /models/*.gguf        .cache/smollm2/*.gguf (scripts/setup.sh fetches SmolLM2-135M)
 //
@@ -23,6 +24,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const MOUNTS = [
   // [URL prefix, folder on disk]; the first matching prefix wins.
   ["/pkg/web/", path.join(REPO, "pkg/web")],
+  ["/js/", path.join(REPO, "js")],
   ["/wllama/", path.join(REPO, "node_modules/@wllama/wllama/esm")],
   ["/models/", path.join(REPO, ".cache/smollm2")],
   ["/", path.join(REPO, "www")],

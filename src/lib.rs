@@ -22,7 +22,7 @@
 //! The layers, bottom up: `automaton` (regex -> NFA -> DFA) and `vocabulary` (tokens and
 //! their trie) know nothing of each other; `index` joins them; `guide` walks an index;
 //! `tokenizer` and `json_schema` feed the vocabulary and the regex; `wasm` (feature
-//! `wasm`) is the only wasm-bindgen user. README's "Layout" lists the files.
+//! `wasm`) is the only wasm-bindgen user. docs/development.md's "Layout" lists the files.
 //!
 //! ## Semantics
 //! A finished generation fully matches the regex (anchored at both ends); a token is

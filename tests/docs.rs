@@ -1,6 +1,6 @@
 //! Facts written once are checked against their other appearances: the error codes,
-//! the docs' sections that the code cites, the JSON Schema support page, and README's
-//! layout of the tree.
+//! the docs' sections that the code cites, the JSON Schema support page, and the layout of
+//! the tree (docs/development.md).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -118,14 +118,15 @@ fn the_json_schema_support_table_lives_on_one_page() {
 }
 
 #[test]
-fn the_readme_layout_matches_the_tree() {
-    let readme = read("README.md");
-    let layout = readme.split("## Layout\n").nth(1).unwrap().split("```").nth(1).unwrap();
+fn the_layout_matches_the_tree() {
+    // The layout of the sources is for people working in the repository: docs/development.md.
+    let page = read("docs/development.md");
+    let layout = page.split("## Layout\n").nth(1).expect("docs/development.md has a Layout section").split("```").nth(1).unwrap();
     // Every path the layout names exists.
     for word in layout.split_whitespace() {
         let word = word.trim_end_matches([',', ':', ')', '(']);
         if word.starts_with("src/") || word.starts_with("tests/") || word.starts_with("docs/") {
-            assert!(root().join(word).exists(), "README's layout names {word}, which does not exist");
+            assert!(root().join(word).exists(), "the layout names {word}, which does not exist");
         }
     }
     // Every module of src/ and every file of its directories is named.
@@ -133,12 +134,12 @@ fn the_readme_layout_matches_the_tree() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         let shown = if path.is_dir() { format!("src/{name}/") } else { format!("src/{name}") };
-        assert!(layout.contains(&shown), "README's layout omits {shown}");
+        assert!(layout.contains(&shown), "the layout omits {shown}");
         if path.is_dir() {
             for file in std::fs::read_dir(&path).unwrap() {
                 let file = file.unwrap().file_name().into_string().unwrap();
                 if file != "mod.rs" {
-                    assert!(layout.contains(&file), "README's layout omits src/{name}/{file}");
+                    assert!(layout.contains(&file), "the layout omits src/{name}/{file}");
                 }
             }
         }

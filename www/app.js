@@ -1,11 +1,14 @@
 // The demo page: SmolLM2-135M-Instruct runs in the page through @wllama/wllama 2.3.7; at
 // every step logitmask's Guide says which tokens keep the output inside the pattern, the
 // page zeroes the others in the model's probabilities, renormalizes and samples (seeded).
-// Index builds run in a Web Worker (worker.js) and come back serialized.
+// Index builds run in the package's Web Worker (logitmask/builder, /js/builder.mjs) and come
+// back serialized.
 //
-// Served by scripts/serve-www.mjs: /pkg/web/ is logitmask's web build, /wllama/ is wllama's
+// Served by scripts/serve-www.mjs: /pkg/web/ is logitmask's web build, /js/ its JS entries, /wllama/ is wllama's
 // esm/ folder, /models/ holds the GGUF. window.__demo exposes the page's state to tests.
-import init, { Vocabulary, Index, Guide } from "/pkg/web/logitmask.js";
+import init, { Vocabulary, Index, Guide, regexFromJsonSchema } from "/pkg/web/logitmask.js";
+import { IndexBuilder } from "/js/builder.mjs";
+import { generate as generateWithWllama } from "/js/wllama.mjs";
 import { Wllama } from "/wllama/index.js";
 
 const MODEL_URL = "/models/SmolLM2-135M-Instruct.Q4_1.gguf";
@@ -111,7 +114,7 @@ const demo = (window.__demo = {
   phase: "loading", // loading | ready | running | done | error
   modelReady: false,
   vocab: null,
-  build: null, // { kind, source, ms, states, memory, bytes, loadMs } of the last successful build
+  build: null, // { kind, source, ms, states, memory, bytes, roundTripMs } of the last successful build
   buildStatus: null, // { kind, source, state: "busy" | "ok" | "error" } of the pattern in the inputs
   lastError: null, // { code, message, title } shown in the error area
   result: null, // the last generation
@@ -188,9 +191,8 @@ el.pattern.addEventListener("input", () => {
 
 let vocab = null; // logitmask Vocabulary on the page (loads the worker's serialized indexes)
 let ggufPrefix = null; // the bytes of the GGUF that hold its metadata
-let worker = null; // { w, ready: Promise, pending: Map<id, {resolve, reject}> }
-let buildSeq = 0;
-let current = null; // { key, promise, settled }
+let builder = null; // the package's IndexBuilder (logitmask/builder): a Web Worker with the vocabulary
+let current = null; // { key, promise, settled, controller }
 let liveIndex = null; // the newest built Index (older ones are freed)
 const SUPERSEDED = "Superseded";
 
@@ -198,63 +200,34 @@ function codedError(code, message) {
   return Object.assign(new Error(message), { code });
 }
 
-function spawnWorker() {
-  const w = new Worker("/worker.js", { type: "module", name: "logitmask-index" });
-  const pending = new Map();
-  let readyResolve, readyReject;
-  const ready = new Promise((res, rej) => ((readyResolve = res), (readyReject = rej)));
-  ready.catch(() => {});
-  const failAll = (err) => {
-    readyReject(err);
-    for (const p of pending.values()) p.reject(err);
-    pending.clear();
-    if (worker && worker.w === w) worker = null;
-  };
-  w.onmessage = ({ data }) => {
-    if (data.type === "ready") {
-      readyResolve(data);
-      el.fTrie.textContent = `token trie: ${ms(data.trieMs)} ms, once per vocabulary, in the worker`;
-      demo.trieMs = data.trieMs;
-    }
-    else if (data.type === "built" || data.type === "error") {
-      const p = pending.get(data.id);
-      if (data.id === undefined && data.type === "error") return failAll(codedError(data.code, data.message));
-      if (!p) return;
-      pending.delete(data.id);
-      data.type === "built" ? p.resolve(data) : p.reject(codedError(data.code, data.message));
-    }
-  };
-  w.onerror = (ev) => {
-    ev.preventDefault();
-    failAll(codedError("WorkerError", ev.message || "the worker stopped (see the console)"));
-  };
-  const copy = ggufPrefix.slice();
-  w.postMessage({ type: "init", gguf: copy.buffer }, [copy.buffer]);
-  return { w, ready, pending };
-}
-
-/** Builds (or reuses) the index for a pattern; resolves to { index, ms, states, ... }. */
+/** Builds (or reuses) the index for a pattern in logitmask/builder's worker; resolves to
+ *  { index, ms, states, ... }. A newer pattern aborts the older build (the builder then
+ *  terminates its worker and starts a fresh one for the next build). */
 function buildIndex(kind, source) {
   const key = `${kind}\u0000${source}`;
   if (current && current.key === key) return current.promise;
-  if (current && !current.settled && worker) {
-    // A build of an older pattern is still running: drop that worker, start afresh.
-    worker.w.terminate();
-    for (const p of worker.pending.values()) p.reject(codedError(SUPERSEDED, "a newer pattern replaced this one"));
-    worker = null;
-  }
-  if (!worker) worker = spawnWorker();
-  const wk = worker;
-  const id = ++buildSeq;
-  const promise = new Promise((resolve, reject) => {
-    wk.pending.set(id, { resolve, reject });
-    wk.ready.then(() => wk.w.postMessage({ type: "build", id, kind, source }), reject);
-  }).then((data) => {
-    const t0 = performance.now();
-    const index = Index.fromBytes(new Uint8Array(data.bytes), vocab);
-    return { kind, source, index, ms: data.ms, states: data.states, memory: data.memory, bytes: data.bytes.byteLength, loadMs: performance.now() - t0, regex: data.regex };
-  });
-  const entry = { key, promise, settled: false };
+  if (current && !current.settled) current.controller.abort(codedError(SUPERSEDED, "a newer pattern replaced this one"));
+  builder ??= new IndexBuilder({ vocabulary: vocab, gguf: ggufPrefix });
+  const controller = new AbortController();
+  const t0 = performance.now();
+  const pattern = kind === "schema" ? { jsonSchema: source } : { regex: source };
+  const promise = builder.build(pattern, { signal: controller.signal }).then(
+    (built) => {
+      let regex;
+      if (kind === "schema") {
+        try {
+          regex = regexFromJsonSchema(source); // shown as a tooltip
+        } catch {
+          // The index was built from the same conversion; a failure here is not the user's.
+        }
+      }
+      return { kind, source, index: built.index, ms: built.ms, states: built.states, memory: built.memoryUsage, bytes: built.bytes.length, roundTripMs: performance.now() - t0, regex };
+    },
+    (e) => {
+      throw e?.code === "Aborted" ? codedError(SUPERSEDED, e.message) : e;
+    },
+  );
+  const entry = { key, promise, settled: false, controller };
   current = entry;
   promise.then(
     (b) => {
@@ -301,7 +274,7 @@ async function refreshBuild() {
     el.build.dataset.state = "ok";
     el.build.textContent = `index: ${ms(b.ms)} ms · ${fmt.format(b.states)} states`;
     el.build.title =
-      `built in ${ms(b.ms)} ms in a Web Worker; serialized ${kb(b.bytes)}, loaded on the page in ${ms(b.loadMs)} ms` +
+      `built in ${ms(b.ms)} ms in logitmask/builder's Web Worker; serialized ${kb(b.bytes)}; ${ms(b.roundTripMs)} ms end to end (worker start, vocabulary, transfer, Index.fromBytes)` +
       (b.regex ? `\nregex from the schema (${fmt.format(b.regex.length)} chars): ${b.regex.length > 600 ? `${b.regex.slice(0, 600)}…` : b.regex}` : "");
     el.sBuild.textContent = `${ms(b.ms)} ms`;
     el.sBuildD.textContent = `${fmt.format(b.states)} states, in a Web Worker`;
@@ -377,6 +350,7 @@ async function start() {
   demo.vocab = { size: vocab.size, eosTokenIds: eos, ms: v.ms, prefixBytes: v.bytes.length };
   el.fVocab.textContent = `vocabulary: ${fmt.format(vocab.size)} tokens, EOS ids ${eos.join(", ")} (Vocabulary.fromGguf, ${ms(v.ms)} ms on the first ${mb(v.bytes.length)} MB of the GGUF)`;
   el.sAllowedD.textContent = `of ${fmt.format(vocab.size)} tokens`;
+  el.fTrie.textContent = "index builds: logitmask/builder, in a Web Worker";
   scheduleBuild(0); // the worker starts on the same bytes while the model loads
 
   setStatus("loading", "loading the model…");
@@ -434,67 +408,6 @@ function unicodeClasses(source) {
   return out;
 }
 
-/** mulberry32: a small seeded PRNG, [0, 1). */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function popcount(mask) {
-  let n = 0;
-  for (let i = 0; i < mask.length; i++) {
-    let x = mask[i];
-    x -= (x >>> 1) & 0x55555555;
-    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
-    n += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
-  }
-  return n;
-}
-
-function firstSetBit(mask) {
-  for (let i = 0; i < mask.length; i++) if (mask[i]) return i * 32 + (31 - Math.clz32(mask[i] & -mask[i]));
-  return -1;
-}
-
-const allowedBit = (mask, t) => (mask[t >>> 5] >>> (t & 31)) & 1;
-
-/**
- * Our sampler: the model's probabilities with the disallowed tokens zeroed, renormalized,
- * sharpened by the temperature, sampled with the seeded PRNG (temperature 0: argmax).
- */
-function sample(probs, mask, temperature, random) {
-  let best = -1;
-  let bestP = -1;
-  let total = 0;
-  const ids = [];
-  const weights = [];
-  for (let i = 0; i < probs.length; i++) {
-    const { token, p } = probs[i];
-    if (!allowedBit(mask, token)) continue;
-    if (p > bestP) ((bestP = p), (best = token));
-    if (temperature > 0 && p > 0) {
-      const w = Math.pow(p, 1 / temperature);
-      ids.push(token);
-      weights.push(w);
-      total += w;
-    }
-  }
-  if (best < 0) return firstSetBit(mask); // no probabilities for any allowed token: take one
-  if (temperature <= 0 || !(total > 0) || !Number.isFinite(total)) return best;
-  let r = random() * total;
-  for (let i = 0; i < ids.length; i++) {
-    r -= weights[i];
-    if (r < 0) return ids[i];
-  }
-  return ids[ids.length - 1];
-}
-
 /** Times guide.fillMask: the mean over `reps` calls (the browser's clock is coarse). */
 function timeFillMask(guide, mask, reps) {
   const t0 = performance.now();
@@ -520,8 +433,8 @@ function calibrate(guide, mask) {
   return Math.max(256, Math.min(65536, Math.round(targetMs / Math.max(best, 1e-5))));
 }
 
-let stopRequested = false;
-el.stop.addEventListener("click", () => (stopRequested = true));
+let stopController = null; // the running generation's
+el.stop.addEventListener("click", () => stopController?.abort());
 el.generate.addEventListener("click", () => generate().catch((e) => console.error(e)));
 
 function setRunning(running) {
@@ -535,10 +448,8 @@ async function generate() {
   clearError();
   setRunning(true);
   demo.phase = "running";
-  stopRequested = false;
   el.verdict.dataset.state = "running";
   el.verdict.textContent = "building the index…";
-  let guide = null;
   try {
     const kind = currentKind();
     const source = el.pattern.value;
@@ -555,13 +466,9 @@ async function generate() {
       demo.result = { error: demo.lastError };
       return;
     }
-    guide = new Guide(built.index);
     const maxTokens = Math.max(1, Math.min(512, Number(el.maxTokens.value) || 32));
     const temperature = Math.max(0, Number(el.temperature.value) || 0);
     const seed = Number(el.seed.value) >>> 0;
-    const random = rng(seed);
-    const eos = new Set(vocab.eosTokenIds);
-    const mask = new Uint32Array(Math.ceil(vocab.size / 32));
 
     setStatus("busy", "generating…");
     resetRun(null);
@@ -570,68 +477,54 @@ async function generate() {
     caret.className = "caret";
     el.output.append(caret);
 
-    await wllama.kvClear();
-    const chat = await wllama.formatChat([{ role: "user", content: el.prompt.value }], true);
-    const promptTokens = await wllama.tokenize(chat, true);
-    const tPrompt = performance.now();
-    await wllama.decode(promptTokens, {});
-    const promptMs = performance.now() - tPrompt;
-
+    // The loop is the package's (logitmask/wllama); the page only shows each step and times
+    // the mask (many fillMask calls per step, because browsers coarsen performance.now()).
     const steps = []; // { token, allowed, maskUs, forced }
-    const decoder = new TextDecoder("utf-8");
-    let text = "";
-    let logitsMs = 0;
-    let decodeMs = 0;
-    let finished = false;
     let reps = 0;
     let timingMs = 0;
-    const t0 = performance.now();
-    el.verdict.textContent = "generating…";
-    for (let step = 0; step < maxTokens && !stopRequested; step++) {
-      guide.fillMask(mask);
-      const tc = performance.now();
-      if (reps === 0) {
-        reps = calibrate(guide, mask);
-        el.sMask.parentElement.title = `guide.fillMask into a ${mask.length}-word bitmask; per step the mean of ${reps} calls, because browsers coarsen performance.now()`;
-      }
-      const maskUs = timeFillMask(guide, mask, reps);
-      timingMs += performance.now() - tc; // the repeated calls are ours, not the generation's
-      const allowed = popcount(mask);
-      let token;
-      let forced = false;
-      if (allowed === 1) {
-        token = firstSetBit(mask); // only one choice: the model need not be asked
-        forced = true;
-      } else {
-        const tl = performance.now();
-        const probs = await wllama.getLogits(-1);
-        logitsMs += performance.now() - tl;
-        token = sample(probs, mask, temperature, random);
-      }
-      guide.advance(token); // throws if the token were not allowed: it always is
-      steps.push({ token, allowed, maskUs, forced });
-      if (eos.has(token)) {
-        finished = true;
-      } else {
-        const piece = decoder.decode(vocab.tokenBytes(token) ?? new Uint8Array(), { stream: true });
-        text += piece;
-        const span = document.createElement("span");
-        span.className = forced ? "tok forced" : "tok";
-        span.textContent = piece;
-        span.title = `token ${token} · ${fmt.format(allowed)} allowed · mask ${us(maskUs)} µs${forced ? " · forced" : ""}`;
-        caret.before(span);
-      }
-      showProgress(steps, performance.now() - t0 - timingMs, logitsMs, decodeMs);
-      if (finished) break;
-      const td = performance.now();
-      await wllama.decode([token], {});
-      decodeMs += performance.now() - td;
-    }
-    const tail = decoder.decode();
-    if (tail) {
-      text += tail;
-      caret.before(document.createTextNode(tail));
-    }
+    let maskUs = 0;
+    let shownText = "";
+    let t0 = NaN;
+    stopController = new AbortController();
+    const run = await generateWithWllama(
+      wllama,
+      { index: built.index, vocabulary: vocab, messages: [{ role: "user", content: el.prompt.value }] },
+      {
+        maxTokens,
+        temperature,
+        seed,
+        signal: stopController.signal,
+        onMask: ({ guide, mask }) => {
+          if (Number.isNaN(t0)) {
+            t0 = performance.now();
+            el.verdict.textContent = "generating…";
+          }
+          const tc = performance.now();
+          if (reps === 0) {
+            reps = calibrate(guide, mask);
+            el.sMask.parentElement.title = `guide.fillMask into a ${mask.length}-word bitmask; per step the mean of ${reps} calls, because browsers coarsen performance.now()`;
+          }
+          maskUs = timeFillMask(guide, mask, reps);
+          timingMs += performance.now() - tc; // the repeated calls are ours, not the generation's
+        },
+        onToken: ({ token, text: piece, allowed, forced, logitsMs, decodeMs }) => {
+          steps.push({ token, allowed, maskUs, forced });
+          shownText += piece;
+          if (!vocab.eosTokenIds.includes(token)) {
+            const span = document.createElement("span");
+            span.className = forced ? "tok forced" : "tok";
+            span.textContent = piece;
+            span.title = `token ${token} · ${fmt.format(allowed)} allowed · mask ${us(maskUs)} µs${forced ? " · forced" : ""}`;
+            caret.before(span);
+          }
+          showProgress(steps, performance.now() - t0 - timingMs, logitsMs, decodeMs);
+        },
+      },
+    );
+    const { text, finished, promptTokens, promptMs, logitsMs, decodeMs } = run;
+    const stopped = run.stopped;
+    const tail = text.slice(shownText.length); // bytes the decoder held back until the end
+    if (tail) caret.before(document.createTextNode(tail));
     caret.remove();
     const elapsed = performance.now() - t0 - timingMs; // without the fillMask timing loops
     if (finished) {
@@ -642,7 +535,7 @@ async function generate() {
     }
 
     // Verdict: logitmask's own (EOS accepted, or the text can end here) and JavaScript's.
-    const canFinish = guide.canFinish();
+    const canFinish = run.canFinish;
     const fullMatch = finished || canFinish;
     let jsCheck = null;
     let jsLabel = "";
@@ -664,12 +557,12 @@ async function generate() {
       }
     }
     const n = steps.length;
-    if (stopRequested && !fullMatch) {
+    if (stopped && !fullMatch) {
       el.verdict.dataset.state = "incomplete";
       el.verdict.textContent = `stopped after ${n} tokens`;
     } else if (fullMatch) {
       el.verdict.dataset.state = "match";
-      const how = finished ? `EOS after ${n - 1} tokens` : `${stopRequested ? "stopped" : "max tokens"} after ${n} tokens, can end here`;
+      const how = finished ? `EOS after ${n - 1} tokens` : `${stopped ? "stopped" : "max tokens"} after ${n} tokens, can end here`;
       el.verdict.textContent = `✓ full match · ${how} · ${jsLabel}`;
     } else {
       el.verdict.dataset.state = "incomplete";
@@ -690,8 +583,8 @@ async function generate() {
       canFinish,
       fullMatch,
       jsCheck,
-      stopped: stopRequested,
-      promptTokens: promptTokens.length,
+      stopped,
+      promptTokens,
       promptMs,
       elapsedMs: elapsed,
       tokensPerSecond: (n * 1000) / elapsed,
@@ -712,7 +605,6 @@ async function generate() {
     demo.phase = "error";
     demo.result = { error: demo.lastError };
   } finally {
-    guide?.free();
     demo.generations++;
     setRunning(false);
     setStatus("ready", `ready · ${wllama.isMultithread() ? `${wllama.getNumThreads()} threads` : "single-thread"}`);

@@ -70,7 +70,9 @@ export type ErrorCode =
   | "VocabularyMismatch" | "InvalidArgument" | "BuildTooExpensive"
   /** Thrown by the JS entries only: the API of "logitmask/web" used before `init()`, or the
    * WebAssembly module could not be loaded. */
-  | "NotInitialized";
+  | "NotInitialized"
+  /** Thrown by `logitmask/builder` only: the build's AbortSignal fired (the worker was terminated). */
+  | "Aborted";
 /** What logitmask throws: an `Error` whose `code` names the problem. */
 export interface LogitmaskError extends Error {
   name: "LogitmaskError";

@@ -14,9 +14,9 @@ import { CHROMIUM, fileUnder, launchChromium, serveFiles } from "./chromium.mjs"
 import { packAndInstall, run } from "./packed.mjs";
 
 const BIN = path.join(REPO, "node_modules/.bin");
-// README.md ("Install and use in a browser") gives this command to esbuild users; the esbuild
+// README.md ("Quick start: browsers and bundlers") gives this command to esbuild users; the esbuild
 // app is built with exactly it.
-const ESBUILD = "esbuild main.js logitmask_bg=logitmask/logitmask_bg.wasm --bundle --format=esm --loader:.wasm=copy --outdir=dist";
+const ESBUILD = "esbuild main.js logitmask_bg=logitmask/logitmask_bg.wasm logitmask-worker=logitmask/worker --bundle --format=esm --loader:.wasm=copy --outdir=dist";
 
 // walk.js over "[0-9]{1,2}/[0-9]{4}" with tokens "1" "12" "/" "2023" "x" and EOS 5: the
 // allowed tokens at the start and after "12", "/" and "2023".
@@ -88,15 +88,22 @@ async function openStatic(root, page = "/") {
   }
 }
 
-/** The app walked the Guide as expected and fetched one .wasm, from a path matching `wasmPath`. */
-function assertRan(result, wasmPath, extra = {}) {
+// What the apps built with logitmask/builder record: the worker's phases, and that its bytes
+// are the main thread's own build.
+const WORKER = { worker: { phases: "vocabulary,compiling,rows,serializing,done", sameAsMain: true } };
+
+/** The app walked the Guide as expected and fetched the .wasm from a path matching `wasmPath`:
+ *  once, or once per thread when the app also ran the builder's Web Worker (`withWorker`). */
+function assertRan(result, wasmPath, extra = {}, withWorker = true) {
   assert.deepEqual(result.problems, []);
-  assert.deepEqual(result.record, { ...WALKED, ...extra });
+  assert.deepEqual(result.record, { ...WALKED, ...(withWorker ? WORKER : {}), ...extra });
   assert.deepEqual(result.failed, [], "every request was served");
-  assert.equal(result.wasm.length, 1, `one .wasm request: ${JSON.stringify(result.wasm)}`);
-  assert.match(result.wasm[0].path, wasmPath);
-  assert.equal(result.wasm[0].status, 200);
-  assert.equal(result.wasm[0].type, "application/wasm");
+  assert.equal(result.wasm.length, withWorker ? 2 : 1, `.wasm requests: ${JSON.stringify(result.wasm)}`);
+  for (const wasm of result.wasm) {
+    assert.match(wasm.path, wasmPath);
+    assert.equal(wasm.status, 200);
+    assert.equal(wasm.type, "application/wasm");
+  }
 }
 
 const skipWithoutChromium = (t) => {
@@ -155,5 +162,5 @@ test("no bundler, `logitmask/web`: NotInitialized before init(), then the same w
   assert.equal(early.code, "NotInitialized");
   assert.equal(early.isError, true);
   assert.match(early.message, /^new Vocabulary\(\) was called before .*`await init\(\)`/);
-  assertRan(result, /^\/node_modules\/logitmask\/pkg\/web\/logitmask_bg\.wasm$/, { early });
+  assertRan(result, /^\/node_modules\/logitmask\/pkg\/web\/logitmask_bg\.wasm$/, { early }, false);
 });

@@ -1,13 +1,14 @@
 // Every `code` the package throws, thrown for real, against the `ErrorCode` union of the
 // published types: the union names exactly what JS sees. The union itself is checked
 // against Rust's one list, `ErrorKind::ALL`, by tests/docs.rs (Rust errors), plus the
-// JS entries' own "NotInitialized".
+// JS entries' own "NotInitialized" and "Aborted".
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Vocabulary, Index, Guide, regexFromJsonSchema } from "logitmask";
 import * as web from "logitmask/web";
+import { buildIndex } from "logitmask/builder";
 import { REPO } from "./helpers.mjs";
 
 /** The codes of `export type ErrorCode = ...;` in a generated .d.ts. */
@@ -18,10 +19,10 @@ function errorCodeUnion(file) {
   return new Set([...union[1].replace(/\/\*[\s\S]*?\*\//g, "").matchAll(/"(\w+)"/g)].map((m) => m[1]));
 }
 
-/** The code `fn` throws (it must throw a LogitmaskError). */
-function codeOf(fn) {
+/** The code `fn` throws or rejects with (it must be a LogitmaskError). */
+async function codeOf(fn) {
   try {
-    fn();
+    await fn();
   } catch (e) {
     assert.equal(e.name, "LogitmaskError", String(e));
     return e.code;
@@ -29,7 +30,11 @@ function codeOf(fn) {
   assert.fail("nothing was thrown");
 }
 
-test("every ErrorCode of the types is thrown, and nothing else", () => {
+// Declared in the union but not thrown yet: the work budget of src/automaton/budget.rs is
+// not wired into the builds on this branch (issue 15 does it). Remove once it is.
+const NOT_YET_THROWN = new Set(["BuildTooExpensive"]);
+
+test("every ErrorCode of the types is thrown, and nothing else", async () => {
   const bytes = (s) => [...Buffer.from(s, "latin1")];
   const vocab = new Vocabulary([...Array.from({ length: 256 }, (_, b) => new Uint8Array([b])), "ab"], [257]);
   const other = new Vocabulary(["a", "b"], [2]);
@@ -53,9 +58,11 @@ test("every ErrorCode of the types is thrown, and nothing else", () => {
     InvalidArgument: () => Index.fromRegex("a", vocab, { lazzy: true }),
     // The JS entries' own: "logitmask/web" before init().
     NotInitialized: () => new web.Vocabulary(["a"], []),
+    // logitmask/builder's: a build whose AbortSignal fired.
+    Aborted: () => buildIndex({ tokens: ["a", null], eosTokenIds: [1], regex: "a" }, { signal: AbortSignal.abort() }),
   };
-  for (const [code, fn] of Object.entries(thrown)) assert.equal(codeOf(fn), code);
-  const seen = new Set(Object.keys(thrown));
+  for (const [code, fn] of Object.entries(thrown)) assert.equal(await codeOf(fn), code);
+  const seen = new Set([...Object.keys(thrown), ...NOT_YET_THROWN]);
   for (const file of ["pkg/node/logitmask.d.ts", "pkg/web/logitmask.d.ts"]) {
     assert.deepEqual([...errorCodeUnion(file)].sort(), [...seen].sort(), file);
   }

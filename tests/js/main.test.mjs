@@ -1,4 +1,4 @@
-// The main job's code path (examples/main.mjs + js/generate.mjs) with the real model:
+// The main job's code path (examples/main.mjs + logitmask/node-llama-cpp) with the real model:
 // SmolLM2-135M-Instruct (the GGUF the set-up fetches) run by node-llama-cpp on the CPU, every
 // step masked by a logitmask Guide. Over several seeds, for a regex and for a JSON Schema, the
 // output fully matches / validates and the generation finishes.
@@ -22,7 +22,7 @@ import {
   DEFAULT_SCHEMA,
   FALLBACK_REGEX,
 } from "../../examples/main.mjs";
-import { generate, chatMLPrompt, sampleLogits, mulberry32, percentiles } from "../../js/generate.mjs";
+import { generate, chatMLPrompt, sampleLogits, mulberry32, percentiles } from "logitmask/node-llama-cpp";
 import { REPO } from "./helpers.mjs";
 
 const PERSON = String.raw`\{"name": "[A-Z][a-z]{1,10}", "age": [1-9][0-9]?\}`;

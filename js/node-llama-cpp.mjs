@@ -1,6 +1,12 @@
-// Constrained generation with a GGUF model run by node-llama-cpp (pinned 3.21.1): every step's
-// distribution is masked by a logitmask Guide, and the sampling is ours, not the runtime's
-// grammar feature. What `npm start` (examples/main.mjs) and tests/js/main.test.mjs run.
+// `logitmask/node-llama-cpp`: constrained generation with a GGUF model run by node-llama-cpp
+// (tested with 3.21.1): every step's distribution is masked by a logitmask Guide, and the
+// sampling is ours, not the runtime's grammar feature. What `npm start` (examples/main.mjs)
+// and tests/js/main.test.mjs run. node-llama-cpp is an optional peer dependency.
+//
+// In a few lines (the vocabulary comes from the model's own GGUF, the index is built lazily
+// and cached per model and pattern):
+//
+//   const { text } = await generate({ model, context, jsonSchema, prompt }, { fast: true });
 //
 // Two paths, the same distribution at every step:
 //
@@ -27,9 +33,70 @@
 //   3.21.1, checked at run time), which the runtime hands to llama.cpp unfiltered. A rejection
 //   fallback (resample when EOS comes too early) would be exact only with top-k, top-p and
 //   min-p off, since an EOS candidate shifts their cut-offs.
+import { open } from "node:fs/promises";
 import { TextDecoder } from "node:util";
 import { TokenBias } from "node-llama-cpp";
-import { Guide, LogitsBuffer, MaskBuffer } from "./node.mjs";
+import { Guide, Index, LogitsBuffer, MaskBuffer, Vocabulary } from "./node.mjs";
+
+const vocabularies = new WeakMap(); // LlamaModel -> Promise<Vocabulary>
+const indexes = new WeakMap(); // Vocabulary -> Map<pattern key, Index>
+
+/**
+ * The model's vocabulary, read from its GGUF file: only the metadata prefix is read (from
+ * 4 MB, doubled until the tokenizer fits), never the weights. Cached per model. The file's
+ * path is the model's `_modelPath` (internal in node-llama-cpp 3.x, the absolute path
+ * `loadModel` was given).
+ */
+export function vocabularyFromModel(model, tokenizerOptions) {
+  const file = model?._modelPath;
+  if (typeof file !== "string") {
+    throw new TypeError("vocabularyFromModel needs a node-llama-cpp 3.x LlamaModel; otherwise load the vocabulary with Vocabulary.fromGguf and pass it as `vocabulary`");
+  }
+  if (tokenizerOptions) return readVocabulary(file, tokenizerOptions);
+  let v = vocabularies.get(model);
+  if (!v) {
+    v = readVocabulary(file);
+    v.catch(() => vocabularies.delete(model));
+    vocabularies.set(model, v);
+  }
+  return v;
+}
+
+async function readVocabulary(file, tokenizerOptions) {
+  const handle = await open(file, "r");
+  try {
+    const { size } = await handle.stat();
+    for (let length = 4 << 20; ; length *= 2) {
+      const n = Math.min(length, size);
+      const bytes = new Uint8Array(n);
+      await handle.read(bytes, 0, n, 0);
+      try {
+        return Vocabulary.fromGguf(bytes, tokenizerOptions);
+      } catch (e) {
+        // A prefix that ends inside the metadata says "truncated": read more.
+        if (e?.code !== "InvalidTokenizer" || !/truncated/.test(e.message) || n >= size) throw e;
+      }
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The Index of a regex or JSON Schema over `vocabulary`, built once (lazily: the first mask
+ *  in about a millisecond) and cached while the vocabulary lives. */
+export function indexFor(vocabulary, { regex, jsonSchema, options } = {}) {
+  if ((regex === undefined) === (jsonSchema === undefined)) throw new TypeError("give exactly one of regex and jsonSchema");
+  const key = JSON.stringify([regex === undefined ? "schema" : "regex", regex ?? jsonSchema, options ?? null]);
+  let byKey = indexes.get(vocabulary);
+  if (!byKey) indexes.set(vocabulary, (byKey = new Map()));
+  let index = byKey.get(key);
+  if (!index) {
+    const o = { lazy: true, ...options };
+    index = regex !== undefined ? Index.fromRegex(regex, vocabulary, o) : Index.fromJsonSchema(jsonSchema, vocabulary, o);
+    byKey.set(key, index);
+  }
+  return index;
+}
 
 /** SmolLM2's chat format (ChatML), as a string to tokenize with special tokens on. */
 export function chatMLPrompt(user, system = "You are a helpful AI assistant.") {
@@ -175,8 +242,11 @@ function notAllowedError(token, guide, cause, path) {
  * @param {import("node-llama-cpp").LlamaModel} runtime.model
  * @param {import("node-llama-cpp").LlamaContext} [runtime.context] where a sequence is taken from (and disposed of after)
  * @param {import("node-llama-cpp").LlamaContextSequence} [runtime.sequence] or a sequence to use (its history is reused as far as it matches the prompt)
- * @param {import("logitmask").Vocabulary} runtime.vocabulary the model's vocabulary (Vocabulary.fromGguf of the same file)
- * @param {import("logitmask").Index} runtime.index
+ * @param {import("logitmask").Vocabulary} [runtime.vocabulary] the model's vocabulary (default:
+ *   vocabularyFromModel(model), i.e. Vocabulary.fromGguf of the same file)
+ * @param {import("logitmask").Index} [runtime.index] or, instead, one of:
+ * @param {string} [runtime.regex] a regex, or
+ * @param {string | object} [runtime.jsonSchema] a JSON Schema (the index: indexFor, cached)
  * @param {string | number[]} runtime.prompt text (tokenized with special tokens on) or token ids
  * @param {object} [options]
  * @param {number} [options.maxTokens=64] text tokens at most (EOS not counted; at the cap the
@@ -189,7 +259,13 @@ function notAllowedError(token, guide, cause, path) {
  * @param {boolean} [options.fast=false] the token-bias path (see the top of this file)
  * @param {(token: number, text: string) => void} [options.onToken]
  */
-export async function generate({ model, context, sequence, vocabulary, index, prompt }, options = {}) {
+export async function generate(runtime, options = {}) {
+  const { model, context, sequence, prompt } = runtime;
+  let { vocabulary, index } = runtime;
+  if (!vocabulary && model) vocabulary = await vocabularyFromModel(model);
+  if (!index && vocabulary && (runtime.regex !== undefined || runtime.jsonSchema !== undefined)) {
+    index = indexFor(vocabulary, { regex: runtime.regex, jsonSchema: runtime.jsonSchema, options: runtime.indexOptions });
+  }
   const {
     maxTokens = 64,
     seed = 0,
@@ -200,7 +276,7 @@ export async function generate({ model, context, sequence, vocabulary, index, pr
     fast = false,
     onToken,
   } = options;
-  if (!model || !vocabulary || !index) throw new TypeError("generate needs model, vocabulary and index");
+  if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex or jsonSchema)");
   if (!context && !sequence) throw new TypeError("generate needs a context or a sequence");
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
   const sampling = { temperature, topK, topP, minP };

@@ -1,0 +1,88 @@
+// Types of `logitmask/node-llama-cpp` (js/node-llama-cpp.mjs).
+import type { LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
+import type { Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "logitmask";
+
+/** The model's vocabulary from its GGUF's metadata (the weights are not read); cached per model. */
+export function vocabularyFromModel(model: LlamaModel, tokenizerOptions?: TokenizerOptions): Promise<Vocabulary>;
+
+/** The Index of a regex or a JSON Schema over `vocabulary`, built lazily once and cached. */
+export function indexFor(
+  vocabulary: Vocabulary,
+  pattern: ({ regex: string; jsonSchema?: undefined } | { jsonSchema: string | object | boolean; regex?: undefined }) & {
+    options?: IndexOptions & JsonSchemaOptions;
+  },
+): Index;
+
+export interface GenerateRuntime {
+  model: LlamaModel;
+  /** Where a sequence is taken from (and disposed of after), or: */
+  context?: LlamaContext;
+  /** a sequence to use (its history is reused as far as it matches the prompt). */
+  sequence?: LlamaContextSequence;
+  /** Default: vocabularyFromModel(model). */
+  vocabulary?: Vocabulary;
+  /** The constraint: an Index, or a regex, or a JSON Schema (indexFor builds and caches it). */
+  index?: Index;
+  regex?: string;
+  jsonSchema?: string | object | boolean;
+  /** Options of the index indexFor builds (and of the schema conversion). */
+  indexOptions?: IndexOptions & JsonSchemaOptions;
+  /** Text (tokenized with special tokens on) or token ids. */
+  prompt: string | number[];
+}
+
+export interface GenerateOptions {
+  /** Text tokens at most (default 64; EOS not counted). */
+  maxTokens?: number;
+  seed?: number;
+  /** Default 0.7; 0: greedy. */
+  temperature?: number;
+  /** Default 40; 0: off. */
+  topK?: number;
+  /** Default 0.95; 1: off. */
+  topP?: number;
+  /** Default 0; 0: off. */
+  minP?: number;
+  /** Sample in llama.cpp with the mask as a token bias: the same distribution, faster. */
+  fast?: boolean;
+  onToken?: (token: number, text: string) => void;
+}
+
+export interface GenerateResult {
+  text: string;
+  tokens: number[];
+  finished: boolean;
+  /** "eos": the model chose EOS; "complete": only EOS was left; "maxTokens". */
+  stopReason: "eos" | "complete" | "maxTokens";
+  /** The text so far fully matches (EOS allowed). */
+  complete: boolean;
+  finalState: number;
+  underflowSteps: number;
+  timings: {
+    path: "full" | "fast";
+    promptTokens: number;
+    promptMs: number;
+    steps: number;
+    forwardPasses: number;
+    maskUs: number[];
+    mask: { p50: number; p99: number; max: number };
+    decodeMs: number;
+    totalMs: number;
+    tokensPerSecond: number;
+  };
+}
+
+/** Generates with every step constrained by the index (or regex / JSON Schema). */
+export function generate(runtime: GenerateRuntime, options?: GenerateOptions): Promise<GenerateResult>;
+
+/** SmolLM2's chat format (ChatML), as a string to tokenize with special tokens on. */
+export function chatMLPrompt(user: string, system?: string): string;
+export function mulberry32(seed: number): () => number;
+export const DEFAULT_SAMPLING: Readonly<{ temperature: number; topK: number; topP: number; minP: number }>;
+export function sampleLogits(
+  logits: Float32Array,
+  length: number,
+  random: () => number,
+  sampling: { temperature: number; topK: number; topP: number; minP: number },
+): number;
+export function percentiles(values: number[]): { p50: number; p99: number; max: number };

@@ -1,0 +1,48 @@
+// `logitmask/web-llm`: WebLLM's `LogitProcessor` (processLogits / processSampledToken /
+// resetState) backed by a logitmask Guide, for `logitProcessorRegistry`:
+//
+//   const processor = new LogitmaskLogitProcessor(index);
+//   const engine = await CreateMLCEngine(modelId, { logitProcessorRegistry: new Map([[modelId, processor]]) });
+//
+// WebLLM calls processLogits with each step's logits on the CPU (before sampling) and
+// processSampledToken with the token it sampled; resetChat() calls resetState(). The index
+// must be built over the model's vocabulary (e.g. Vocabulary.fromTokenizerJson of the model's
+// tokenizer.json), so that ids match. WebLLM does not depend on logitmask, nor this on it.
+import { Guide } from "logitmask";
+import { logitmaskError } from "./error.mjs";
+
+export class LogitmaskLogitProcessor {
+  /** `index`: a logitmask Index; `options`: as `new Guide(index, options)` takes them. */
+  constructor(index, options) {
+    if (!index || typeof index.nextState !== "function") {
+      throw logitmaskError("InvalidArgument", "LogitmaskLogitProcessor needs a logitmask Index");
+    }
+    this.guide = new Guide(index, options);
+  }
+
+  /** Sets the logits of every token the guide does not allow to -Infinity, in place. A guide
+   *  that already took EOS starts over first (a new generation without resetState). */
+  processLogits(logits) {
+    if (this.guide.isFinished()) this.guide.reset();
+    this.guide.maskLogits(logits);
+    return logits;
+  }
+
+  /** Advances the guide; throws a LogitmaskError ("TokenNotAllowed") for a token it does not
+   *  allow (a sampler that did not use processLogits' output). */
+  processSampledToken(token) {
+    this.guide.advance(token);
+  }
+
+  /** Back to the start of the pattern. */
+  resetState() {
+    this.guide.reset();
+  }
+
+  /** Frees the guide (the processor is unusable afterwards). */
+  free() {
+    this.guide.free();
+  }
+}
+
+export default LogitmaskLogitProcessor;

@@ -1,0 +1,55 @@
+// Types of `logitmask/wllama` (js/wllama.mjs). The Wllama instance is typed structurally:
+// @wllama/wllama is not a dependency of logitmask.
+import type { Guide, Index, Vocabulary } from "logitmask";
+
+/** The part of @wllama/wllama's `Wllama` that generate() uses. */
+export interface WllamaLike {
+  kvClear(): Promise<void>;
+  formatChat(messages: Array<{ role: string; content: string }>, addAssistant: boolean): Promise<string>;
+  tokenize(text: string, special?: boolean): Promise<number[]>;
+  decode(tokens: number[], options: object): Promise<unknown>;
+  getLogits(topK?: number): Promise<Array<{ token: number; p: number }>>;
+}
+
+export type WllamaInput = { index: Index; vocabulary: Vocabulary } & (
+  | { messages: Array<{ role: string; content: string }> }
+  | { prompt: string }
+  | { promptTokens: number[] }
+);
+
+export interface WllamaGenerateOptions {
+  /** Default 64. */
+  maxTokens?: number;
+  /** Default 0 (the most likely allowed token). */
+  temperature?: number;
+  seed?: number;
+  /** Stops after the current step. */
+  signal?: AbortSignal;
+  /** Before sampling, with the step's mask (e.g. to time `guide.fillMask`). */
+  onMask?: (info: { step: number; guide: Guide; mask: Uint32Array; allowed: number }) => void;
+  /** After each token; `logitsMs` and `decodeMs` are the totals so far. */
+  onToken?: (info: { step: number; token: number; text: string; allowed: number; forced: boolean; logitsMs: number; decodeMs: number }) => void;
+}
+
+export interface WllamaGenerateResult {
+  text: string;
+  tokens: number[];
+  /** EOS was taken. */
+  finished: boolean;
+  /** The text fully matches (EOS allowed or taken). */
+  canFinish: boolean;
+  stopped: boolean;
+  steps: number;
+  /** Steps where one token only was allowed (the model was not asked). */
+  forced: number;
+  promptTokens: number;
+  promptMs: number;
+  logitsMs: number;
+  decodeMs: number;
+}
+
+export function generate(wllama: WllamaLike, input: WllamaInput, options?: WllamaGenerateOptions): Promise<WllamaGenerateResult>;
+export function sampleAllowed(probs: Array<{ token: number; p: number }>, mask: Uint32Array, temperature: number, random: () => number): number;
+export function mulberry32(seed: number): () => number;
+export function popcount(mask: Uint32Array): number;
+export function firstSetBit(mask: Uint32Array): number;

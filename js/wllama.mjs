@@ -1,0 +1,165 @@
+// `logitmask/wllama`: constrained generation with @wllama/wllama (llama.cpp in WebAssembly,
+// in the browser), the loop of the www/ demo page. At every step the Guide's mask is filled;
+// when it allows one token only, that token is taken without asking the model; otherwise the
+// model's probabilities (`wllama.getLogits(-1)`: the top tokens with their probabilities) are
+// restricted to the allowed tokens, renormalized, sharpened by the temperature and sampled
+// with a seeded PRNG (temperature 0: the most likely allowed token). Then the token is
+// decoded into the model's context. The vocabulary must be the model's (Vocabulary.fromGguf
+// of the same GGUF: ids are the model's).
+import { Guide } from "logitmask";
+import { logitmaskError } from "./error.mjs";
+
+/** mulberry32: a small seeded PRNG, [0, 1). */
+export function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The number of set bits of a bitmask (u32 words). */
+export function popcount(mask) {
+  let n = 0;
+  for (let i = 0; i < mask.length; i++) {
+    let x = mask[i];
+    x -= (x >>> 1) & 0x55555555;
+    x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+    n += (((x + (x >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+  }
+  return n;
+}
+
+/** The smallest id set in a bitmask, or -1. */
+export function firstSetBit(mask) {
+  for (let i = 0; i < mask.length; i++) if (mask[i]) return i * 32 + (31 - Math.clz32(mask[i] & -mask[i]));
+  return -1;
+}
+
+const allowedBit = (mask, t) => (mask[t >>> 5] >>> (t & 31)) & 1;
+
+/**
+ * Samples from wllama's `[{ token, p }]` with the disallowed tokens zeroed, renormalized,
+ * sharpened by `temperature` (0: the most likely allowed token). When none of the listed
+ * tokens is allowed (wllama lists the top ones only), the smallest allowed id.
+ */
+export function sampleAllowed(probs, mask, temperature, random) {
+  let best = -1;
+  let bestP = -1;
+  let total = 0;
+  const ids = [];
+  const weights = [];
+  for (let i = 0; i < probs.length; i++) {
+    const { token, p } = probs[i];
+    if (!allowedBit(mask, token)) continue;
+    if (p > bestP) ((bestP = p), (best = token));
+    if (temperature > 0 && p > 0) {
+      const w = Math.pow(p, 1 / temperature);
+      ids.push(token);
+      weights.push(w);
+      total += w;
+    }
+  }
+  if (best < 0) return firstSetBit(mask);
+  if (temperature <= 0 || !(total > 0) || !Number.isFinite(total)) return best;
+  let r = random() * total;
+  for (let i = 0; i < ids.length; i++) {
+    r -= weights[i];
+    if (r < 0) return ids[i];
+  }
+  return ids[ids.length - 1];
+}
+
+/**
+ * Generates with `wllama` (a loaded Wllama instance) under `index`.
+ *
+ * `input`: { index, vocabulary, and one of: messages ([{ role, content }], formatted with the
+ * model's chat template), prompt (text, tokenized with special tokens), promptTokens }.
+ * `options`: { maxTokens = 64, temperature = 0, seed = 0, signal (AbortSignal: stops after
+ * the current step), onMask({ step, guide, mask, allowed }) (before sampling, e.g. to time
+ * the mask), onToken({ step, token, text, allowed, forced, logitsMs, decodeMs }) (the last
+ * two: totals so far) }.
+ *
+ * Resolves to { text, tokens, finished (EOS taken), canFinish (the text fully matches),
+ * stopped (the signal), steps, forced (steps with one allowed token), promptTokens,
+ * logitsMs, decodeMs, promptMs }. The model's KV cache is cleared first.
+ */
+export async function generate(wllama, input, options = {}) {
+  const { index, vocabulary } = input ?? {};
+  if (!wllama || typeof wllama.getLogits !== "function") throw logitmaskError("InvalidArgument", "generate needs a loaded Wllama instance");
+  if (!index || !vocabulary) throw logitmaskError("InvalidArgument", "generate needs the index and the model's vocabulary");
+  const { maxTokens = 64, temperature = 0, seed = 0, signal, onMask, onToken } = options;
+  const guide = new Guide(index);
+  try {
+    const random = mulberry32(seed);
+    const eos = new Set(vocabulary.eosTokenIds);
+    const mask = new Uint32Array(Math.ceil(vocabulary.size / 32));
+    await wllama.kvClear();
+    let promptTokens = input.promptTokens;
+    if (!promptTokens) {
+      const text = input.messages ? await wllama.formatChat(input.messages, true) : input.prompt;
+      if (typeof text !== "string") throw logitmaskError("InvalidArgument", "generate needs messages, prompt or promptTokens");
+      promptTokens = await wllama.tokenize(text, true);
+    }
+    const tPrompt = performance.now();
+    await wllama.decode(promptTokens, {});
+    const promptMs = performance.now() - tPrompt;
+
+    const decoder = new TextDecoder("utf-8");
+    const tokens = [];
+    let text = "";
+    let finished = false;
+    let forced = 0;
+    let logitsMs = 0;
+    let decodeMs = 0;
+    let step = 0;
+    for (; step < maxTokens && !signal?.aborted; step++) {
+      guide.fillMask(mask);
+      const allowed = popcount(mask);
+      onMask?.({ step, guide, mask, allowed });
+      let token;
+      const isForced = allowed === 1;
+      if (isForced) {
+        token = firstSetBit(mask); // one choice: the model need not be asked
+        forced++;
+      } else {
+        const t0 = performance.now();
+        const probs = await wllama.getLogits(-1);
+        logitsMs += performance.now() - t0;
+        token = sampleAllowed(probs, mask, temperature, random);
+      }
+      guide.advance(token); // throws if the token were not allowed: it always is
+      tokens.push(token);
+      let piece = "";
+      if (eos.has(token)) finished = true;
+      else text += piece = decoder.decode(vocabulary.tokenBytes(token) ?? new Uint8Array(), { stream: true });
+      onToken?.({ step, token, text: piece, allowed, forced: isForced, logitsMs, decodeMs });
+      if (finished) {
+        step++;
+        break;
+      }
+      const t1 = performance.now();
+      await wllama.decode([token], {});
+      decodeMs += performance.now() - t1;
+    }
+    text += decoder.decode();
+    return {
+      text,
+      tokens,
+      finished,
+      canFinish: finished || guide.canFinish(),
+      stopped: Boolean(signal?.aborted),
+      steps: step,
+      forced,
+      promptTokens: promptTokens.length,
+      promptMs,
+      logitsMs,
+      decodeMs,
+    };
+  } finally {
+    guide.free();
+  }
+}

