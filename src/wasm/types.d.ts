@@ -53,7 +53,11 @@ export type ErrorCode =
   | "VocabularyMismatch" | "InvalidArgument" | "BuildTooExpensive"
   /** Thrown by the JS entries only: the API of "logitmask/web" used before `init()`, or the
    * WebAssembly module could not be loaded. */
-  | "NotInitialized";
+  | "NotInitialized"
+  /** Thrown by the JS entries only: an earlier call trapped inside WebAssembly (a bug), which
+   * leaves the module unusable; every later call throws this until the module is reloaded
+   * (a new page, worker or process). See docs/reliability.md. */
+  | "ModuleBroken";
 /** What logitmask throws: an `Error` whose `code` names the problem. */
 export interface LogitmaskError extends Error {
   name: "LogitmaskError";
