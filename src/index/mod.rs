@@ -259,9 +259,20 @@ impl Index {
     /// unknown format versions; [`ErrorKind::VocabularyMismatch`] when the bytes were
     /// built for another vocabulary.
     pub fn from_bytes(bytes: &[u8], vocab: &Arc<Vocabulary>) -> Result<Index> {
-        let loaded = serialize::decode(bytes, vocab)?;
-        let source = Source::complete_with_rows(loaded.dfa, loaded.rows);
-        Ok(Index::assemble(vocab, &loaded.pattern, source, loaded.end_ok, loaded.store, false))
+        Index::from_bytes_with_config(bytes, vocab, &IndexConfig::new())
+    }
+
+    /// [`from_bytes`](Self::from_bytes) within `config`'s limits (`max_states`,
+    /// `dfa_size_limit`; an index built with raised limits loads with the same ones).
+    /// The rows stored are checked against rows recomputed from the stored automaton, so
+    /// a forged index is refused ([`ErrorKind::CorruptIndex`]) rather than one that
+    /// disagrees with itself (docs/reliability.md).
+    pub fn from_bytes_with_config(bytes: &[u8], vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+        let loaded = serialize::decode(bytes, vocab, config.get_dfa_config().get_dfa_size_limit())?;
+        let rebuilt = build::eager(&loaded.dfa, vocab, config.get_max_states(), &loaded.pattern)?;
+        serialize::check_rows(&loaded.rows, loaded.end_ok.as_deref(), &rebuilt.rows, rebuilt.end_ok.as_deref())?;
+        let source = Source::complete_with_rows(loaded.dfa, rebuilt.rows);
+        Ok(Index::assemble(vocab, &loaded.pattern, source, rebuilt.end_ok, rebuilt.store, false))
     }
 
     fn assemble(
