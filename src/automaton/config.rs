@@ -40,6 +40,7 @@ pub struct DfaConfig {
     determinize_size_limit: Option<usize>,
     nfa_size_limit: Option<usize>,
     minimize: Minimize,
+    max_work: u64,
 }
 
 impl Default for DfaConfig {
@@ -49,6 +50,7 @@ impl Default for DfaConfig {
             determinize_size_limit: Some(DEFAULT_DETERMINIZE_SIZE_LIMIT),
             nfa_size_limit: Some(DEFAULT_NFA_SIZE_LIMIT),
             minimize: Minimize::Auto,
+            max_work: super::budget::DEFAULT_MAX_WORK,
         }
     }
 }
@@ -77,6 +79,17 @@ impl DfaConfig {
     pub fn minimize(mut self, minimize: Minimize) -> DfaConfig {
         self.minimize = minimize;
         self
+    }
+    /// Work budget of one build, in steps (default [`DEFAULT_MAX_WORK`](crate::DEFAULT_MAX_WORK)):
+    /// determinization charges the NFA states it visits and the transitions it adds, the
+    /// index build the trie nodes it walks. Past it: [`ErrorKind::BuildTooExpensive`](crate::ErrorKind::BuildTooExpensive).
+    pub fn max_work(mut self, steps: u64) -> DfaConfig {
+        self.max_work = steps;
+        self
+    }
+    /// The work budget.
+    pub fn get_max_work(&self) -> u64 {
+        self.max_work
     }
     /// The DFA size cap.
     pub fn get_dfa_size_limit(&self) -> Option<usize> {

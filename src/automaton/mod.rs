@@ -26,6 +26,7 @@ pub(crate) mod minimize;
 pub(crate) mod nfa;
 mod primitives;
 
+pub(crate) use budget::Budget;
 pub use budget::DEFAULT_MAX_WORK;
 pub use config::{
     DfaConfig, Minimize, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT, DEFAULT_DFA_SIZE_LIMIT,
@@ -58,8 +59,21 @@ impl Dfa {
 
     /// Completes `determinizer` into a DFA of live states only, minimized as `config`
     /// says.
-    pub(crate) fn from_determinizer(mut determinizer: Determinizer, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
+    pub(crate) fn from_determinizer(determinizer: Determinizer, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
+        Dfa::from_determinizer_charged(determinizer, pattern, config, &mut Budget::unlimited("regex"))
+    }
+
+    /// [`from_determinizer`](Self::from_determinizer), charging `budget` the
+    /// determinization's work (which the determinizer's own budget, the same limit,
+    /// already bounds).
+    pub(crate) fn from_determinizer_charged(
+        mut determinizer: Determinizer,
+        pattern: &str,
+        config: &DfaConfig,
+        budget: &mut Budget,
+    ) -> Result<Dfa> {
         determinizer.complete()?;
+        budget.charge(determinizer.work_used())?;
         let mut dfa = Dfa::from_complete(&determinizer);
         if !determinizer.exact_liveness() {
             dfa = dfa.without_dead_ends(pattern)?;

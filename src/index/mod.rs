@@ -29,7 +29,7 @@ mod token_set;
 
 use std::sync::Arc;
 
-use crate::automaton::{Determinizer, Dfa, DfaConfig, Minimize, Walk, DEAD};
+use crate::automaton::{Budget, Determinizer, Dfa, DfaConfig, Minimize, Walk, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::json_schema;
 use crate::vocabulary::Vocabulary;
@@ -116,6 +116,12 @@ impl IndexConfig {
     /// When to merge equivalent DFA states.
     pub fn minimize(mut self, minimize: Minimize) -> IndexConfig {
         self.dfa = self.dfa.minimize(minimize);
+        self
+    }
+    /// Work budget of one build in steps ([`DfaConfig::max_work`]; also bounds
+    /// [`Index::from_bytes_with_config`]'s check of the rows).
+    pub fn max_work(mut self, steps: u64) -> IndexConfig {
+        self.dfa = self.dfa.max_work(steps);
         self
     }
     /// All DFA options at once.
@@ -208,11 +214,12 @@ impl Index {
         if lazy && determinizer.exact_liveness() {
             return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true));
         }
-        let dfa = Dfa::from_determinizer(determinizer, pattern, &config.dfa)?;
+        let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
+        let dfa = Dfa::from_determinizer_charged(determinizer, pattern, &config.dfa, &mut budget)?;
         if lazy {
             return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true));
         }
-        let built = build::eager(&dfa, vocab, config.max_states, pattern)?;
+        let built = build::eager(&dfa, vocab, config.max_states, pattern, &mut budget)?;
         let source = Source::complete_with_rows(dfa, built.rows);
         Ok(Index::assemble(vocab, pattern, source, built.end_ok, built.store, false))
     }
@@ -269,7 +276,8 @@ impl Index {
     /// disagrees with itself (docs/reliability.md).
     pub fn from_bytes_with_config(bytes: &[u8], vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
         let loaded = serialize::decode(bytes, vocab, config.get_dfa_config().get_dfa_size_limit())?;
-        let rebuilt = build::eager(&loaded.dfa, vocab, config.get_max_states(), &loaded.pattern)?;
+        let mut budget = Budget::new(config.dfa.get_max_work(), "serialized index");
+        let rebuilt = build::eager(&loaded.dfa, vocab, config.get_max_states(), &loaded.pattern, &mut budget)?;
         serialize::check_rows(&loaded.rows, loaded.end_ok.as_deref(), &rebuilt.rows, rebuilt.end_ok.as_deref())?;
         let source = Source::complete_with_rows(loaded.dfa, rebuilt.rows);
         Ok(Index::assemble(vocab, &loaded.pattern, source, rebuilt.end_ok, rebuilt.store, false))

@@ -201,14 +201,18 @@ impl JsIndex {
         .map_err(js_error)
     }
 
-    /// Loads bytes made by `toBytes` for the same vocabulary.
+    /// Loads bytes made by `toBytes` for the same vocabulary, within the options' limits
+    /// (`maxStates`, `dfaSizeLimit`, `maxWork`: those the index was built with); the rows
+    /// stored are checked against the automaton stored.
     #[wasm_bindgen(js_name = fromBytes)]
     pub fn from_bytes(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
         vocabulary: &JsVocabulary,
+        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
         let bytes = bytes_from_js(&bytes, "the serialized index")?;
-        crate::Index::from_bytes(&bytes, &vocabulary.inner).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
+        let config = options::parse::<IndexOptions>(options, "IndexOptions")?.config()?;
+        crate::Index::from_bytes_with_config(&bytes, &vocabulary.inner, &config).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
     }
 
     /// The versioned binary form (a lazy index first computes all its rows).

@@ -40,6 +40,7 @@ pub(super) struct IndexOptions {
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
+    max_work: Option<f64>,
 }
 
 impl IndexOptions {
@@ -53,6 +54,9 @@ impl IndexOptions {
         }
         if let Some(n) = size_from_js(self.max_states, "maxStates")? {
             config = config.max_states(n);
+        }
+        if let Some(n) = size_from_js(self.max_work, "maxWork")? {
+            config = config.max_work(n as u64);
         }
         Ok(config)
     }
@@ -111,6 +115,7 @@ pub(super) struct IndexAndSchemaOptions {
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
+    max_work: Option<f64>,
     whitespace: Option<String>,
     max_recursion_depth: Option<f64>,
     any_value_depth: Option<f64>,
@@ -126,6 +131,7 @@ impl IndexAndSchemaOptions {
             dfa_size_limit,
             determinize_size_limit,
             max_states,
+            max_work,
             whitespace,
             max_recursion_depth,
             any_value_depth,
@@ -134,7 +140,7 @@ impl IndexAndSchemaOptions {
             max_regex_size,
         } = self;
         (
-            IndexOptions { lazy, dfa_size_limit, determinize_size_limit, max_states },
+            IndexOptions { lazy, dfa_size_limit, determinize_size_limit, max_states, max_work },
             JsonSchemaOptions {
                 whitespace,
                 max_recursion_depth,

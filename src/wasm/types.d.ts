@@ -14,6 +14,12 @@ export interface IndexOptions {
   determinizeSizeLimit?: number;
   /** Cap on the number of states with rows (default 100000). */
   maxStates?: number;
+  /**
+   * Work budget of one build, in steps (default 50,000,000, about a second at most):
+   * determinization and the index's trie walks are counted, deterministically. Past it the
+   * build throws `BuildTooExpensive`.
+   */
+  maxWork?: number;
 }
 /** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
 export interface JsonSchemaOptions {
