@@ -61,7 +61,7 @@ export type ErrorCode =
    * WebAssembly module could not be loaded. */
   | "NotInitialized"
   /** Thrown by the JS entries only: an earlier call trapped inside WebAssembly (a bug), which
-   * leaves the module unusable; every later call throws this until the module is reloaded
+   * leaves the module unusable: every later call throws this until the module is reloaded
    * (a new page, worker or process). See docs/reliability.md. */
   | "ModuleBroken";
 /** What logitmask throws: an `Error` whose `code` names the problem. */

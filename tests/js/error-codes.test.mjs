@@ -5,6 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { Vocabulary, Index, Guide, regexFromJsonSchema } from "logitmask";
 import * as web from "logitmask/web";
@@ -51,8 +52,18 @@ test("every ErrorCode of the types is thrown, and nothing else", () => {
     CorruptIndex: () => Index.fromBytes(new Uint8Array([1, 2, 3]), vocab),
     VocabularyMismatch: () => Index.fromBytes(index.toBytes(), other),
     InvalidArgument: () => Index.fromRegex("a", vocab, { lazzy: true }),
+    BuildTooExpensive: () => Index.fromRegex("[ab]{1,10}", vocab, { maxWork: 10 }),
     // The JS entries' own: "logitmask/web" before init().
     NotInitialized: () => new web.Vocabulary(["a"], []),
+    // ... and after a trap (forced in a child process: a forged object pointer).
+    ModuleBroken: () => {
+      const script = `const { Guide, LogitsBuffer } = require("logitmask");
+        const forged = Object.create(Guide.prototype); forged.__wbg_ptr = 0xfffffff0;
+        try { forged.advance(1) } catch {}
+        try { new LogitsBuffer(1) } catch (e) { console.log(e.name + " " + e.code) }`;
+      const [name, code] = execFileSync(process.execPath, ["-e", script], { cwd: REPO, encoding: "utf8" }).trim().split(" ");
+      throw Object.assign(new Error("from the child process"), { name, code });
+    },
   };
   for (const [code, fn] of Object.entries(thrown)) assert.equal(codeOf(fn), code);
   const seen = new Set(Object.keys(thrown));
