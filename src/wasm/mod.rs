@@ -86,6 +86,9 @@ impl JsVocabulary {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
+        if !bytes.is_instance_of::<js_sys::Uint8Array>() {
+            return Err(invalid_argument("GGUF bytes must be a Uint8Array".to_string()));
+        }
         let bytes = bytes_from_js(&bytes, "GGUF bytes")?;
         let options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
         crate::Vocabulary::from_gguf(&bytes, &options).map(JsVocabulary::wrap).map_err(js_error)
