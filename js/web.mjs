@@ -8,9 +8,10 @@
 // every entry point into the module (constructors, static methods, functions) is guarded:
 // before the module is ready it throws a LogitmaskError with code "NotInitialized" that
 // says what to do. Instances only come from those entry points, so their methods need no
-// guard, and the per-step calls (fillMask, maskLogits, advance) pay nothing.
+// init guard; they share the hardening of js/harden.mjs (one wrapper call per method).
 import wasmBindgenInit, * as glue from "../pkg/web/logitmask.js";
 import { logitmaskError } from "./error.mjs";
+import { harden } from "./harden.mjs";
 
 let ready = false;
 let loading = null; // the pending init() promise, shared by concurrent callers
@@ -69,32 +70,10 @@ export function initSync(options) {
   lastFailure = null;
 }
 
-/** `target` (a class or function of the glue) behind a proxy that refuses calls before init. */
-function guarded(name, target) {
-  return new Proxy(target, {
-    apply(fn, thisArg, args) {
-      if (!ready) throw notInitialized(`${name}()`);
-      return Reflect.apply(fn, thisArg, args);
-    },
-    construct(cls, args, newTarget) {
-      if (!ready) throw notInitialized(`new ${name}()`);
-      return Reflect.construct(cls, args, newTarget);
-    },
-    get(cls, key, receiver) {
-      const value = Reflect.get(cls, key, receiver);
-      if (ready || typeof value !== "function" || !Object.hasOwn(cls, key)) return value;
-      return () => {
-        throw notInitialized(`${name}.${String(key)}()`);
-      };
-    },
-  });
-}
-
-// The glue's exports, each guarded. tests/js/web-entry.test.mjs checks that this list is
-// exactly the glue's (besides its own init/initSync).
-export const Vocabulary = guarded("Vocabulary", glue.Vocabulary);
-export const Index = guarded("Index", glue.Index);
-export const Guide = guarded("Guide", glue.Guide);
-export const LogitsBuffer = guarded("LogitsBuffer", glue.LogitsBuffer);
-export const MaskBuffer = guarded("MaskBuffer", glue.MaskBuffer);
-export const regexFromJsonSchema = guarded("regexFromJsonSchema", glue.regexFromJsonSchema);
+// The glue's exports, hardened (js/harden.mjs: coded errors, trap detection) and guarded:
+// every entry point refuses calls before init(). tests/js/web-entry.test.mjs checks that
+// this list is exactly the glue's (besides its own init/initSync).
+const api = harden(glue, (what) => {
+  if (!ready) throw notInitialized(what);
+});
+export const { Vocabulary, Index, Guide, LogitsBuffer, MaskBuffer, regexFromJsonSchema } = api;

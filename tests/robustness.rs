@@ -164,3 +164,80 @@ proptest! {
         }
     }
 }
+
+/// FNV-1a 64, the serialized index's (unkeyed) checksum: recomputed so that mutations
+/// reach the checks behind it, as a forger would.
+fn with_fixed_checksum(mut bytes: Vec<u8>) -> Vec<u8> {
+    let body = bytes.len() - 8;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in &bytes[..body] {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    bytes[body..].copy_from_slice(&h.to_le_bytes());
+    bytes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Issue 15: a forged index (mutated bytes, checksum recomputed) is refused, or loads
+    /// as one that agrees with itself: every token a row allows advances, every other
+    /// token is refused.
+    #[test]
+    fn forged_index_bytes_are_refused_or_self_consistent(
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..4),
+    ) {
+        let v = vocab();
+        let real = Index::new("(ab|c)+d?|x[0-9]{2}", &v).unwrap();
+        let mut bytes = real.to_bytes().unwrap();
+        let body = bytes.len() - 8;
+        for (at, bit) in flips {
+            bytes[12 + at.index(body - 12)] ^= 1 << bit;
+        }
+        let bytes = with_fixed_checksum(bytes);
+        match std::panic::catch_unwind(|| Index::from_bytes(&bytes, &v)) {
+            Err(_) => prop_assert!(false, "panic"),
+            Ok(Err(_)) => {}
+            Ok(Ok(loaded)) => {
+                for s in loaded.states() {
+                    let row = loaded.allowed_tokens(s).unwrap();
+                    for t in 0..v.size() as u32 {
+                        if v.eos_token_ids().contains(&t) {
+                            continue;
+                        }
+                        let next = loaded.next_state(s, t).unwrap();
+                        prop_assert_eq!(row.contains(t), next.is_some(), "state {:?} token {}", s, t);
+                    }
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Issue 15: whatever the depth options say, a recursive schema converts or fails
+    /// with a coded error (options past their caps are InvalidArgument).
+    #[test]
+    fn depth_options_are_capped(
+        recursion in 0usize..1000,
+        any_depth in 0usize..1000,
+        size in prop::sample::select(vec![1usize << 10, 1 << 20, 1 << 24, 1 << 30]),
+        tree in any::<bool>(),
+    ) {
+        use logitmask::json_schema::{regex_from_json_schema_str, Config};
+        let schema = if tree {
+            r##"{"type":"object","properties":{"kids":{"type":"array","items":{"$ref":"#"}},"x":{}}}"##
+        } else {
+            r##"{"type":"object","properties":{"next":{"$ref":"#"},"v":{}}}"##
+        };
+        let config = Config::new().max_recursion_depth(recursion).any_value_depth(any_depth).max_regex_size(size);
+        if let Err(e) = regex_from_json_schema_str(schema, &config) {
+            let capped = recursion > logitmask::json_schema::MAX_RECURSION_DEPTH_LIMIT
+                || any_depth > logitmask::json_schema::MAX_ANY_VALUE_DEPTH_LIMIT
+                || size > logitmask::json_schema::MAX_REGEX_SIZE_LIMIT;
+            prop_assert!(!capped || e.kind() == logitmask::ErrorKind::InvalidArgument, "{:?}", e);
+        }
+    }
+}

@@ -49,9 +49,9 @@ fn vocabulary_reports_size_eos_and_bytes() {
     let v = toy_vocab();
     assert_eq!(v.size(), 7);
     assert_eq!(v.eos_token_ids(), vec![5]);
-    assert_eq!(v.token_bytes(2.0).unwrap(), Some(b"ab".to_vec()));
-    assert_eq!(v.token_bytes(3.0).unwrap(), None);
-    assert_eq!(v.token_bytes(99.0).unwrap(), None);
+    assert_eq!(v.token_bytes(JsValue::from(2.0)).unwrap(), Some(b"ab".to_vec()));
+    assert_eq!(v.token_bytes(JsValue::from(3.0)).unwrap(), None);
+    assert_eq!(v.token_bytes(JsValue::from(99.0)).unwrap(), None);
 }
 
 #[wasm_bindgen_test]
@@ -61,19 +61,19 @@ fn eager_and_lazy_walk_to_finish() {
         let index = JsIndex::from_regex("(ab)+".into(), &v, options(&[("lazy", lazy.into())])).unwrap();
         let s0 = index.initial_state();
         assert_eq!(index.allowed_tokens(s0.into()).unwrap(), vec![0, 2]);
-        let s1 = index.next_state(s0.into(), 2.0).unwrap().expect("ab allowed");
+        let s1 = index.next_state(s0.into(), JsValue::from(2.0)).unwrap().expect("ab allowed");
         assert!(index.is_final(s1.into()).unwrap());
         assert_eq!(index.allowed_tokens(s1.into()).unwrap(), vec![0, 2, 5]);
-        assert_eq!(index.next_state(s1.into(), 5.0).unwrap(), Some(s1), "EOS keeps the state");
-        assert_eq!(index.next_state(s0.into(), 5.0).unwrap(), None);
+        assert_eq!(index.next_state(s1.into(), JsValue::from(5.0)).unwrap(), Some(s1), "EOS keeps the state");
+        assert_eq!(index.next_state(s0.into(), JsValue::from(5.0)).unwrap(), None);
 
         let mut guide = JsGuide::new(&index, None).unwrap();
-        guide.advance(0.0).unwrap();
+        guide.advance(JsValue::from(0.0)).unwrap();
         assert_eq!(guide.allowed_tokens().unwrap(), vec![1, 6], "both ids of \"b\"");
-        guide.advance(6.0).unwrap();
+        guide.advance(JsValue::from(6.0)).unwrap();
         assert!(guide.can_finish());
         let state = guide.state();
-        guide.advance(5.0).unwrap();
+        guide.advance(JsValue::from(5.0)).unwrap();
         assert!(guide.is_finished());
         assert_eq!(guide.state(), state);
         assert_eq!(guide.allowed_tokens().unwrap(), vec![5]);
@@ -104,7 +104,7 @@ fn masks_and_logits() {
     assert_eq!(code(guide.mask_logits(short.into()).err().expect("an error")), "BufferTooSmall");
     assert_eq!(code(guide.mask_logits(JsValue::from(3)).err().expect("an error")), "InvalidArgument");
 
-    let mut buffer = JsLogitsBuffer::new(8.0).unwrap();
+    let mut buffer = JsLogitsBuffer::new(JsValue::from(8.0)).unwrap();
     let view: Float32Array = buffer.view();
     view.fill(2.0, 0, 8);
     guide.mask_logits_buffer(&mut buffer).unwrap();
@@ -121,10 +121,10 @@ fn rollback_reset_and_limits() {
     let mut guide = JsGuide::new(&index, options(&[("maxRollback", 2.into())])).unwrap();
     let s0 = guide.state();
     for t in [2.0, 0.0, 1.0] {
-        guide.advance(t).unwrap();
+        guide.advance(t.into()).unwrap();
     }
-    assert_eq!(code(guide.rollback(3.0).err().expect("an error")), "RollbackTooFar");
-    guide.rollback(2.0).unwrap();
+    assert_eq!(code(guide.rollback(JsValue::from(3.0)).err().expect("an error")), "RollbackTooFar");
+    guide.rollback(JsValue::from(2.0)).unwrap();
     assert_eq!(guide.allowed_tokens().unwrap(), vec![0, 2, 5]);
     guide.reset();
     assert_eq!(guide.state(), s0);
@@ -135,16 +135,16 @@ fn serialization_round_trip_and_corruption() {
     let v = toy_vocab();
     let index = JsIndex::from_regex("a(b|ab)*".into(), &v, options(&[("lazy", true.into())])).unwrap();
     let bytes = index.to_bytes().unwrap();
-    let loaded = JsIndex::from_bytes(&bytes, &v).unwrap();
+    let loaded = JsIndex::from_bytes(Uint8Array::from(&bytes[..]).into(), &v, None).unwrap();
     assert_eq!(loaded.state_count(), index.state_count());
     let s = loaded.initial_state();
     assert_eq!(loaded.allowed_tokens(s.into()).unwrap(), index.allowed_tokens(s.into()).unwrap());
-    assert_eq!(code(JsIndex::from_bytes(&bytes[..bytes.len() / 2], &v).err().expect("an error")), "CorruptIndex");
+    assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&bytes[..bytes.len() / 2][..]).into(), &v, None).err().expect("an error")), "CorruptIndex");
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 2] ^= 0x10;
-    assert_eq!(code(JsIndex::from_bytes(&flipped, &v).err().expect("an error")), "CorruptIndex");
+    assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&flipped[..]).into(), &v, None).err().expect("an error")), "CorruptIndex");
     let other = JsVocabulary::new(Array::of2(&"a".into(), &"b".into()).into(), Array::new().into()).unwrap();
-    assert_eq!(code(JsIndex::from_bytes(&bytes, &other).err().expect("an error")), "VocabularyMismatch");
+    assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&bytes[..]).into(), &other, None).err().expect("an error")), "VocabularyMismatch");
 }
 
 #[wasm_bindgen_test]
@@ -163,28 +163,28 @@ fn every_error_has_its_code_and_the_module_keeps_working() {
     assert_eq!(code(e), "InvalidArgument");
 
     let index = JsIndex::from_regex("(ab)+".into(), &v, None).unwrap();
-    assert_eq!(code(index.allowed_tokens(0.0).err().expect("an error")), "InvalidState");
-    assert_eq!(code(index.allowed_tokens(123456.0).err().expect("an error")), "InvalidState");
-    assert_eq!(code(index.is_final(-1.0).err().expect("an error")), "InvalidState");
+    assert_eq!(code(index.allowed_tokens(JsValue::from(0.0)).err().expect("an error")), "InvalidState");
+    assert_eq!(code(index.allowed_tokens(JsValue::from(123456.0)).err().expect("an error")), "InvalidState");
+    assert_eq!(code(index.is_final(JsValue::from(-1.0)).err().expect("an error")), "InvalidState");
     let mut guide = JsGuide::new(&index, None).unwrap();
-    assert_eq!(code(guide.advance(7.0).err().expect("an error")), "UnknownTokenId");
-    assert_eq!(code(guide.advance(-1.0).err().expect("an error")), "UnknownTokenId");
-    assert_eq!(code(guide.advance(1.5).err().expect("an error")), "InvalidArgument");
+    assert_eq!(code(guide.advance(JsValue::from(7.0)).err().expect("an error")), "UnknownTokenId");
+    assert_eq!(code(guide.advance(JsValue::from(-1.0)).err().expect("an error")), "UnknownTokenId");
+    assert_eq!(code(guide.advance(JsValue::from(1.5)).err().expect("an error")), "InvalidArgument");
     let before = guide.state();
-    assert_eq!(code(guide.advance(4.0).err().expect("an error")), "TokenNotAllowed");
-    assert_eq!(code(guide.advance(3.0).err().expect("an error")), "TokenNotAllowed"); // no text
+    assert_eq!(code(guide.advance(JsValue::from(4.0)).err().expect("an error")), "TokenNotAllowed");
+    assert_eq!(code(guide.advance(JsValue::from(3.0)).err().expect("an error")), "TokenNotAllowed"); // no text
     assert_eq!(guide.state(), before);
 
     let bad = Array::of1(&JsValue::from(42));
     assert_eq!(code(JsVocabulary::new(bad.into(), Array::new().into()).err().unwrap()), "InvalidTokenizer");
     assert_eq!(code(JsVocabulary::new(JsValue::from(1), Array::new().into()).err().unwrap()), "InvalidTokenizer");
-    assert_eq!(code(JsLogitsBuffer::new(-1.0).err().unwrap()), "InvalidArgument");
+    assert_eq!(code(JsLogitsBuffer::new(JsValue::from(-1.0)).err().unwrap()), "InvalidArgument");
     assert_eq!(code(JsIndex::from_regex(JsValue::from(123), &v, None).err().unwrap()), "InvalidArgument");
 
     // Still usable after all of the above.
     let again = JsIndex::from_regex("b+".into(), &v, None).unwrap();
     let mut g = JsGuide::new(&again, None).unwrap();
-    g.advance(1.0).unwrap();
+    g.advance(JsValue::from(1.0)).unwrap();
     assert!(g.can_finish());
 }
 
@@ -201,9 +201,9 @@ fn date_regex_generates_long_years() {
     let index = JsIndex::from_regex(date.into(), &v, None).unwrap();
     let mut guide = JsGuide::new(&index, None).unwrap();
     for b in "12/05/2023".bytes() {
-        guide.advance(f64::from(b)).unwrap();
+        guide.advance(JsValue::from(b)).unwrap();
     }
-    guide.advance(128.0).unwrap();
+    guide.advance(JsValue::from(128.0)).unwrap();
     assert!(guide.is_finished());
 }
 
@@ -272,7 +272,7 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
                 let logits = Float32Array::from(&values[..]);
                 guide.mask_logits(logits.clone().into()).unwrap();
                 check(&logits.to_vec(), "maskLogits");
-                let mut buffer = JsLogitsBuffer::new((size + padding) as f64).unwrap();
+                let mut buffer = JsLogitsBuffer::new(JsValue::from((size + padding) as f64)).unwrap();
                 buffer.view().copy_from(&values);
                 guide.mask_logits_buffer(&mut buffer).unwrap();
                 check(&buffer.view().to_vec(), "maskLogitsBuffer");

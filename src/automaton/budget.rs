@@ -28,7 +28,6 @@ impl Budget {
     }
 
     /// A budget without a limit, for internal builds whose size is already bounded.
-    #[allow(dead_code)]
     pub(crate) fn unlimited(what: &'static str) -> Budget {
         Budget::new(u64::MAX, what)
     }
@@ -44,8 +43,9 @@ impl Budget {
         Ok(())
     }
 
+    /// The error of a spent budget (for callers that noticed it through their own path).
     #[cold]
-    fn exceeded(&self) -> Error {
+    pub(crate) fn exceeded(&self) -> Error {
         Error::new(
             ErrorKind::BuildTooExpensive,
             format!(
@@ -53,6 +53,11 @@ impl Budget {
                 self.what, self.limit
             ),
         )
+    }
+
+    /// Steps used since the last reset.
+    pub(crate) fn used(&self) -> u64 {
+        self.used
     }
 
     /// Starts a new call's count (lazy builds charge per call, not per index lifetime).

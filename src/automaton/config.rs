@@ -41,6 +41,7 @@ pub struct DfaConfig {
     nfa_size_limit: Option<usize>,
     minimize: Minimize,
     ascii_classes: bool,
+    max_work: u64,
 }
 
 impl Default for DfaConfig {
@@ -51,6 +52,7 @@ impl Default for DfaConfig {
             nfa_size_limit: Some(DEFAULT_NFA_SIZE_LIMIT),
             minimize: Minimize::Auto,
             ascii_classes: false,
+            max_work: super::budget::DEFAULT_MAX_WORK,
         }
     }
 }
@@ -99,6 +101,17 @@ impl DfaConfig {
     /// Whether Perl classes are ASCII.
     pub fn get_ascii_classes(&self) -> bool {
         self.ascii_classes
+    }
+    /// Work budget of one build, in steps (default [`DEFAULT_MAX_WORK`](crate::DEFAULT_MAX_WORK)):
+    /// determinization charges the NFA states it visits and the transitions it adds, the
+    /// index build the trie nodes it walks. Past it: [`ErrorKind::BuildTooExpensive`](crate::ErrorKind::BuildTooExpensive).
+    pub fn max_work(mut self, steps: u64) -> DfaConfig {
+        self.max_work = steps;
+        self
+    }
+    /// The work budget.
+    pub fn get_max_work(&self) -> u64 {
+        self.max_work
     }
     /// The DFA size cap.
     pub fn get_dfa_size_limit(&self) -> Option<usize> {

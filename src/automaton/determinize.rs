@@ -31,15 +31,19 @@ use regex_automata::util::primitives::StateID;
 use super::config::DfaConfig;
 use super::nfa::Nfa;
 use super::primitives::{Walk, DEAD};
+use super::budget::Budget;
 use crate::error::{limit, quote, Error, ErrorKind, Result};
 
 /// A transition not determinized yet.
 const UNKNOWN: u32 = u32::MAX;
 
-/// A step needed a new state that the size limits refuse; turn it into an [`Error`]
-/// with [`Determinizer::too_large`].
+/// A step needed a new state that the size limits refuse, or more work than the budget
+/// allows; turn it into an [`Error`] with [`Determinizer::too_large`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TooLarge;
+pub(crate) enum TooLarge {
+    Size,
+    Work,
+}
 
 /// A DFA whose states and transitions are computed when first used.
 pub(crate) struct Determinizer {
@@ -61,6 +65,11 @@ pub(crate) struct Determinizer {
     set_words: usize,
     dfa_size_limit: Option<usize>,
     determinize_size_limit: Option<usize>,
+    /// Steps: the NFA states each transition's computation visits, plus the stride of
+    /// each new state.
+    budget: Budget,
+    /// NFA states visited by epsilon closures since the last charge.
+    closure_steps: u64,
     // Scratch for the epsilon closures.
     stack: Vec<StateID>,
     mark: Vec<u32>,
@@ -94,6 +103,8 @@ impl Determinizer {
             set_words: 0,
             dfa_size_limit: config.get_dfa_size_limit(),
             determinize_size_limit: config.get_determinize_size_limit(),
+            budget: Budget::new(config.get_max_work(), "regex"),
+            closure_steps: 0,
             mark: vec![0; nfa.state_count()],
             quoted: quote(pattern),
             nfa,
@@ -163,7 +174,10 @@ impl Determinizer {
     }
 
     /// The error for a refused state.
-    pub(crate) fn too_large(&self, _: TooLarge) -> Error {
+    pub(crate) fn too_large(&self, e: TooLarge) -> Error {
+        if e == TooLarge::Work {
+            return self.budget.exceeded();
+        }
         Error::new(
             ErrorKind::DfaTooLarge,
             format!(
@@ -175,6 +189,16 @@ impl Determinizer {
                 limit(self.determinize_size_limit),
             ),
         )
+    }
+
+    /// Work steps used since the last [`reset_work`](Self::reset_work).
+    pub(crate) fn work_used(&self) -> u64 {
+        self.budget.used()
+    }
+
+    /// Starts a new call's count: a lazy index charges each request, not its lifetime.
+    pub(crate) fn reset_work(&mut self) {
+        self.budget.reset();
     }
 
     /// Determinizes every transition of every reachable state.
@@ -219,6 +243,10 @@ impl Determinizer {
         self.generation += 1;
         self.next.clear();
         let set = std::mem::take(&mut self.sets[s as usize]);
+        if self.budget.charge(set.len() as u64 + 1).is_err() {
+            self.sets[s as usize] = set;
+            return Err(TooLarge::Work);
+        }
         if self.nfa.has_look_around() {
             // Close the set knowing the byte before (from the state) and this one, then
             // step over this byte; the targets are the next state's set, unclosed.
@@ -249,6 +277,10 @@ impl Determinizer {
             }
         }
         self.sets[s as usize] = set;
+        // The closures' work, weighted like the hashing and copying of a new state's set.
+        if self.budget.charge(4 * std::mem::take(&mut self.closure_steps)).is_err() {
+            return Err(TooLarge::Work);
+        }
         let t = self.intern(1 + class as u32)?;
         self.trans[i] = t;
         Ok(t)
@@ -270,6 +302,7 @@ impl Determinizer {
                 continue;
             }
             self.mark[k] = self.generation;
+            self.closure_steps += 1;
             match self.nfa.state(sid) {
                 State::ByteRange { .. } | State::Sparse(_) | State::Dense(_) | State::Match { .. } => {
                     if self.nfa.is_coaccessible(k) {
@@ -320,7 +353,11 @@ impl Determinizer {
             return Ok(id);
         }
         if self.sets.len() >= self.max_states || self.set_words + self.next.len() > self.max_set_words {
-            return Err(TooLarge);
+            return Err(TooLarge::Size);
+        }
+        // A new state: its set is hashed and copied, its row of transitions added.
+        if self.budget.charge(4 * (self.next.len() + self.nfa.stride) as u64).is_err() {
+            return Err(TooLarge::Work);
         }
         let id = self.sets.len() as u32;
         let set: Box<[u32]> = self.next.as_slice().into();
@@ -456,9 +493,9 @@ mod tests {
         // With room for the start state alone, every step to a new state fails, each
         // time it is asked for.
         let mut d = Determinizer::new(p, &DfaConfig::new().dfa_size_limit(Some(1))).unwrap();
-        assert_eq!(d.step(Determinizer::START, b'a'), Err(TooLarge));
-        assert_eq!(d.step(Determinizer::START, b'a'), Err(TooLarge));
-        assert_eq!(d.walk(Determinizer::START, b"ab"), Err(TooLarge));
+        assert_eq!(d.step(Determinizer::START, b'a'), Err(TooLarge::Size));
+        assert_eq!(d.step(Determinizer::START, b'a'), Err(TooLarge::Size));
+        assert_eq!(d.walk(Determinizer::START, b"ab"), Err(TooLarge::Size));
         assert_eq!(d.walk(Determinizer::START, b""), Ok(Walk::Alive { state: Determinizer::START, is_match: false }));
         let e = Determinizer::new(p, &DfaConfig::new().determinize_size_limit(Some(64))).and_then(|mut d| d.complete());
         assert_eq!(e.unwrap_err().kind(), ErrorKind::DfaTooLarge);

@@ -29,6 +29,7 @@ mod on_demand;
 mod primitives;
 pub(crate) mod syntax;
 
+pub(crate) use budget::Budget;
 pub use budget::DEFAULT_MAX_WORK;
 pub use config::{
     DfaConfig, Minimize, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT, DEFAULT_DFA_SIZE_LIMIT,
@@ -62,8 +63,21 @@ impl Dfa {
 
     /// Completes `determinizer` into a DFA of live states only, minimized as `config`
     /// says.
-    pub(crate) fn from_on_demand(mut determinizer: OnDemandDfa, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
+    pub(crate) fn from_on_demand(determinizer: OnDemandDfa, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
+        Dfa::from_on_demand_charged(determinizer, pattern, config, &mut Budget::unlimited("regex"))
+    }
+
+    /// [`from_on_demand`](Self::from_on_demand), charging `budget` the
+    /// determinization's work (which the determinizer's own budget, the same limit,
+    /// already bounds).
+    pub(crate) fn from_on_demand_charged(
+        mut determinizer: OnDemandDfa,
+        pattern: &str,
+        config: &DfaConfig,
+        budget: &mut Budget,
+    ) -> Result<Dfa> {
         determinizer.complete()?;
+        budget.charge(determinizer.work_used())?;
         let mut dfa = Dfa::from_complete(&determinizer);
         if !determinizer.exact_liveness() {
             dfa = dfa.without_dead_ends(pattern)?;

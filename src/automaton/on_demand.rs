@@ -29,8 +29,17 @@ impl OnDemandDfa {
 
     /// Starts a new call's work count (an expression's budget is per call).
     pub(crate) fn begin_call(&mut self) {
-        if let OnDemandDfa::Expr(d) = self {
-            d.begin_call();
+        match self {
+            OnDemandDfa::Nfa(d) => d.reset_work(),
+            OnDemandDfa::Expr(d) => d.begin_call(),
+        }
+    }
+
+    /// Work steps used since the last [`begin_call`](Self::begin_call).
+    pub(crate) fn work_used(&self) -> u64 {
+        match self {
+            OnDemandDfa::Nfa(d) => d.work_used(),
+            OnDemandDfa::Expr(d) => d.work_used(),
         }
     }
 

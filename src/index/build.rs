@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::rows::{too_many_states, RowStore, StateRows};
 use super::{mask_words, TokenSet};
-use crate::automaton::{liveness_blocks, Dfa, OnDemandDfa, DEAD};
+use crate::automaton::{liveness_blocks, Budget, Dfa, OnDemandDfa, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 use crate::vocabulary::Vocabulary;
@@ -19,6 +19,8 @@ use crate::vocabulary::Vocabulary;
 #[derive(Default)]
 pub(super) struct Scratch {
     stack: Vec<u32>,
+    /// Trie nodes visited by the walks so far (the work they did).
+    pub(super) visited: usize,
     /// `stamp[s] == walk number` marks `s` as already listed as a successor.
     stamp: Vec<u32>,
     walks: u32,
@@ -59,6 +61,7 @@ impl RowWalker<'_> {
         // The trie walk takes a shared closure that cannot fail, so the growing DFA sits
         // in a RefCell and a refused step ends the walk's branch as dead and is reported
         // after it; states appear during the walk, so the successor stamps grow with them.
+        dfa.begin_call(); // a lazy index charges each request on its own
         let dfa = std::cell::RefCell::new(dfa);
         let refused = std::cell::Cell::new(None);
         let step = |state, byte| {
@@ -91,7 +94,7 @@ impl RowWalker<'_> {
         }
         let walk_no = scratch.walks;
         let stamp = &mut scratch.stamp;
-        trie.walk(
+        scratch.visited += trie.walk(
             s,
             step,
             |end| self.accepts_end(end),
@@ -139,14 +142,21 @@ pub(super) struct Eager {
 /// walks one state at a time and keeps the successors for pruning (a level-by-level
 /// multi-state version of it, a second copy of the walk, costs wasm size: not spent on
 /// vocabularies that real tokenizers rarely produce; docs/index-layout.md, "Measured choices").
-pub(super) fn eager(dfa: &Dfa, vocab: &Vocabulary, max_states: usize, pattern: &str) -> Result<Eager> {
+/// `budget` is charged the trie steps of the walks.
+pub(super) fn eager(
+    dfa: &Dfa,
+    vocab: &Vocabulary,
+    max_states: usize,
+    pattern: &str,
+    budget: &mut Budget,
+) -> Result<Eager> {
     let rows = StateRows::new(dfa.state_count());
     let store = RowStore::new(max_states);
     if vocab.is_byte_complete() {
-        eager_many(dfa, vocab, &rows, &store, max_states, pattern)?;
+        eager_many(dfa, vocab, &rows, &store, max_states, pattern, budget)?;
         return Ok(Eager { rows, store, end_ok: None });
     }
-    eager_one_by_one(dfa, vocab, rows, store, max_states, pattern)
+    eager_one_by_one(dfa, vocab, rows, store, max_states, pattern, budget)
 }
 
 /// The eager build over a byte-complete vocabulary: every state, many per trie pass.
@@ -157,6 +167,7 @@ fn eager_many(
     store: &RowStore,
     max_states: usize,
     pattern: &str,
+    budget: &mut Budget,
 ) -> Result<()> {
     let trie = vocab.trie();
     let n = dfa.state_count();
@@ -164,7 +175,7 @@ fn eager_many(
     if order.len() > max_states {
         return Err(too_many_states(max_states, pattern));
     }
-    let mut buffers = RowBuffers::new(dfa, trie, vocab.size(), &order);
+    let mut buffers = RowBuffers::new(dfa, trie, vocab.size(), &order, budget)?;
     // States that keep the same byte strings alive allow the same text tokens: one of
     // each liveness block is walked. Only for small automata with long walks (a dense
     // row): the partition costs O(k n log n), and larger automata rarely have two such
@@ -193,7 +204,7 @@ fn eager_many(
     let mut rest = &walked[..];
     while !rest.is_empty() {
         let n_dense = buffers.next_group(&mut rest, &mut group);
-        walk.run_into(trie, &group, n_dense, &mut buffers);
+        budget.charge(walk.run_into(trie, &group, n_dense, &mut buffers) as u64)?;
         for (k, &r) in group.iter().enumerate() {
             for &s in of_block(r) {
                 store.store(rows, s, buffers.row(dfa, vocab, k, r, s, n_dense));
@@ -212,6 +223,7 @@ fn eager_one_by_one(
     mut store: RowStore,
     max_states: usize,
     pattern: &str,
+    budget: &mut Budget,
 ) -> Result<Eager> {
     let n = dfa.state_count();
     let walker = RowWalker { vocab, end_ok: None };
@@ -227,7 +239,9 @@ fn eager_one_by_one(
         if order.len() > max_states {
             return Err(too_many_states(max_states, pattern));
         }
+        let before = scratch.visited;
         let (ids, next) = walker.walk(dfa, s, &mut scratch, true);
+        budget.charge((scratch.visited - before) as u64)?;
         for &t in &next {
             if !seen[t as usize] {
                 seen[t as usize] = true;
@@ -319,8 +333,8 @@ impl ManyWalk {
     }
 
     /// Walks the states of `group` (dense lanes first, see [`RowBuffers::next_group`])
-    /// together, writing their tokens into `rows`.
-    fn run_into(&mut self, trie: &TokenTrie, group: &[u32], n_dense: usize, rows: &mut RowBuffers) {
+    /// together, writing their tokens into `rows`; returns the (node, lane) steps taken.
+    fn run_into(&mut self, trie: &TokenTrie, group: &[u32], n_dense: usize, rows: &mut RowBuffers) -> usize {
         let stride = self.stride;
         self.starts.clear();
         self.starts.extend(group.iter().map(|&s| s * stride));
@@ -337,7 +351,7 @@ impl ManyWalk {
                 ids[*e as usize] = id;
                 *e += 1;
             }
-        });
+        })
     }
 
 }
@@ -370,7 +384,8 @@ struct RowBuffers {
 const GROUP_WORDS: u64 = 1 << 20;
 
 impl RowBuffers {
-    fn new(dfa: &Dfa, trie: &TokenTrie, vocab_size: usize, order: &[u32]) -> RowBuffers {
+    /// `budget` is charged the DFA steps the bounds take.
+    fn new(dfa: &Dfa, trie: &TokenTrie, vocab_size: usize, order: &[u32], budget: &mut Budget) -> Result<RowBuffers> {
         let words = mask_words(vocab_size) as u64;
         let counts = trie.prefix_counts();
         // Tokens by the byte class of their first byte: one step per class, not per byte.
@@ -385,9 +400,11 @@ impl RowBuffers {
             // A bound that big makes a bitset; look at second bytes before paying for one
             // (e.g. `date` allows '.', and o200k has thousands of tokens starting with it,
             // but hardly any with ".<digit>"). Stops once it is dense for sure.
-            bound[s as usize] = if first < words { first } else { two_byte_bound(dfa, s, counts, words) };
+            let mut steps = per_class.len() as u64;
+            bound[s as usize] = if first < words { first } else { two_byte_bound(dfa, s, counts, words, &mut steps) };
+            budget.charge(steps)?;
         }
-        RowBuffers { words: words as usize, bound, bits: Vec::new(), ids: Vec::new(), start: Vec::new(), end: Vec::new() }
+        Ok(RowBuffers { words: words as usize, bound, bits: Vec::new(), ids: Vec::new(), start: Vec::new(), end: Vec::new() })
     }
 
     /// Takes the next group from the front of `rest` (at most [`LANES`] states, within
@@ -439,7 +456,7 @@ impl RowBuffers {
 
 /// The tokens allowed in `s` whose first two bytes keep it alive (single-byte tokens
 /// included), counted until `enough`.
-fn two_byte_bound(dfa: &Dfa, s: u32, counts: &PrefixCounts, enough: u64) -> u64 {
+fn two_byte_bound(dfa: &Dfa, s: u32, counts: &PrefixCounts, enough: u64, steps: &mut u64) -> u64 {
     let mut bound = 0;
     for b in 0..=255u8 {
         let t = dfa.step(s, b);
@@ -448,6 +465,7 @@ fn two_byte_bound(dfa: &Dfa, s: u32, counts: &PrefixCounts, enough: u64) -> u64 
         }
         bound += u64::from(counts.alone[b as usize]);
         let (from, to) = counts.pairs_of[b as usize];
+        *steps += u64::from(to - from) + 1;
         for &(b2, n) in &counts.pairs[from as usize..to as usize] {
             if dfa.step(t, b2) != DEAD {
                 bound += u64::from(n);

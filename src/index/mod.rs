@@ -30,7 +30,7 @@ mod token_set;
 use std::sync::Arc;
 
 use crate::automaton::expr::{ExprDfa, ExprId, ExprSet};
-use crate::automaton::{Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD, DEFAULT_MAX_WORK};
+use crate::automaton::{Budget, Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::json_schema;
 use crate::vocabulary::Vocabulary;
@@ -123,6 +123,12 @@ impl IndexConfig {
     /// When to merge equivalent DFA states.
     pub fn minimize(mut self, minimize: Minimize) -> IndexConfig {
         self.dfa = self.dfa.minimize(minimize);
+        self
+    }
+    /// Work budget of one build in steps ([`DfaConfig::max_work`]; also bounds
+    /// [`Index::from_bytes_with_config`]'s check of the rows).
+    pub fn max_work(mut self, steps: u64) -> IndexConfig {
+        self.dfa = self.dfa.max_work(steps);
         self
     }
     /// All DFA options at once.
@@ -241,13 +247,13 @@ impl Index {
     /// [`ErrorKind::BuildTooExpensive`].
     pub fn from_expr(exprs: ExprSet, root: ExprId, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
         let what = format!("automaton expression ({} nodes)", exprs.len());
-        let dfa = ExprDfa::new(exprs, root, &config.dfa, DEFAULT_MAX_WORK, what.clone())?;
+        let dfa = ExprDfa::new(exprs, root, &config.dfa, config.dfa.get_max_work(), what.clone())?;
         Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config)
     }
 
     fn from_schema_automaton(a: json_schema::SchemaAutomaton, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
         let what = format!("JSON Schema automaton ({} expression nodes)", a.exprs.len());
-        let dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, DEFAULT_MAX_WORK, what)?;
+        let dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, config.dfa.get_max_work(), what)?;
         Index::from_on_demand(OnDemandDfa::Expr(dfa), &a.pattern, vocab, config)
     }
 
@@ -263,11 +269,12 @@ impl Index {
         if lazy && determinizer.exact_liveness() {
             return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true));
         }
-        let dfa = Dfa::from_on_demand(determinizer, pattern, &config.dfa)?;
+        let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
+        let dfa = Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
         if lazy {
             return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true));
         }
-        let built = build::eager(&dfa, vocab, config.max_states, pattern)?;
+        let built = build::eager(&dfa, vocab, config.max_states, pattern, &mut budget)?;
         let source = Source::complete_with_rows(dfa, built.rows);
         Ok(Index::assemble(vocab, pattern, source, built.end_ok, built.store, false))
     }
@@ -312,9 +319,21 @@ impl Index {
     /// unknown format versions; [`ErrorKind::VocabularyMismatch`] when the bytes were
     /// built for another vocabulary.
     pub fn from_bytes(bytes: &[u8], vocab: &Arc<Vocabulary>) -> Result<Index> {
-        let loaded = serialize::decode(bytes, vocab)?;
-        let source = Source::complete_with_rows(loaded.dfa, loaded.rows);
-        Ok(Index::assemble(vocab, &loaded.pattern, source, loaded.end_ok, loaded.store, false))
+        Index::from_bytes_with_config(bytes, vocab, &IndexConfig::new())
+    }
+
+    /// [`from_bytes`](Self::from_bytes) within `config`'s limits (`max_states`,
+    /// `dfa_size_limit`; an index built with raised limits loads with the same ones).
+    /// The rows stored are checked against rows recomputed from the stored automaton, so
+    /// a forged index is refused ([`ErrorKind::CorruptIndex`]) rather than one that
+    /// disagrees with itself (docs/reliability.md).
+    pub fn from_bytes_with_config(bytes: &[u8], vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+        let loaded = serialize::decode(bytes, vocab, config.get_dfa_config().get_dfa_size_limit())?;
+        let mut budget = Budget::new(config.dfa.get_max_work(), "serialized index");
+        let rebuilt = build::eager(&loaded.dfa, vocab, config.get_max_states(), &loaded.pattern, &mut budget)?;
+        serialize::check_rows(&loaded.rows, loaded.end_ok.as_deref(), &rebuilt.rows, rebuilt.end_ok.as_deref())?;
+        let source = Source::complete_with_rows(loaded.dfa, rebuilt.rows);
+        Ok(Index::assemble(vocab, &loaded.pattern, source, rebuilt.end_ok, rebuilt.store, false))
     }
 
     fn assemble(

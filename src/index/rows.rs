@@ -80,12 +80,6 @@ impl RowStore {
         RowStore { distinct: Mutex::new(HashSet::new()), computed: AtomicUsize::new(0), max_states }
     }
 
-    /// The store of a loaded index: its `distinct` rows, `count` states with rows, and
-    /// no room for more.
-    pub(super) fn loaded(distinct: Vec<Arc<TokenSet>>, count: usize) -> RowStore {
-        RowStore { distinct: Mutex::new(distinct.into_iter().collect()), computed: AtomicUsize::new(count), max_states: count }
-    }
-
     /// Number of states with rows.
     pub(super) fn count(&self) -> usize {
         self.computed.load(Ordering::Relaxed)

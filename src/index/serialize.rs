@@ -14,16 +14,18 @@
 //! u64  FNV-1a checksum of everything before it
 //! ```
 //!
-//! The compact DFA itself is stored (not the pattern recompiled), so loading costs a
-//! copy and a validation pass, and does not depend on regex-automata's numbering.
-//! Everything read is checked: sizes against the bytes left before allocating, ids
+//! The compact DFA itself is stored (not the pattern recompiled), so loading does not
+//! determinize and does not depend on regex-automata's numbering. Everything read is
+//! checked: sizes against the bytes left and the caller's limits before allocating, ids
 //! against the vocabulary, transitions against the state count; any failure is a
-//! [`ErrorKind::CorruptIndex`] error, never a panic.
+//! [`ErrorKind::CorruptIndex`] error, never a panic. The checksum only catches accidents
+//! (it is unkeyed): the stored rows are a claim that [`check_rows`] verifies against rows
+//! recomputed from the stored automaton (docs/reliability.md).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::rows::{RowStore, StateRows};
+use super::rows::StateRows;
 use super::token_set::{mask_words, Stored};
 use super::TokenSet;
 use crate::automaton::Dfa;
@@ -126,11 +128,11 @@ pub(super) struct Decoded {
     pub(super) dfa: Dfa,
     pub(super) end_ok: Option<Vec<bool>>,
     pub(super) rows: StateRows,
-    pub(super) store: RowStore,
 }
 
-/// Reads bytes written by [`encode`] for `vocab`, checking everything.
-pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary) -> Result<Decoded> {
+/// Reads bytes written by [`encode`] for `vocab`, checking everything; the transition
+/// table may take at most `max_table_bytes` (the DFA size limit the index was built with).
+pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary, max_table_bytes: Option<usize>) -> Result<Decoded> {
     if bytes.len() < MAGIC.len() + 4 + 8 || &bytes[..8] != MAGIC {
         return Err(corrupt("not a logitmask index (missing the LOGITMSK header)"));
     }
@@ -159,7 +161,7 @@ pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary) -> Result<Decoded> {
     }
     let pattern_len = r.u32()? as usize;
     let pattern = String::from_utf8(r.take(pattern_len)?.to_vec()).map_err(|_| corrupt("the pattern is not UTF-8"))?;
-    let (dfa, end_ok) = read_dfa(&mut r)?;
+    let (dfa, end_ok) = read_dfa(&mut r, max_table_bytes)?;
     let distinct = read_rows(&mut r, vocab_size)?;
     let n = dfa.state_count();
     let rows = StateRows::new(n);
@@ -181,10 +183,10 @@ pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary) -> Result<Decoded> {
     if rows.get(dfa.start()).is_none() {
         return Err(corrupt("the start state has no row"));
     }
-    Ok(Decoded { pattern, dfa, end_ok, rows, store: RowStore::loaded(distinct, pair_count) })
+    Ok(Decoded { pattern, dfa, end_ok, rows })
 }
 
-fn read_dfa(r: &mut Reader) -> Result<(Dfa, Option<Vec<bool>>)> {
+fn read_dfa(r: &mut Reader, max_table_bytes: Option<usize>) -> Result<(Dfa, Option<Vec<bool>>)> {
     let stride = r.u32()? as usize;
     let n = r.u32()? as usize;
     let start = r.u32()?;
@@ -194,7 +196,21 @@ fn read_dfa(r: &mut Reader) -> Result<(Dfa, Option<Vec<bool>>)> {
     }
     // At least one byte (the live-transition count) per state.
     r.ensure(n)?;
-    let mut trans = vec![0u32; n * stride];
+    // A few bytes of input can claim a table of gigabytes (n x stride x 4): bounded by the
+    // DFA size limit before anything is allocated, and the allocation itself may fail.
+    let table_bytes = n.saturating_mul(stride).saturating_mul(4);
+    if table_bytes > max_table_bytes.unwrap_or(usize::MAX) {
+        return Err(Error::new(
+            ErrorKind::DfaTooLarge,
+            format!(
+                "cannot load index: its transition table takes {table_bytes} bytes, over dfa_size_limit / dfaSizeLimit {}",
+                crate::error::limit(max_table_bytes)
+            ),
+        ));
+    }
+    let mut trans = Vec::new();
+    trans.try_reserve_exact(n * stride).map_err(|_| corrupt(&format!("cannot allocate {table_bytes} bytes")))?;
+    trans.resize(n * stride, 0u32);
     for row in trans.chunks_mut(stride) {
         let live = r.leb()? as usize;
         if live > stride {
@@ -253,6 +269,31 @@ fn read_rows(r: &mut Reader, vocab_size: usize) -> Result<Vec<Arc<TokenSet>>> {
         rows.push(Arc::new(TokenSet::from_stored(stored, vocab_size).map_err(|e| corrupt(&e))?));
     }
     Ok(rows)
+}
+
+/// Refuses loaded rows that disagree with the rows `rebuilt` from the loaded automaton
+/// (and the same for the pruning flags): a forged index is refused, never one whose masks
+/// allow a token that `advance` then refuses.
+pub(super) fn check_rows(
+    loaded: &StateRows,
+    loaded_end_ok: Option<&[bool]>,
+    rebuilt: &StateRows,
+    rebuilt_end_ok: Option<&[bool]>,
+) -> Result<()> {
+    if loaded_end_ok != rebuilt_end_ok {
+        return Err(corrupt("the pruned end states disagree with the automaton"));
+    }
+    for s in 0..loaded.len() as u32 {
+        let same = match (loaded.get(s), rebuilt.get(s)) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            _ => false,
+        };
+        if !same {
+            return Err(corrupt(&format!("the row of state {s} disagrees with the automaton")));
+        }
+    }
+    Ok(())
 }
 
 fn corrupt(what: &str) -> Error {

@@ -15,7 +15,7 @@ use super::pattern::{self, Pat, PropCache};
 use super::re::Re;
 use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
-use super::{Config, PropertyOrder};
+use super::{Config, PropertyOrder, MAX_SCHEMA_NESTING};
 use crate::automaton::Dfa;
 use crate::error::{Error, ErrorKind, Result};
 
@@ -42,6 +42,8 @@ pub(crate) struct Compiler<'a> {
     /// The first keyword (and location) that needed an intersection or a complement:
     /// the reason a regex text cannot be written (`regex_from_json_schema` names it).
     pub(crate) automaton_only: Option<(&'static str, String)>,
+    /// Nesting of `compile_node`/`compile_flat` calls, bounded by [`MAX_SCHEMA_NESTING`].
+    nesting: usize,
 }
 
 impl<'a> Compiler<'a> {
@@ -57,6 +59,7 @@ impl<'a> Compiler<'a> {
             branches: 0,
             flatten_depth: 0,
             automaton_only: None,
+            nesting: 0,
         }
     }
 
@@ -69,7 +72,26 @@ impl<'a> Compiler<'a> {
         self.ws.is_empty()
     }
 
+    /// Runs `f` one nesting level deeper: recursion through sub-schemas is bounded here,
+    /// so no schema can overflow the stack (a trap in wasm32).
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<Re>) -> Result<Re> {
+        if self.nesting >= MAX_SCHEMA_NESTING {
+            return Err(Error::new(
+                ErrorKind::UnsupportedSchema,
+                format!("sub-schemas (properties, items, $ref expansions, anyOf/oneOf) nest more than {MAX_SCHEMA_NESTING} deep"),
+            ));
+        }
+        self.nesting += 1;
+        let out = f(self);
+        self.nesting -= 1;
+        out
+    }
+
     fn compile_node(&mut self, n: &NodeRef) -> Result<Re> {
+        self.nested(|c| c.compile_node_inner(n))
+    }
+
+    fn compile_node_inner(&mut self, n: &NodeRef) -> Result<Re> {
         match &**n {
             Node::Any => Ok(self.any(self.config.any_value_depth)),
             Node::Nothing => Ok(Re::never()),
@@ -153,6 +175,10 @@ impl<'a> Compiler<'a> {
 
     /// Compiles a schema free of `$ref`/`allOf`, distributing `anyOf`/`oneOf`.
     fn compile_flat(&mut self, s: Sch) -> Result<Re> {
+        self.nested(|c| c.compile_flat_inner(s))
+    }
+
+    fn compile_flat_inner(&mut self, s: Sch) -> Result<Re> {
         if let Some((group, at)) = s.apply.any_of.first().cloned() {
             let mut rest = s.clone();
             rest.apply.any_of.remove(0);

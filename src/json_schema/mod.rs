@@ -77,6 +77,18 @@ pub const DEFAULT_MAX_RECURSION_DEPTH: usize = 3;
 pub const DEFAULT_ANY_VALUE_DEPTH: usize = 2;
 /// Default for [`Config::max_regex_size`]: 1 MiB.
 pub const DEFAULT_MAX_REGEX_SIZE: usize = 1 << 20;
+/// Largest accepted [`Config::max_recursion_depth`]: each expansion nests the regex one
+/// level deeper, and the compiler, the regex parser and the NFA compiler all recurse on
+/// that nesting (a larger value is an [`ErrorKind::InvalidArgument`] error, never a stack
+/// overflow).
+pub const MAX_RECURSION_DEPTH_LIMIT: usize = 64;
+/// Largest accepted [`Config::any_value_depth`] (each level at least doubles the regex).
+pub const MAX_ANY_VALUE_DEPTH_LIMIT: usize = 32;
+/// Largest accepted [`Config::max_regex_size`]: 16 MiB, the default NFA size cap.
+pub const MAX_REGEX_SIZE_LIMIT: usize = 16 << 20;
+/// Sub-schemas may nest (through properties, items, `$ref`, `anyOf` distribution) at most
+/// this deep in one compilation; deeper is [`ErrorKind::UnsupportedSchema`].
+pub const MAX_SCHEMA_NESTING: usize = 256;
 
 /// The whitespace allowed between JSON tokens by default: nothing, one space (`", "`,
 /// `": "`), or one newline followed by up to 12 spaces or up to 4 tabs (pretty printing,
@@ -154,7 +166,7 @@ impl Config {
     }
 
     /// How many times a recursive `$ref` is expanded along one path (default 3); past
-    /// that it matches nothing.
+    /// that it matches nothing. At most [`MAX_RECURSION_DEPTH_LIMIT`].
     pub fn max_recursion_depth(mut self, depth: usize) -> Config {
         self.max_recursion_depth = depth;
         self
@@ -162,7 +174,7 @@ impl Config {
 
     /// How deeply free-form values (`{}`, `true`, absent `items`) nest arrays and
     /// objects (default 2; 0: scalars only). Each level roughly doubles the automaton
-    /// (sizes in docs/json-schema.md, "Options").
+    /// (sizes in docs/json-schema.md, "Options"). At most [`MAX_ANY_VALUE_DEPTH_LIMIT`].
     pub fn any_value_depth(mut self, depth: usize) -> Config {
         self.any_value_depth = depth;
         self
@@ -186,7 +198,7 @@ impl Config {
     }
 
     /// Cap on the regex size in bytes (default 1 MiB); a larger regex is a
-    /// [`ErrorKind::DfaTooLarge`] error.
+    /// [`ErrorKind::DfaTooLarge`] error. At most [`MAX_REGEX_SIZE_LIMIT`].
     pub fn max_regex_size(mut self, bytes: usize) -> Config {
         self.max_regex_size = bytes;
         self
@@ -279,6 +291,7 @@ fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
 }
 
 fn compile_re(schema: &Json, config: &Config) -> Result<(Re, Option<(&'static str, String)>)> {
+    check_limits(config)?;
     let ws = whitespace_re(config)?;
     if matches!(schema, Json::Bool(false)) {
         return Err(Error::new(ErrorKind::InvalidSchema, "the schema is `false`: no value validates"));
@@ -326,6 +339,21 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         format!("<JSON Schema automaton: {} expression nodes; as a regex about {} bytes>", exprs.len(), re.size())
     };
     Ok(SchemaAutomaton { exprs, root, pattern })
+}
+
+/// Refuses option values past the limits the compiler is safe and useful within.
+fn check_limits(config: &Config) -> Result<()> {
+    let checks = [
+        ("max_recursion_depth / maxRecursionDepth", config.max_recursion_depth, MAX_RECURSION_DEPTH_LIMIT),
+        ("any_value_depth / anyValueDepth", config.any_value_depth, MAX_ANY_VALUE_DEPTH_LIMIT),
+        ("max_regex_size / maxRegexSize", config.max_regex_size, MAX_REGEX_SIZE_LIMIT),
+    ];
+    for (name, value, max) in checks {
+        if value > max {
+            return Err(Error::new(ErrorKind::InvalidArgument, format!("{name} is {value}; at most {max} is supported")));
+        }
+    }
+    Ok(())
 }
 
 /// The whitespace regex, checked to match only JSON whitespace.

@@ -8,6 +8,8 @@
 //! whose regex would explode is refused quickly instead of hanging.
 
 use std::fmt::Write;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use crate::automaton::expr::{ExprId, ExprSet, FastMap};
@@ -46,6 +48,17 @@ enum Kind {
     /// Every byte string not in the part (callers intersect it with their universe);
     /// automaton only.
     Not(Re),
+}
+
+// Literal and class nodes are hashed by their text (kind told apart by the key's flag);
+// only those are put in a hash set (see [`Alternatives`]).
+impl Eq for Node {}
+impl Hash for Node {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        if let Kind::Lit(t) | Kind::Class(t) = &self.kind {
+            t.hash(h);
+        }
+    }
 }
 
 fn node(kind: Kind) -> Re {
@@ -138,7 +151,7 @@ impl Re {
 
     /// Any one of `alts`.
     pub(crate) fn alt(alts: impl IntoIterator<Item = Re>) -> Re {
-        let mut out: Vec<Re> = Vec::new();
+        let mut out = Alternatives::default();
         let mut has_empty = false;
         for a in alts {
             match &a.0.kind {
@@ -163,6 +176,7 @@ impl Re {
                 _ => push_unique(&mut out, a),
             }
         }
+        let mut out = out.list;
         let body = match out.len() {
             0 => return if has_empty { Re::empty() } else { Re::never() },
             1 => out.pop().unwrap(),
@@ -178,14 +192,19 @@ impl Re {
     /// The strings in every one of `parts`: an intersection, which regex text cannot
     /// say; a tree holding one can only become an automaton ([`Re::to_expr`]).
     pub(crate) fn and(parts: impl IntoIterator<Item = Re>) -> Re {
-        let mut out: Vec<Re> = Vec::new();
+        let mut unique = Alternatives::default();
         for p in parts {
             match &p.0.kind {
                 Kind::Never => return Re::never(),
-                Kind::And(v) => out.extend(v.iter().cloned()),
-                _ => push_unique(&mut out, p),
+                Kind::And(v) => {
+                    for x in v {
+                        push_unique(&mut unique, x.clone());
+                    }
+                }
+                _ => push_unique(&mut unique, p),
             }
         }
+        let mut out = unique.list;
         match out.len() {
             0 => Re::raw(r"(?s:.)*"),
             1 => out.pop().unwrap(),
@@ -398,18 +417,33 @@ impl Re {
     }
 }
 
-fn push_unique(out: &mut Vec<Re>, r: Re) {
-    // Cheap duplicate check: identical nodes, or equal small literals and classes.
-    let dup = out.iter().any(|x| {
-        Rc::ptr_eq(&x.0, &r.0)
-            || match (&x.0.kind, &r.0.kind) {
-                (Kind::Lit(a), Kind::Lit(b)) | (Kind::Class(a), Kind::Class(b)) => a == b,
-                _ => false,
+/// The alternatives of an [`Re::alt`] being built, without duplicates: identical nodes,
+/// or equal literals and classes. Hashed, so that an `enum` of 100,000 values is linear,
+/// not quadratic.
+#[derive(Default)]
+struct Alternatives {
+    list: Vec<Re>,
+    nodes: HashSet<*const Node>,
+    texts: HashSet<(bool, Rc<Node>)>,
+}
+
+impl Alternatives {
+    fn push(&mut self, r: Re) {
+        if !self.nodes.insert(Rc::as_ptr(&r.0)) {
+            return;
+        }
+        if matches!(r.0.kind, Kind::Lit(_) | Kind::Class(_)) {
+            let key = (matches!(r.0.kind, Kind::Lit(_)), r.0.clone());
+            if !self.texts.insert(key) {
+                return;
             }
-    });
-    if !dup {
-        out.push(r);
+        }
+        self.list.push(r);
     }
+}
+
+fn push_unique(out: &mut Alternatives, r: Re) {
+    out.push(r);
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -48,15 +48,31 @@ pub(super) fn id_from_js(x: f64, what: &str) -> JsResult<Option<u32>> {
     Ok((x >= 0.0 && x <= f64::from(u32::MAX)).then_some(x as u32))
 }
 
+/// A JS number, refusing every other type: wasm-bindgen's own `f64` parameters would
+/// coerce `"97"` to 97 and `null` to 0, and throw an uncoded `TypeError` for a BigInt.
+pub(super) fn number_from_js(value: &JsValue, what: &str) -> JsResult<f64> {
+    value.as_f64().ok_or_else(|| invalid_argument(format!("{what} must be a number, got {}", type_name(value))))
+}
+
+/// `typeof value`, for messages (`"null"` for null).
+fn type_name(value: &JsValue) -> String {
+    if value.is_null() {
+        return "null".to_string();
+    }
+    value.js_typeof().as_string().unwrap_or_default()
+}
+
 /// A token id; out of range, an `UnknownTokenId` error naming it.
-pub(super) fn token_from_js(x: f64) -> JsResult<u32> {
+pub(super) fn token_from_js(value: &JsValue) -> JsResult<u32> {
+    let x = number_from_js(value, "a token id")?;
     id_from_js(x, "a token id")?.ok_or_else(|| {
         js_error(Error::new(ErrorKind::UnknownTokenId, format!("token id {x} is outside the vocabulary")))
     })
 }
 
 /// A state id; out of range, an `InvalidState` error naming it.
-pub(super) fn state_from_js(x: f64) -> JsResult<StateId> {
+pub(super) fn state_from_js(value: &JsValue) -> JsResult<StateId> {
+    let x = number_from_js(value, "a state id")?;
     id_from_js(x, "a state id")?
         .map(StateId::new)
         .ok_or_else(|| js_error(Error::new(ErrorKind::InvalidState, format!("state {x} does not belong to this index"))))
@@ -72,7 +88,8 @@ pub(super) fn size_from_js(x: Option<f64>, name: &str) -> JsResult<Option<usize>
 }
 
 /// A length for a buffer in wasm memory: a size of at most 2^28.
-pub(super) fn length_from_js(x: f64, name: &str) -> JsResult<usize> {
+pub(super) fn length_from_js(value: &JsValue, name: &str) -> JsResult<usize> {
+    let x = number_from_js(value, name)?;
     match size_from_js(Some(x), name)? {
         Some(n) if n <= 1 << 28 => Ok(n),
         _ => Err(invalid_argument(format!("{name} must be at most {}, got {x}", 1u32 << 28))),
@@ -102,19 +119,34 @@ pub(super) fn entries(object: &js_sys::Object) -> JsResult<Vec<(String, JsValue)
         .collect()
 }
 
-/// A JSON document given as text or as an already parsed object.
+/// A JSON document given as text or as an already parsed plain object or array (a Map,
+/// a Set or a class instance would be serialized as `{}`, silently).
 pub(super) fn json_text(value: &JsValue, what: &str) -> JsResult<String> {
     if let Some(s) = value.as_string() {
         return Ok(s);
     }
-    if value.is_object() {
+    if as_plain_object(value).is_some() || Array::is_array(value) {
         if let Ok(s) = js_sys::JSON::stringify(value) {
             if let Some(s) = s.as_string() {
                 return Ok(s);
             }
         }
     }
-    Err(invalid_argument(format!("{what} must be a JSON string or an object")))
+    Err(invalid_argument(format!("{what} must be a JSON string or a plain object, got {}", describe(value))))
+}
+
+/// `typeof value`, or the constructor's name for objects, for messages.
+fn describe(value: &JsValue) -> String {
+    if value.is_object() {
+        if let Ok(name) = js_sys::Reflect::get(value, &"constructor".into())
+            .and_then(|c| js_sys::Reflect::get(&c, &"name".into()))
+        {
+            if let Some(name) = name.as_string() {
+                return format!("an instance of {name}");
+            }
+        }
+    }
+    type_name(value)
 }
 
 /// The JSON Schema as text; an object is serialized with `JSON.stringify`, which keeps
@@ -126,7 +158,11 @@ pub(super) fn schema_text(schema: &JsValue) -> JsResult<String> {
     json_text(schema, "the JSON Schema")
 }
 
-/// Token ids from any iterable of numbers (an array, a typed array, ...).
+/// At most this many ids are read from an iterable (an endless iterator stops here).
+const MAX_IDS: usize = 1 << 16;
+
+/// Token ids from any iterable of numbers (an array, a typed array, ...), at most
+/// [`MAX_IDS`] of them.
 pub(super) fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
     let iter = js_sys::try_iter(value)
         .ok()
@@ -134,6 +170,9 @@ pub(super) fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
         .ok_or_else(|| invalid_argument(format!("{what} must be an array of token ids")))?;
     let mut out = Vec::new();
     for v in iter {
+        if out.len() == MAX_IDS {
+            return Err(invalid_argument(format!("{what} holds more than {MAX_IDS} ids")));
+        }
         let v = v?;
         let x = v.as_f64().ok_or_else(|| invalid_argument(format!("{what} must hold numbers")))?;
         match id_from_js(x, "a token id")? {
@@ -141,6 +180,26 @@ pub(super) fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
             None => return Err(invalid_argument(format!("{what}: {x} is not a valid token id"))),
         }
     }
+    Ok(out)
+}
+
+/// Bytes from a `Uint8Array` or an `ArrayBuffer`, copied into wasm memory; any other
+/// value (an array, an array-like `{length: 1e9}`) is refused before anything is copied,
+/// and a failed allocation is an error, not an abort.
+pub(super) fn bytes_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u8>> {
+    let array = if let Some(a) = value.dyn_ref::<Uint8Array>() {
+        a.clone()
+    } else if let Some(b) = value.dyn_ref::<js_sys::ArrayBuffer>() {
+        Uint8Array::new(b)
+    } else {
+        return Err(invalid_argument(format!("{what} must be a Uint8Array or an ArrayBuffer, got {}", describe(value))));
+    };
+    let n = array.length() as usize;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| invalid_argument(format!("cannot allocate {n} bytes in wasm memory for {what}")))?;
+    out.resize(n, 0);
+    array.copy_to(&mut out);
     Ok(out)
 }
 
@@ -165,39 +224,65 @@ pub(super) fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
     Ok(out)
 }
 
-/// The `Vocabulary` constructor's tokens: per id a string (its UTF-8), a `Uint8Array`,
-/// or `null`/`undefined` for an id without a token.
-pub(super) fn tokens_from_js(tokens: JsValue) -> JsResult<Vec<Option<Vec<u8>>>> {
+/// The `Vocabulary` constructor: per id a string (its UTF-8), a `Uint8Array`, or
+/// `null`/`undefined` for an id without a token. The array's length is checked before
+/// anything is allocated (`new Array(2 ** 32 - 1)` is one line of JS), and tokens go
+/// straight into the builder, with no intermediate list.
+pub(super) fn vocabulary_from_js(tokens: JsValue, eos_token_ids: &[u32]) -> JsResult<crate::Vocabulary> {
     let tokens: Array =
         tokens.dyn_into().map_err(|_| js_error(Error::new(ErrorKind::InvalidTokenizer, "tokens must be an array")))?;
-    let mut list: Vec<Option<Vec<u8>>> = Vec::with_capacity(tokens.length() as usize);
-    for (id, t) in tokens.iter().enumerate() {
-        if t.is_null() || t.is_undefined() {
-            list.push(None);
-        } else if let Some(s) = t.as_string() {
-            list.push(Some(s.into_bytes()));
-        } else if let Some(b) = t.dyn_ref::<Uint8Array>() {
-            list.push(Some(b.to_vec()));
-        } else {
-            return Err(js_error(Error::new(
-                ErrorKind::InvalidTokenizer,
-                format!("token {id} is neither a string, a Uint8Array nor null"),
-            )));
-        }
+    let n = tokens.length() as usize;
+    if n > crate::MAX_VOCAB_SIZE {
+        return Err(js_error(Error::new(
+            ErrorKind::InvalidTokenizer,
+            format!("tokens has {n} entries; a vocabulary holds at most {}", crate::MAX_VOCAB_SIZE),
+        )));
     }
-    Ok(list)
+    let mut failure = None;
+    let list = (0..n as u32).map_while(|id| match token_from_js_value(tokens.get(id), id) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            failure = Some(e);
+            None
+        }
+    });
+    let vocabulary = crate::Vocabulary::new(list, eos_token_ids);
+    match failure {
+        Some(e) => Err(e),
+        None => vocabulary.map_err(js_error),
+    }
 }
 
-/// Bytes given as a `Uint8Array` or an `ArrayBuffer` (what a worker receives), copied
-/// into wasm memory.
-pub(super) fn bytes_from_js(value: JsValue, what: &str) -> JsResult<Vec<u8>> {
-    if let Some(b) = value.dyn_ref::<Uint8Array>() {
-        return Ok(b.to_vec());
+/// Longest token, in bytes (the vocabulary's own limit); checked on the JS value's length
+/// before it is copied into wasm memory.
+const MAX_TOKEN_BYTES: u32 = u16::MAX as u32;
+
+fn token_from_js_value(t: JsValue, id: u32) -> JsResult<Option<Vec<u8>>> {
+    let too_long = |len: u32| {
+        js_error(Error::new(
+            ErrorKind::InvalidTokenizer,
+            format!("token {id} is {len} long; tokens are at most {MAX_TOKEN_BYTES} bytes"),
+        ))
+    };
+    if t.is_null() || t.is_undefined() {
+        Ok(None)
+    } else if let Some(s) = t.dyn_ref::<js_sys::JsString>() {
+        // UTF-16 units: never more than the UTF-8 bytes.
+        if s.length() > MAX_TOKEN_BYTES {
+            return Err(too_long(s.length()));
+        }
+        Ok(Some(String::from(s).into_bytes()))
+    } else if let Some(b) = t.dyn_ref::<Uint8Array>() {
+        if b.length() > MAX_TOKEN_BYTES {
+            return Err(too_long(b.length()));
+        }
+        Ok(Some(b.to_vec()))
+    } else {
+        Err(js_error(Error::new(
+            ErrorKind::InvalidTokenizer,
+            format!("token {id} is neither a string, a Uint8Array nor null"),
+        )))
     }
-    if let Some(buf) = value.dyn_ref::<js_sys::ArrayBuffer>() {
-        return Ok(Uint8Array::new(buf).to_vec());
-    }
-    Err(invalid_argument(format!("{what} must be a Uint8Array or an ArrayBuffer")))
 }
 
 /// A regex given as a pattern string or a `RegExp` (its `source` with its `flags` mapped

@@ -17,15 +17,16 @@ mod options;
 
 use std::sync::Arc;
 
-use js_sys::{Float32Array, Uint32Array, Uint8Array};
+use js_sys::{Float32Array, Uint32Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::error::{Error, ErrorKind};
 use crate::StateId;
 use convert::{
-    bytes_from_js, id_from_js, ids_from_js, invalid_argument, pattern_from_js, js_error, json_text, length_from_js, schema_text, set_f32, set_u32,
-    size_from_js, special_tokens, state_from_js, token_from_js, tokens_from_js, JsResult,
+    bytes_from_js, id_from_js, ids_from_js, invalid_argument, js_error, json_text, length_from_js, number_from_js,
+    pattern_from_js, schema_text, set_f32, set_u32, size_from_js, special_tokens, state_from_js, token_from_js,
+    vocabulary_from_js, JsResult,
 };
 use options::{GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions};
 
@@ -51,9 +52,8 @@ impl JsVocabulary {
         #[wasm_bindgen(unchecked_param_type = "Array<Uint8Array | string | null | undefined>")] tokens: JsValue,
         #[wasm_bindgen(js_name = eosTokenIds, unchecked_param_type = "ArrayLike<number>")] eos_token_ids: JsValue,
     ) -> JsResult<JsVocabulary> {
-        let list = tokens_from_js(tokens)?;
         let eos = ids_from_js(&eos_token_ids, "eosTokenIds")?;
-        crate::Vocabulary::new(list, &eos).map(|v| JsVocabulary { inner: Arc::new(v) }).map_err(js_error)
+        vocabulary_from_js(tokens, &eos).map(JsVocabulary::wrap)
     }
 
     /// Loads a Hugging Face `tokenizer.json` (its text, or the parsed object).
@@ -87,10 +87,12 @@ impl JsVocabulary {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
-        let bytes: Uint8Array =
-            bytes.dyn_into().map_err(|_| invalid_argument("GGUF bytes must be a Uint8Array".to_string()))?;
+        if !bytes.is_instance_of::<js_sys::Uint8Array>() {
+            return Err(invalid_argument("GGUF bytes must be a Uint8Array".to_string()));
+        }
+        let bytes = bytes_from_js(&bytes, "GGUF bytes")?;
         let options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
-        crate::Vocabulary::from_gguf(&bytes.to_vec(), &options).map(JsVocabulary::wrap).map_err(js_error)
+        crate::Vocabulary::from_gguf(&bytes, &options).map(JsVocabulary::wrap).map_err(js_error)
     }
 
     /// From a loaded transformers.js tokenizer (`AutoTokenizer.from_pretrained(...)` or
@@ -130,7 +132,7 @@ impl JsVocabulary {
     pub fn from_bytes(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
     ) -> JsResult<JsVocabulary> {
-        let bytes = bytes_from_js(bytes, "vocabulary bytes")?;
+        let bytes = bytes_from_js(&bytes, "vocabulary bytes")?;
         crate::Vocabulary::from_bytes(&bytes).map(JsVocabulary::wrap).map_err(js_error)
     }
 
@@ -155,8 +157,8 @@ impl JsVocabulary {
 
     /// The bytes of a token, or `undefined` for an id without one.
     #[wasm_bindgen(js_name = tokenBytes)]
-    pub fn token_bytes(&self, id: f64) -> JsResult<Option<Vec<u8>>> {
-        let id = id_from_js(id, "a token id")?;
+    pub fn token_bytes(&self, #[wasm_bindgen(unchecked_param_type = "number")] id: JsValue) -> JsResult<Option<Vec<u8>>> {
+        let id = id_from_js(number_from_js(&id, "a token id")?, "a token id")?;
         Ok(id.and_then(|id| self.inner.token_bytes(id)).map(<[u8]>::to_vec))
     }
 }
@@ -222,10 +224,18 @@ impl JsIndex {
         .map_err(js_error)
     }
 
-    /// Loads bytes made by `toBytes` for the same vocabulary.
+    /// Loads bytes made by `toBytes` for the same vocabulary, within the options' limits
+    /// (`maxStates`, `dfaSizeLimit`, `maxWork`: those the index was built with); the rows
+    /// stored are checked against the automaton stored.
     #[wasm_bindgen(js_name = fromBytes)]
-    pub fn from_bytes(bytes: &[u8], vocabulary: &JsVocabulary) -> JsResult<JsIndex> {
-        crate::Index::from_bytes(bytes, &vocabulary.inner).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
+    pub fn from_bytes(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
+        vocabulary: &JsVocabulary,
+        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsIndex> {
+        let bytes = bytes_from_js(&bytes, "the serialized index")?;
+        let config = options::parse::<IndexOptions>(options, "IndexOptions")?.config()?;
+        crate::Index::from_bytes_with_config(&bytes, &vocabulary.inner, &config).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
     }
 
     /// The versioned binary form. A lazy index (the default) first computes the rows of
@@ -249,22 +259,26 @@ impl JsIndex {
 
     /// The allowed token ids in `state`, ascending (EOS ids included where final).
     #[wasm_bindgen(js_name = allowedTokens)]
-    pub fn allowed_tokens(&self, state: f64) -> JsResult<Vec<u32>> {
-        Ok(self.inner.allowed_tokens(state_from_js(state)?).map_err(js_error)?.to_vec())
+    pub fn allowed_tokens(&self, #[wasm_bindgen(unchecked_param_type = "number")] state: JsValue) -> JsResult<Vec<u32>> {
+        Ok(self.inner.allowed_tokens(state_from_js(&state)?).map_err(js_error)?.to_vec())
     }
 
     /// The state after `tokenId`, or `undefined` when it is not allowed.
     #[wasm_bindgen(js_name = nextState)]
-    pub fn next_state(&self, state: f64, #[wasm_bindgen(js_name = tokenId)] token_id: f64) -> JsResult<Option<u32>> {
-        let state = state_from_js(state)?;
-        let token = token_from_js(token_id)?;
+    pub fn next_state(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] state: JsValue,
+        #[wasm_bindgen(js_name = tokenId, unchecked_param_type = "number")] token_id: JsValue,
+    ) -> JsResult<Option<u32>> {
+        let state = state_from_js(&state)?;
+        let token = token_from_js(&token_id)?;
         Ok(self.inner.next_state(state, token).map_err(js_error)?.map(StateId::as_u32))
     }
 
     /// Whether the text that reached `state` fully matches.
     #[wasm_bindgen(js_name = isFinal)]
-    pub fn is_final(&self, state: f64) -> JsResult<bool> {
-        self.inner.is_final(state_from_js(state)?).map_err(js_error)
+    pub fn is_final(&self, #[wasm_bindgen(unchecked_param_type = "number")] state: JsValue) -> JsResult<bool> {
+        self.inner.is_final(state_from_js(&state)?).map_err(js_error)
     }
 
     /// States whose rows exist (eager: every reachable state).
@@ -362,8 +376,11 @@ impl JsGuide {
     }
 
     /// Consumes a token; throws (and changes nothing) if it is not allowed.
-    pub fn advance(&mut self, #[wasm_bindgen(js_name = tokenId)] token_id: f64) -> JsResult<()> {
-        let token = token_from_js(token_id)?;
+    pub fn advance(
+        &mut self,
+        #[wasm_bindgen(js_name = tokenId, unchecked_param_type = "number")] token_id: JsValue,
+    ) -> JsResult<()> {
+        let token = token_from_js(&token_id)?;
         self.inner.advance(token).map_err(js_error)
     }
 
@@ -380,8 +397,8 @@ impl JsGuide {
     }
 
     /// Undoes the last `n` steps.
-    pub fn rollback(&mut self, n: f64) -> JsResult<()> {
-        let steps = size_from_js(Some(n), "rollback steps")?.unwrap_or(0);
+    pub fn rollback(&mut self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> JsResult<()> {
+        let steps = size_from_js(Some(number_from_js(&n, "rollback steps")?), "rollback steps")?.unwrap_or(0);
         self.inner.rollback(steps).map_err(js_error)
     }
 
@@ -402,8 +419,8 @@ pub struct JsLogitsBuffer {
 impl JsLogitsBuffer {
     /// A zeroed buffer of `length` floats.
     #[wasm_bindgen(constructor)]
-    pub fn new(length: f64) -> JsResult<JsLogitsBuffer> {
-        let n = length_from_js(length, "length")?;
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "number")] length: JsValue) -> JsResult<JsLogitsBuffer> {
+        let n = length_from_js(&length, "length")?;
         // A failed allocation must be an error, not an abort of the whole module.
         let mut data = Vec::new();
         data.try_reserve_exact(n).map_err(|_| {
@@ -442,8 +459,10 @@ pub struct JsMaskBuffer {
 impl JsMaskBuffer {
     /// A cleared mask for `vocabSize` token ids (`ceil(vocabSize / 32)` words).
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(js_name = vocabSize)] vocab_size: f64) -> JsResult<JsMaskBuffer> {
-        let n = length_from_js(vocab_size, "vocabSize")?;
+    pub fn new(
+        #[wasm_bindgen(js_name = vocabSize, unchecked_param_type = "number")] vocab_size: JsValue,
+    ) -> JsResult<JsMaskBuffer> {
+        let n = length_from_js(&vocab_size, "vocabSize")?;
         let inner = crate::MaskBuffer::try_new(n).ok_or_else(|| {
             invalid_argument(format!("cannot allocate a MaskBuffer for {n} tokens in wasm memory"))
         })?;

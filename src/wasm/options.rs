@@ -46,6 +46,7 @@ pub(super) struct IndexOptions {
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
+    max_work: Option<f64>,
 }
 
 impl IndexOptions {
@@ -60,6 +61,9 @@ impl IndexOptions {
         }
         if let Some(n) = size_from_js(self.max_states, "maxStates")? {
             config = config.max_states(n);
+        }
+        if let Some(n) = size_from_js(self.max_work, "maxWork")? {
+            config = config.max_work(n as u64);
         }
         Ok(config)
     }
@@ -135,6 +139,7 @@ pub(super) struct IndexAndSchemaOptions {
     dfa_size_limit: Option<f64>,
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
+    max_work: Option<f64>,
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     whitespace: JsValue,
     max_recursion_depth: Option<f64>,
@@ -153,6 +158,7 @@ impl IndexAndSchemaOptions {
             dfa_size_limit,
             determinize_size_limit,
             max_states,
+            max_work,
             whitespace,
             max_recursion_depth,
             any_value_depth,
@@ -162,7 +168,7 @@ impl IndexAndSchemaOptions {
             unknown_formats_are_errors,
         } = self;
         (
-            IndexOptions { lazy, ascii_classes, dfa_size_limit, determinize_size_limit, max_states },
+            IndexOptions { lazy, ascii_classes, dfa_size_limit, determinize_size_limit, max_states, max_work },
             JsonSchemaOptions {
                 whitespace,
                 max_recursion_depth,

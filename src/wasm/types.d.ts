@@ -23,6 +23,12 @@ export interface IndexOptions {
   determinizeSizeLimit?: number;
   /** Cap on the number of states with rows (default 100000). */
   maxStates?: number;
+  /**
+   * Work budget of one build, in steps (default 50,000,000, about a second at most):
+   * determinization and the index's trie walks are counted, deterministically. Past it the
+   * build throws `BuildTooExpensive`.
+   */
+  maxWork?: number;
 }
 /** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
 export interface JsonSchemaOptions {
@@ -72,7 +78,11 @@ export type ErrorCode =
    * WebAssembly module could not be loaded. */
   | "NotInitialized"
   /** Thrown by `logitmask/builder` only: the build's AbortSignal fired (the worker was terminated). */
-  | "Aborted";
+  | "Aborted"
+  /** Thrown by the JS entries only: an earlier call trapped inside WebAssembly (a bug), which
+   * leaves the module unusable: every later call throws this until the module is reloaded
+   * (a new page, worker or process). See docs/reliability.md. */
+  | "ModuleBroken";
 /** What logitmask throws: an `Error` whose `code` names the problem. */
 export interface LogitmaskError extends Error {
   name: "LogitmaskError";

@@ -110,6 +110,11 @@ impl ExprDfa {
         self.budget.reset();
     }
 
+    /// Work steps used since the last [`begin_call`](Self::begin_call).
+    pub(crate) fn work_used(&self) -> u64 {
+        self.budget.used()
+    }
+
     /// States created so far, the dead state included.
     pub(crate) fn state_count(&self) -> usize {
         self.states.len()
@@ -281,8 +286,9 @@ impl ExprDfa {
     }
 
     fn refuse(&mut self, kind: ErrorKind, message: String) -> TooLarge {
+        let why = if kind == ErrorKind::BuildTooExpensive { TooLarge::Work } else { TooLarge::Size };
         self.refused = Some((kind, message));
-        TooLarge
+        why
     }
 
     fn too_deep_error(&self) -> Error {
