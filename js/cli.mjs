@@ -8,7 +8,7 @@
 // Progress goes to stderr (one line per phase, with its time); results go to stdout.
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { Vocabulary, Index, Guide, regexFromJsonSchema } from "./node.mjs";
+import { Vocabulary, Index, Guide } from "./node.mjs";
 
 const USAGE = `Usage:
   logitmask compile --tokenizer FILE (--schema FILE | --regex REGEX) -o OUT [options]
@@ -159,13 +159,16 @@ function checkSource(values) {
 function buildIndex(values, vocab, log) {
   checkSource(values);
   const options = indexOptions(values);
-  let regex = values.regex;
+  let index;
   if (values.schema !== undefined) {
-    const schema = readFileSync(values.schema, "utf8");
-    regex = phase(log, `converting the JSON Schema ${values.schema}`, () => regexFromJsonSchema(schema, schemaOptions(values)));
-    log(`regex: ${regex.length} bytes`);
+    // Straight to the automaton, as Index.fromJsonSchema does (intersections and
+    // complements included, no regex text); the schema text keeps its property order.
+    const schema = phase(log, `reading the JSON Schema ${values.schema}`, () => readFileSync(values.schema, "utf8"));
+    index = phase(log, "building the index (every state, eager)", () =>
+      Index.fromJsonSchema(schema, vocab, { ...options, ...schemaOptions(values), lazy: false }));
+  } else {
+    index = phase(log, "building the index (every state, eager)", () => Index.fromRegex(values.regex, vocab, options));
   }
-  const index = phase(log, "building the index (every state, eager)", () => Index.fromRegex(regex, vocab, options));
   log(`index: ${index.stateCount()} states, ${mb(index.memoryUsage())} in memory`);
   return index;
 }

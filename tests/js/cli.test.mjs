@@ -52,7 +52,7 @@ test("compile a JSON Schema with Llama 3's tokenizer.json; the file loads and eq
   const r = run("compile", "--tokenizer", LLAMA3, "--schema", "person.json", "-o", "person.bin");
   assert.equal(r.status, 0, r.stderr);
   // One progress line per phase, with its time.
-  for (const phase of ["loading tokenizer", "converting the JSON Schema", "building the index", "serializing"]) {
+  for (const phase of ["loading tokenizer", "reading the JSON Schema", "building the index", "serializing"]) {
     assert.match(r.stderr, new RegExp(`\\[logitmask\\] ${phase}.*: done in \\d+ ms`), phase);
   }
   assert.match(r.stderr, /wrote person\.bin: \d+ bytes/);
