@@ -33,6 +33,8 @@ mod schema_automata;
 #[cfg(not(target_arch = "wasm32"))]
 mod semantics;
 #[cfg(not(target_arch = "wasm32"))]
+mod slices;
+#[cfg(not(target_arch = "wasm32"))]
 mod tokenizers;
 
 #[cfg(all(target_arch = "wasm32", feature = "wasm"))]

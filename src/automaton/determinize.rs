@@ -217,6 +217,11 @@ impl Determinizer {
         Ok(())
     }
 
+    /// The byte classes: bytes of one class lead every state to the same state.
+    pub(crate) fn byte_classes(&self) -> &[u8; 256] {
+        &self.nfa.classes
+    }
+
     /// The complete automaton's parts (byte classes, class count, transitions, finals),
     /// with the same state numbers and start [`START`](Self::START); needs
     /// [`complete`](Self::complete).

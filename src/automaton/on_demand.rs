@@ -86,6 +86,14 @@ impl OnDemandDfa {
         }
     }
 
+    /// The byte classes: bytes of one class lead every state to the same state.
+    pub(crate) fn byte_classes(&self) -> &[u8; 256] {
+        match self {
+            OnDemandDfa::Nfa(d) => d.byte_classes(),
+            OnDemandDfa::Expr(d) => d.byte_classes(),
+        }
+    }
+
     pub(crate) fn parts(&self) -> ([u8; 256], usize, Vec<u32>, Vec<bool>) {
         match self {
             OnDemandDfa::Nfa(d) => d.parts(),

@@ -6,12 +6,14 @@
 //! assembles the result.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::rows::{too_many_states, RowStore, StateRows};
+use super::sliced::{self, CheckScratch, SlicePlan};
 use super::{mask_words, TokenSet};
 use crate::automaton::{liveness_blocks, Budget, Dfa, OnDemandDfa, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
+use crate::vocabulary::slices::Bucket;
 use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 use crate::vocabulary::Vocabulary;
 
@@ -19,6 +21,7 @@ use crate::vocabulary::Vocabulary;
 #[derive(Default)]
 pub(super) struct Scratch {
     stack: Vec<u32>,
+    check: CheckScratch,
     /// Trie nodes visited by the walks so far (the work they did).
     pub(super) visited: usize,
     /// `stamp[s] == walk number` marks `s` as already listed as a successor.
@@ -33,9 +36,19 @@ pub(super) struct RowWalker<'a> {
     pub(super) vocab: &'a Vocabulary,
     /// `end_ok[s]`: a token may end in live state `s` (`None`: in every one).
     pub(super) end_ok: Option<&'a [bool]>,
+    /// Where rows on request may use the vocabulary's slices: the index's plan for them,
+    /// made on first use (`None`: always walk the whole trie).
+    pub(super) slices: Option<&'a OnceLock<SlicePlan>>,
 }
 
-impl RowWalker<'_> {
+/// A row on request before EOS ids join: the tokens of one walk, or a slice's bucket
+/// and the tokens the walk found besides.
+pub(super) enum RowParts<'v> {
+    Walked(Vec<u32>),
+    Sliced(&'v Bucket, Vec<u32>),
+}
+
+impl<'a> RowWalker<'a> {
     /// Whether a token may end in live state `s`.
     #[inline]
     pub(super) fn accepts_end(&self, s: u32) -> bool {
@@ -47,6 +60,66 @@ impl RowWalker<'_> {
     /// they lead to.
     pub(super) fn walk(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch, successors: bool) -> (Vec<u32>, Vec<u32>) {
         self.walk_with(s, dfa.state_count(), |state, byte| dfa.step(state, byte), scratch, successors)
+    }
+
+    /// The row of state `s` of a complete DFA, for a request (slices where they help).
+    pub(super) fn row_parts(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch) -> RowParts<'a> {
+        self.row_parts_with(s, dfa.classes(), |state, byte| dfa.step(state, byte), scratch)
+    }
+
+    /// [`row_parts`](Self::row_parts) over an on-demand DFA, determinizing what the
+    /// check and the walk need. Fails when the DFA's size limits refuse a needed state.
+    pub(super) fn row_parts_on_demand(
+        &self,
+        dfa: &mut OnDemandDfa,
+        s: u32,
+        scratch: &mut Scratch,
+    ) -> Result<RowParts<'a>> {
+        dfa.begin_call();
+        let classes = *dfa.byte_classes();
+        let dfa = std::cell::RefCell::new(dfa);
+        let refused = std::cell::Cell::new(None);
+        let step = |state, byte| {
+            dfa.borrow_mut().step(state, byte).unwrap_or_else(|e| {
+                refused.set(Some(e));
+                DEAD
+            })
+        };
+        let parts = self.row_parts_with(s, &classes, step, scratch);
+        match refused.get() {
+            Some(e) => Err(dfa.borrow().too_large(e)),
+            None => Ok(parts),
+        }
+    }
+
+    fn row_parts_with(
+        &self,
+        s: u32,
+        classes: &[u8; 256],
+        step: impl Fn(u32, u8) -> u32,
+        scratch: &mut Scratch,
+    ) -> RowParts<'a> {
+        // Slices assume every live end state is acceptable.
+        if let (Some(plan), None) = (self.slices, self.end_ok) {
+            let plan = plan.get_or_init(|| SlicePlan::new(self.vocab, classes));
+            if let Some((bucket, ids)) = sliced::walk(self.vocab, plan, s, &step, &mut scratch.check, &mut scratch.stack) {
+                return RowParts::Sliced(bucket, ids);
+            }
+        }
+        RowParts::Walked(self.walk_with(s, 0, step, scratch, false).0)
+    }
+
+    /// The row from its parts: EOS ids join where the state is final.
+    pub(super) fn finish_parts(&self, is_final: bool, parts: RowParts<'_>) -> TokenSet {
+        match parts {
+            RowParts::Walked(ids) => self.finish_row(is_final, ids),
+            RowParts::Sliced(bucket, mut ids) => {
+                if is_final {
+                    ids.extend_from_slice(self.vocab.eos_token_ids());
+                }
+                TokenSet::from_bits_and(&bucket.bits, &ids, self.vocab.size())
+            }
+        }
     }
 
     /// [`walk`](Self::walk) over an on-demand DFA, determinizing what the walk needs.
@@ -226,7 +299,7 @@ fn eager_one_by_one(
     budget: &mut Budget,
 ) -> Result<Eager> {
     let n = dfa.state_count();
-    let walker = RowWalker { vocab, end_ok: None };
+    let walker = RowWalker { vocab, end_ok: None, slices: None };
     let mut scratch = Scratch::default();
     let mut seen = vec![false; n];
     let mut order = Vec::new();
@@ -281,7 +354,7 @@ fn prune_token_dead_ends(
     if order.iter().all(|&s| ok[s as usize]) {
         return Ok(None);
     }
-    let walker = RowWalker { vocab, end_ok: Some(&ok) };
+    let walker = RowWalker { vocab, end_ok: Some(&ok), slices: None };
     for &s in order {
         if !walker.accepts_end(s) {
             rows.clear(s);

@@ -16,7 +16,9 @@
 //! * `source.rs`: the automaton (complete, or on demand behind a lock) with the rows of
 //!   its states: the only code that tells the two apart.
 //! * `rows.rs`: per-state row cells and the store that shares and counts rows.
-//! * `build.rs`: row walks and the eager build; `token_set.rs` and `kernel.rs`: rows
+//! * `build.rs`: row walks and the eager build; `sliced.rs`: rows on request through
+//!   the vocabulary's slices (no whole-trie walk inside JSON strings);
+//!   `token_set.rs` and `kernel.rs`: rows
 //!   and the mask kernels; `serialize.rs`: the wire format.
 
 mod build;
@@ -24,10 +26,11 @@ mod kernel;
 mod mask_buffer;
 mod rows;
 mod serialize;
+mod sliced;
 mod source;
 mod token_set;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::automaton::expr::{ExprDfa, ExprId, ExprSet};
 use crate::automaton::{Budget, Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
@@ -77,12 +80,13 @@ impl StateId {
 pub struct IndexConfig {
     lazy: bool,
     max_states: usize,
+    row_slices: bool,
     dfa: DfaConfig,
 }
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { lazy: false, max_states: DEFAULT_MAX_STATES, dfa: DfaConfig::default() }
+        IndexConfig { lazy: false, max_states: DEFAULT_MAX_STATES, row_slices: true, dfa: DfaConfig::default() }
     }
 }
 
@@ -102,6 +106,14 @@ impl IndexConfig {
     /// Cap on the number of states with rows ([`ErrorKind::TooManyStates`] beyond it).
     pub fn max_states(mut self, n: usize) -> IndexConfig {
         self.max_states = n;
+        self
+    }
+    /// Whether rows computed on request may use the vocabulary's token slices (on by
+    /// default): a state inside a JSON string then gets most of its tokens from a
+    /// precomputed bitset instead of a walk of the whole token trie. The rows are the
+    /// same either way (docs/index-layout.md, "Rows on request"); off is for comparing.
+    pub fn row_slices(mut self, yes: bool) -> IndexConfig {
+        self.row_slices = yes;
         self
     }
     /// Cap on the DFA's transition table in bytes.
@@ -182,6 +194,9 @@ pub struct Index {
     /// Rows are computed on request (the `lazy` option, over a byte-complete vocabulary).
     lazy: bool,
     eos_only: Arc<TokenSet>,
+    /// How rows on request use the vocabulary's slices, made on first use (`None`: the
+    /// `row_slices` option is off).
+    slice_plan: Option<OnceLock<sliced::SlicePlan>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -267,16 +282,16 @@ impl Index {
         let lazy = config.lazy && vocab.is_byte_complete();
         let store = RowStore::new(config.max_states);
         if lazy && determinizer.exact_liveness() {
-            return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true));
+            return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true).configured(config));
         }
         let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
         let dfa = Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
         if lazy {
-            return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true));
+            return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true).configured(config));
         }
         let built = build::eager(&dfa, vocab, config.max_states, pattern, &mut budget)?;
         let source = Source::complete_with_rows(dfa, built.rows);
-        Ok(Index::assemble(vocab, pattern, source, built.end_ok, built.store, false))
+        Ok(Index::assemble(vocab, pattern, source, built.end_ok, built.store, false).configured(config))
     }
 
     /// Builds an index for a JSON Schema given as JSON text (property order as written).
@@ -333,7 +348,7 @@ impl Index {
         let rebuilt = build::eager(&loaded.dfa, vocab, config.get_max_states(), &loaded.pattern, &mut budget)?;
         serialize::check_rows(&loaded.rows, loaded.end_ok.as_deref(), &rebuilt.rows, rebuilt.end_ok.as_deref())?;
         let source = Source::complete_with_rows(loaded.dfa, rebuilt.rows);
-        Ok(Index::assemble(vocab, &loaded.pattern, source, rebuilt.end_ok, rebuilt.store, false))
+        Ok(Index::assemble(vocab, &loaded.pattern, source, rebuilt.end_ok, rebuilt.store, false).configured(config))
     }
 
     fn assemble(
@@ -345,7 +360,16 @@ impl Index {
         lazy: bool,
     ) -> Index {
         let eos_only = Arc::new(TokenSet::from_ids(vocab.eos_token_ids().to_vec(), vocab.size()));
-        Index { vocab: vocab.clone(), pattern: pattern.to_string(), source, end_ok, store, lazy, eos_only }
+        let slice_plan = Some(OnceLock::new());
+        Index { vocab: vocab.clone(), pattern: pattern.to_string(), source, end_ok, store, lazy, eos_only, slice_plan }
+    }
+
+    /// Applies the options read after assembly.
+    fn configured(mut self, config: &IndexConfig) -> Index {
+        if !config.row_slices {
+            self.slice_plan = None;
+        }
+        self
     }
 
     /// Serializes the index. A lazy index first computes the rows of every state
@@ -459,6 +483,12 @@ impl Index {
         self.store.distinct_count()
     }
 
+    /// How many rows computed on request came through a vocabulary slice (the rest were
+    /// one walk of the whole token trie): see [`IndexConfig::row_slices`].
+    pub fn sliced_row_count(&self) -> usize {
+        self.store.sliced_count()
+    }
+
     // --- what the guide needs ---
 
     /// `state` as a live state of this index.
@@ -498,7 +528,7 @@ impl Index {
     }
 
     fn walker(&self) -> RowWalker<'_> {
-        RowWalker { vocab: &self.vocab, end_ok: self.end_ok.as_deref() }
+        RowWalker { vocab: &self.vocab, end_ok: self.end_ok.as_deref(), slices: self.slice_plan.as_ref() }
     }
 }
 

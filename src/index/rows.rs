@@ -10,6 +10,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
+use super::build::RowParts;
 use super::token_set::TokenSet;
 use crate::error::{quote, Error, ErrorKind, Result};
 
@@ -71,18 +72,32 @@ pub(super) struct RowStore {
     /// Every distinct row, to share identical ones.
     distinct: Mutex<HashSet<Arc<TokenSet>>>,
     computed: AtomicUsize,
+    /// Rows on request that came through a vocabulary slice (`sliced.rs`).
+    sliced: AtomicUsize,
     max_states: usize,
 }
 
 impl RowStore {
     /// An empty store that admits up to `max_states` rows.
     pub(super) fn new(max_states: usize) -> RowStore {
-        RowStore { distinct: Mutex::new(HashSet::new()), computed: AtomicUsize::new(0), max_states }
+        RowStore { distinct: Mutex::new(HashSet::new()), computed: AtomicUsize::new(0), sliced: AtomicUsize::new(0), max_states }
     }
 
     /// Number of states with rows.
     pub(super) fn count(&self) -> usize {
         self.computed.load(Ordering::Relaxed)
+    }
+
+    /// Counts a row on request if it was made through a slice.
+    pub(super) fn count_if_sliced(&self, parts: &RowParts<'_>) {
+        if matches!(parts, RowParts::Sliced(..)) {
+            self.sliced.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Rows on request made through a slice so far.
+    pub(super) fn sliced_count(&self) -> usize {
+        self.sliced.load(Ordering::Relaxed)
     }
 
     /// Number of distinct rows.

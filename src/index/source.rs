@@ -120,8 +120,9 @@ impl Source {
                     return Ok(row.clone());
                 }
                 store.admit(pattern)?;
-                let (ids, _) = walker.walk(dfa, s, &mut Scratch::default(), false);
-                Ok(store.store(rows, s, walker.finish_row(dfa.is_final(s), ids)))
+                let parts = walker.row_parts(dfa, s, &mut Scratch::default());
+                store.count_if_sliced(&parts);
+                Ok(store.store(rows, s, walker.finish_parts(dfa.is_final(s), parts)))
             }
             Source::OnDemand(m) => {
                 let mut g = lock(m)?;
@@ -132,9 +133,12 @@ impl Source {
                 if let Some(row) = g.rows.get(s) {
                     return Ok(row.clone());
                 }
-                g.dfa.begin_call();
-                let (ids, _) = walker.walk_on_demand(&mut g.dfa, s, &mut Scratch::default(), false)?;
-                g.store(s, ids, walker, store, pattern)
+                let parts = walker.row_parts_on_demand(&mut g.dfa, s, &mut Scratch::default())?;
+                store.count_if_sliced(&parts);
+                store.admit(pattern)?;
+                let row = walker.finish_parts(g.dfa.is_final(s), parts);
+                g.rows.grow_to(s as usize + 1);
+                Ok(store.store(&g.rows, s, row))
             }
         }
     }

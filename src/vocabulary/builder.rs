@@ -145,6 +145,7 @@ impl VocabularyBuilder {
             byte_complete: single.iter().all(|&s| s),
             trie: OnceLock::new(),
             fingerprint: OnceLock::new(),
+            slices: OnceLock::new(),
         })
     }
 }

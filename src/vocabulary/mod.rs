@@ -11,12 +11,14 @@
 
 mod builder;
 mod serialize;
+pub(crate) mod slices;
 pub(crate) mod trie;
 
 use std::sync::OnceLock;
 
 pub(crate) use builder::VocabularyBuilder;
 use crate::error::{Error, ErrorKind, Result};
+use slices::Slices;
 use trie::TokenTrie;
 
 /// The largest vocabulary size accepted (2^24 ids). Real vocabularies stay below 300k;
@@ -59,6 +61,8 @@ pub struct Vocabulary {
     byte_complete: bool,
     trie: OnceLock<TokenTrie>,
     fingerprint: OnceLock<u64>,
+    /// Token slices for rows on request (built when a lazy row first needs them).
+    slices: OnceLock<Slices>,
 }
 
 impl std::fmt::Debug for Vocabulary {
@@ -190,6 +194,12 @@ impl Vocabulary {
             + self.spans.capacity() * 8
             + self.eos.capacity() * 4
             + self.trie.get().map_or(0, TokenTrie::memory_usage)
+            + self.slices.get().map_or(0, Slices::memory_usage)
+    }
+
+    /// The slices of this vocabulary's tokens (`slices.rs`), made on first use.
+    pub(crate) fn slices(&self) -> &Slices {
+        self.slices.get_or_init(Slices::new)
     }
 
     /// The token trie (built on first use, then shared by every index).

@@ -257,6 +257,72 @@ impl TokenTrie {
         visited
     }
 
+    /// For every node, the largest `value(id)` over the tokens of its subtree (0 where
+    /// it has none): what lets [`walk_skipping`](Self::walk_skipping) tell, at a node,
+    /// that every token below is already accounted for. Indexed like the nodes.
+    pub(crate) fn subtree_max(&self, value: impl Fn(u32) -> u8) -> Vec<u8> {
+        let nodes = &self.nodes[..];
+        let last = nodes.len() - 1;
+        let mut max = vec![0u8; last];
+        // Children come after their parent, so a reverse pass sees them first.
+        for i in (1..last).rev() {
+            let own = self.ids[nodes[i].tok_start as usize..nodes[i + 1].tok_start as usize].iter();
+            let mut m = own.map(|&id| value(id)).max().unwrap_or(0);
+            let end = nodes[i].subtree_end as usize;
+            let mut child = i + 1;
+            while child < end {
+                m = m.max(max[child]);
+                child = nodes[child].subtree_end as usize;
+            }
+            max[i] = m;
+        }
+        max
+    }
+
+    /// [`walk`](Self::walk) with every end state accepted, skipping each subtree whose
+    /// `cover` (from [`subtree_max`](Self::subtree_max)) is at most `covered` before
+    /// stepping into it: the caller has those tokens already. Tokens of visited nodes are
+    /// emitted whether covered or not.
+    #[inline(never)]
+    pub(crate) fn walk_skipping(
+        &self,
+        start: u32,
+        step: impl Fn(u32, u8) -> u32,
+        cover: &[u8],
+        covered: u8,
+        stack: &mut Vec<u32>,
+        mut emit: impl FnMut(u32, u32),
+    ) -> usize {
+        debug_assert_eq!(cover.len(), self.nodes.len() - 1);
+        stack.clear();
+        stack.resize(self.max_depth + 1, DEAD);
+        stack[0] = start;
+        let nodes = &self.nodes[..];
+        let last = nodes.len() - 1;
+        let mut visited = 0;
+        let mut i = 1;
+        while i < last {
+            let node = nodes[i];
+            if cover[i] <= covered {
+                i = node.subtree_end as usize;
+                continue;
+            }
+            let depth = node.depth();
+            let s = step(stack[depth - 1], node.byte());
+            visited += 1;
+            if s == DEAD {
+                i = node.subtree_end as usize;
+                continue;
+            }
+            stack[depth] = s;
+            for &id in &self.ids[node.tok_start as usize..nodes[i + 1].tok_start as usize] {
+                emit(id, s);
+            }
+            i += 1;
+        }
+        visited
+    }
+
     /// How many tokens start with each byte, and with each pair of bytes.
     pub(crate) fn prefix_counts(&self) -> &PrefixCounts {
         self.prefix_counts.get_or_init(|| self.count_prefixes())

@@ -169,6 +169,11 @@ impl ExprDfa {
         Ok(())
     }
 
+    /// The byte classes: bytes of one class lead every state to the same state.
+    pub(crate) fn byte_classes(&self) -> &[u8; 256] {
+        &self.classes
+    }
+
     /// The complete automaton's parts (byte classes, class count, transitions, finals);
     /// needs [`complete`](Self::complete).
     pub(crate) fn parts(&self) -> ([u8; 256], usize, Vec<u32>, Vec<bool>) {

