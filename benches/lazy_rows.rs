@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo bench --bench lazy_rows -- [--sample FILE.jsonl[.gz]] [--tokenizer tokenizer.json]
-//!                                  [--check] [--no-slices] [--limit N]
+//!                                  [--check] [--no-slices] [--limit N] [--only ID]
 //! ```
 //!
 //! `--check` also builds each schema's index without vocabulary slices and requires every
@@ -25,6 +25,7 @@ struct Args {
     check: bool,
     slices: bool,
     limit: usize,
+    only: Option<String>,
 }
 
 fn args() -> Args {
@@ -34,6 +35,7 @@ fn args() -> Args {
         check: false,
         slices: true,
         limit: usize::MAX,
+        only: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -42,6 +44,7 @@ fn args() -> Args {
             "--tokenizer" => a.tokenizer = it.next().expect("--tokenizer FILE"),
             "--check" => a.check = true,
             "--no-slices" => a.slices = false,
+            "--only" => a.only = it.next(),
             "--limit" => a.limit = it.next().and_then(|n| n.parse().ok()).expect("--limit N"),
             "--bench" => {} // cargo bench passes it
             other => panic!("unknown argument {other}"),
@@ -60,6 +63,11 @@ fn read_sample(path: &str) -> String {
         std::fs::File::open(path).expect("sample file").read_to_string(&mut s).unwrap();
         s
     }
+}
+
+/// The id of the token `"` alone.
+fn quote_id(vocab: &Vocabulary) -> u32 {
+    (0..vocab.size() as u32).find(|&id| vocab.token_bytes(id) == Some(b"\"")).expect("a token for '\"'")
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -81,11 +89,27 @@ fn main() {
     let config = IndexConfig::new().lazy(true).row_slices(a.slices);
     let plain = IndexConfig::new().lazy(true).row_slices(false);
 
+    // The first row inside a string builds the JSON string slice of the vocabulary
+    // (once per vocabulary); a second index's row shows the cost without it.
+    let string = r#""[^"\\\x00-\x1F]*""#;
+    for what in ["first string row (slice built)", "second string row"] {
+        let index = Index::with_config(string, &vocab, &config).unwrap();
+        let open = index.next_state(index.initial_state(), quote_id(&vocab)).unwrap().unwrap();
+        let t = Instant::now();
+        let n = index.allowed_tokens(open).unwrap().len();
+        println!("{what}: {:.2} ms ({n} tokens)", t.elapsed().as_secs_f64() * 1e3);
+    }
+
     let (mut masks, mut first, mut compile) = (Vec::new(), Vec::new(), Vec::new());
     let (mut schemas, mut refused, mut mismatches) = (0, 0, 0);
+    // The slowest masks, with their schema and step: where the tail comes from.
+    let mut slowest: Vec<(f64, String, usize)> = Vec::new();
     let started = Instant::now();
     for line in read_sample(&a.sample).lines().take(a.limit) {
         let record: serde_json::Value = serde_json::from_str(line).expect("jsonl");
+        if a.only.as_ref().is_some_and(|only| record["id"].as_str() != Some(only)) {
+            continue;
+        }
         let schema = record["schema"].as_str().unwrap();
         let t0 = Instant::now();
         let index = match Index::from_json_schema_str(schema, &vocab, &config, &schema_config) {
@@ -104,7 +128,7 @@ fn main() {
             let mut state = index.initial_state();
             // The oracle numbers its states in its own order: it walks beside.
             let mut oracle_state = oracle.as_ref().map(|o| o.initial_state());
-            for &id in ids.iter().chain(std::iter::once(&u32::MAX)) {
+            for (step, &id) in ids.iter().chain(std::iter::once(&u32::MAX)).enumerate() {
                 let t = Instant::now();
                 let row = match index.allowed_tokens(state) {
                     Ok(r) => r,
@@ -116,6 +140,11 @@ fn main() {
                     first_mask = false;
                 }
                 masks.push(us);
+                if slowest.len() < 10 || us > slowest[9].0 {
+                    slowest.push((us, record["id"].as_str().unwrap_or("?").to_string(), step));
+                    slowest.sort_by(|x, y| y.0.partial_cmp(&x.0).unwrap());
+                    slowest.truncate(10);
+                }
                 if let (Some(oracle), Some(os)) = (&oracle, oracle_state) {
                     let want = oracle.allowed_tokens(os).unwrap();
                     if *want != *row {
@@ -164,6 +193,9 @@ fn main() {
         percentile(&first, 0.9),
         percentile(&first, 0.99)
     );
+    for (us, id, step) in &slowest {
+        println!("  slow: {us:>12.1} µs  {id} step {step}");
+    }
     if a.check {
         println!("rows compared with full trie walks: {mismatches} mismatches");
         assert_eq!(mismatches, 0, "slice rows differ from full walks");

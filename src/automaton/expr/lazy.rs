@@ -223,47 +223,101 @@ impl ExprDfa {
         Ok(d)
     }
 
-    /// Whether `e`'s language is non-empty: flags first, then a search over derivatives
-    /// for a nullable expression. A search that finds none has seen every expression
-    /// reachable from `e`, so all of them are empty.
+    /// Whether `e`'s language is non-empty: flags and memos first, then structure (a
+    /// concatenation, union or repetition is non-empty as its parts are), and a search
+    /// only for intersections and complements. Structure first matters: a state of a
+    /// JSON document is the rest of the document around an intersection (a key that is
+    /// not a declared one, a pattern within a length), and a search over the document
+    /// would derive all of it down to its end, again for every new state.
     fn is_nonempty(&mut self, e: ExprId) -> Result<bool, TooLarge> {
-        if e == ExprId::NOTHING {
-            return Ok(false);
-        }
-        if self.exprs.positive(e) || self.exprs.nullable(e) || self.state_of.contains_key(&e) {
-            return Ok(true);
-        }
-        if let Some(&known) = self.nonempty.get(&e) {
+        if let Some(known) = self.known_nonempty(e) {
             return Ok(known);
         }
+        let result = match *self.exprs.node(e) {
+            Node::Concat(..) => {
+                // Iterative along the chain (chains can be long; heads nest only as deep
+                // as the expression does).
+                let mut cur = e;
+                loop {
+                    match *self.exprs.node(cur) {
+                        Node::Concat(head, rest) => {
+                            if !self.is_nonempty(head)? {
+                                break false;
+                            }
+                            cur = rest;
+                        }
+                        _ => break self.is_nonempty(cur)?,
+                    }
+                }
+            }
+            Node::Or(ref alts) => {
+                let n = alts.len();
+                let mut any = false;
+                for i in 0..n {
+                    let Node::Or(alts) = self.exprs.node(e) else { unreachable!() };
+                    if self.is_nonempty(alts[i])? {
+                        any = true;
+                        break;
+                    }
+                }
+                any
+            }
+            Node::Repeat(body, lo, _) => lo == 0 || self.is_nonempty(body)?,
+            _ => self.search_nonempty(e)?,
+        };
+        self.nonempty.insert(e, result);
+        Ok(result)
+    }
+
+    /// What is known of `e`'s non-emptiness without deriving it.
+    fn known_nonempty(&self, e: ExprId) -> Option<bool> {
+        if e == ExprId::NOTHING {
+            return Some(false);
+        }
+        if self.exprs.positive(e) || self.exprs.nullable(e) || self.state_of.contains_key(&e) {
+            return Some(true);
+        }
+        self.nonempty.get(&e).copied()
+    }
+
+    /// A breadth-first search over `e`'s derivatives for a nullable (or known non-empty)
+    /// one: breadth first, because the shortest witness is usually short (a few
+    /// characters) while a depth-first search can follow a count to its end first. On
+    /// success the expressions on the path found are non-empty too; on failure every
+    /// expression seen is empty (the search saw all that is reachable from them).
+    fn search_nonempty(&mut self, e: ExprId) -> Result<bool, TooLarge> {
         let mut seen = FastSet::default();
         seen.insert(e);
-        let mut stack = vec![e];
-        while let Some(x) = stack.pop() {
+        // `order[i]` was found from `order[parent[i]]`.
+        let (mut order, mut parent) = (vec![e], vec![usize::MAX]);
+        let mut head = 0;
+        while head < order.len() {
+            let x = order[head];
             for class in 0..self.stride {
                 let y = self.derive(x, class)?;
-                if y == ExprId::NOTHING || seen.contains(&y) {
+                if seen.contains(&y) {
                     continue;
                 }
-                let known = if self.exprs.positive(y) || self.exprs.nullable(y) || self.state_of.contains_key(&y) {
-                    Some(true)
-                } else {
-                    self.nonempty.get(&y).copied()
-                };
-                match known {
+                match self.known_nonempty(y) {
                     Some(true) => {
-                        self.nonempty.insert(e, true);
+                        let mut i = head;
+                        while i != usize::MAX {
+                            self.nonempty.insert(order[i], true);
+                            i = parent[i];
+                        }
                         return Ok(true);
                     }
                     Some(false) => {}
                     None => {
                         seen.insert(y);
-                        stack.push(y);
+                        order.push(y);
+                        parent.push(head);
                     }
                 }
             }
+            head += 1;
         }
-        for x in seen {
+        for x in order {
             self.nonempty.insert(x, false);
         }
         Ok(false)
