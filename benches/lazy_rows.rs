@@ -104,6 +104,8 @@ fn main() {
     let (mut schemas, mut refused, mut mismatches) = (0, 0, 0);
     // The slowest masks, with their schema and step: where the tail comes from.
     let mut slowest: Vec<(f64, String, usize)> = Vec::new();
+    // Masks over 200 µs by (sliced, more than 20 new automaton states): count, total µs.
+    let mut slow_kinds = [(0usize, 0f64); 4];
     let started = Instant::now();
     for line in read_sample(&a.sample).lines().take(a.limit) {
         let record: serde_json::Value = serde_json::from_str(line).expect("jsonl");
@@ -129,6 +131,7 @@ fn main() {
             // The oracle numbers its states in its own order: it walks beside.
             let mut oracle_state = oracle.as_ref().map(|o| o.initial_state());
             for (step, &id) in ids.iter().chain(std::iter::once(&u32::MAX)).enumerate() {
+                let (sliced_before, states_before) = (index.sliced_row_count(), index.dfa_state_count());
                 let t = Instant::now();
                 let row = match index.allowed_tokens(state) {
                     Ok(r) => r,
@@ -140,6 +143,13 @@ fn main() {
                     first_mask = false;
                 }
                 masks.push(us);
+                if us > 200.0 {
+                    let sliced = index.sliced_row_count() > sliced_before;
+                    let new_states = index.dfa_state_count() - states_before;
+                    let k = usize::from(sliced) * 2 + usize::from(new_states > 20);
+                    slow_kinds[k].0 += 1;
+                    slow_kinds[k].1 += us;
+                }
                 if slowest.len() < 10 || us > slowest[9].0 {
                     slowest.push((us, record["id"].as_str().unwrap_or("?").to_string(), step));
                     slowest.sort_by(|x, y| y.0.partial_cmp(&x.0).unwrap());
@@ -193,6 +203,14 @@ fn main() {
         percentile(&first, 0.9),
         percentile(&first, 0.99)
     );
+    for (k, (n, total)) in slow_kinds.iter().enumerate() {
+        println!(
+            "  over 200 µs, {} row, {} 20 new states: {n} masks, {:.0} ms in all",
+            if k >= 2 { "sliced" } else { "walked" },
+            if k % 2 == 1 { "over" } else { "at most" },
+            total / 1e3
+        );
+    }
     for (us, id, step) in &slowest {
         println!("  slow: {us:>12.1} µs  {id} step {step}");
     }

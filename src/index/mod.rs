@@ -483,6 +483,12 @@ impl Index {
         self.store.distinct_count()
     }
 
+    /// Number of automaton states so far, the dead state included (a lazy index's
+    /// automaton grows as walks need states).
+    pub fn dfa_state_count(&self) -> usize {
+        self.source.dfa_state_count()
+    }
+
     /// How many rows computed on request came through a vocabulary slice (the rest were
     /// one walk of the whole token trie): see [`IndexConfig::row_slices`].
     pub fn sliced_row_count(&self) -> usize {
