@@ -82,6 +82,7 @@ fn main() {
     let json = std::fs::read_to_string(&a.tokenizer).expect("tokenizer.json (run scripts/setup.sh)");
     let vocab = Arc::new(Vocabulary::from_tokenizer_json(&json, &LoadOptions::new()).unwrap());
     vocab.prepare();
+    let memory_before = vocab.memory_usage();
     let schema_config = json_schema::Config::new()
         .whitespace(Some("[ ]?"))
         .allow_additional_properties(true)
@@ -202,6 +203,11 @@ fn main() {
         percentile(&first, 0.5),
         percentile(&first, 0.9),
         percentile(&first, 0.99)
+    );
+    println!(
+        "vocabulary memory: {:.1} MiB with its trie, {:.1} MiB with the slices built",
+        memory_before as f64 / 1048576.0,
+        vocab.memory_usage() as f64 / 1048576.0
     );
     for (k, (n, total)) in slow_kinds.iter().enumerate() {
         println!(

@@ -45,7 +45,7 @@ pub(super) struct RowWalker<'a> {
 /// and the tokens the walk found besides.
 pub(super) enum RowParts<'v> {
     Walked(Vec<u32>),
-    Sliced(&'v Bucket, Vec<u32>),
+    Sliced(Vec<&'v Bucket>, Vec<u32>),
 }
 
 impl<'a> RowWalker<'a> {
@@ -102,8 +102,8 @@ impl<'a> RowWalker<'a> {
         // Slices assume every live end state is acceptable.
         if let (Some(plan), None) = (self.slices, self.end_ok) {
             let plan = plan.get_or_init(|| SlicePlan::new(self.vocab, classes));
-            if let Some((bucket, ids)) = sliced::walk(self.vocab, plan, s, &step, &mut scratch.check, &mut scratch.stack) {
-                return RowParts::Sliced(bucket, ids);
+            if let Some((buckets, ids)) = sliced::walk(self.vocab, plan, s, &step, &mut scratch.check, &mut scratch.stack) {
+                return RowParts::Sliced(buckets, ids);
             }
         }
         RowParts::Walked(self.walk_with(s, 0, step, scratch, false).0)
@@ -113,11 +113,21 @@ impl<'a> RowWalker<'a> {
     pub(super) fn finish_parts(&self, is_final: bool, parts: RowParts<'_>) -> TokenSet {
         match parts {
             RowParts::Walked(ids) => self.finish_row(is_final, ids),
-            RowParts::Sliced(bucket, mut ids) => {
+            RowParts::Sliced(buckets, mut ids) => {
                 if is_final {
                     ids.extend_from_slice(self.vocab.eos_token_ids());
                 }
-                TokenSet::from_bits_and(&bucket.bits, &ids, self.vocab.size())
+                match &buckets[..] {
+                    [one] => TokenSet::from_bits_and(&one.bits, &ids, self.vocab.size()),
+                    [first, rest @ ..] => {
+                        let mut bits = first.bits.to_vec();
+                        for b in rest {
+                            bits.iter_mut().zip(b.bits.iter()).for_each(|(w, x)| *w |= x);
+                        }
+                        TokenSet::from_bits_and(&bits, &ids, self.vocab.size())
+                    }
+                    [] => unreachable!("a sliced row has a bucket"),
+                }
             }
         }
     }

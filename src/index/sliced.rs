@@ -11,16 +11,20 @@
 //! refuses some of the class's characters is not covered by that slice and may be by a
 //! smaller one. Nothing is assumed about the automaton: the row equals the full walk's.
 
+use crate::automaton::expr::FastSet;
 use crate::automaton::DEAD;
 use crate::mask_words;
 use crate::vocabulary::slices::{Bucket, MAX_CHARS};
 use crate::vocabulary::Vocabulary;
 
 /// Pairs a check may step before it stops where it is (it then covers fewer characters:
-/// the walk does the rest, so the row stays exact). About 30 µs of steps.
-const CHECK_WORK: usize = 4096;
+/// the walk does the rest, so the row stays exact). A key of an object with a hundred
+/// declared properties meets a new state for every prefix of their names, each stepped
+/// on every byte class: about a thousand states, tens of thousands of steps, still a
+/// fraction of a walk over the whole trie.
+const CHECK_WORK: usize = 1 << 16;
 /// Distinct states a check may meet at character boundaries before it stops likewise.
-const CHECK_STATES: usize = 256;
+const CHECK_STATES: usize = 2048;
 
 /// For one index's byte classes, each slice's moves: from each state of the slice's
 /// automaton, one byte per distinct (index byte class, slice successor), with that
@@ -63,7 +67,7 @@ impl SlicePlan {
 pub(super) struct CheckScratch {
     frontier: Vec<u32>,
     next: Vec<u32>,
-    seen: Vec<u32>,
+    seen: FastSet<u32>,
     stack: Vec<(u32, u32)>,
 }
 
@@ -81,7 +85,7 @@ fn coverage(
     frontier.clear();
     frontier.push(s);
     seen.clear();
-    seen.push(s);
+    seen.insert(s);
     let mut work = 0;
     for depth in 0..limit {
         next.clear();
@@ -101,7 +105,7 @@ fn coverage(
                         if seen.len() == CHECK_STATES {
                             return depth;
                         }
-                        seen.push(q2);
+                        seen.insert(q2);
                         next.push(q2);
                     }
                 }
@@ -115,11 +119,13 @@ fn coverage(
     limit
 }
 
-/// The text tokens allowed from live state `s`, through the slice that covers the most
-/// tokens there: `Some((bucket, ids))`, the row being the bucket's tokens and `ids`;
-/// `None` where no slice covers a bitset row's worth (the caller walks the whole trie).
-/// `step` must return [`DEAD`] exactly where no continuation can match, and every live
-/// end state must be acceptable (no `end_ok` pruning).
+/// The text tokens allowed from live state `s` through the slices that cover tokens
+/// there: `Some((buckets, ids))`, the row being the buckets' tokens and `ids`; `None`
+/// where the slices cover less than a bitset row's worth (the caller walks the whole
+/// trie). Several slices can serve one state (a string of at most 4 characters whose
+/// pattern allows any number of digits): the walk skips a subtree that any of them
+/// accounts for. `step` must return [`DEAD`] exactly where no continuation can match,
+/// and every live end state must be acceptable (no `end_ok` pruning).
 pub(super) fn walk<'v>(
     vocab: &'v Vocabulary,
     plan: &SlicePlan,
@@ -127,11 +133,10 @@ pub(super) fn walk<'v>(
     step: impl Fn(u32, u8) -> u32,
     scratch: &mut CheckScratch,
     stack: &mut Vec<u32>,
-) -> Option<(&'v Bucket, Vec<u32>)> {
-    let slices: Vec<_> = vocab.slices().iter().collect();
+) -> Option<(Vec<&'v Bucket>, Vec<u32>)> {
     let mut covered = [0u8; 8];
-    let mut best: Option<(usize, &Bucket)> = None;
-    for (k, slice) in slices.iter().enumerate() {
+    let mut used: Vec<(&[u8], &Bucket)> = Vec::new();
+    for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
         covered[k] = coverage(&plan.moves[k], start, s, &step, MAX_CHARS, scratch);
         // A slice inside a larger one that covers as many characters holds no more tokens.
@@ -139,18 +144,16 @@ pub(super) fn walk<'v>(
         if covered[k] == 0 || dominated {
             continue;
         }
-        if let Some(bucket) = slice.tokens(vocab).bucket(covered[k]) {
-            if best.is_none_or(|(_, b)| bucket.len > b.len) {
-                best = Some((k, bucket));
-            }
+        let tokens = slice.tokens(vocab);
+        if let Some(bucket) = tokens.bucket(covered[k]) {
+            used.push((&tokens.cover, bucket));
         }
     }
-    let (k, bucket) = best?;
-    if bucket.len < mask_words(vocab.size()) {
+    if used.iter().map(|(_, b)| b.len).sum::<usize>() < mask_words(vocab.size()) {
         return None; // the row may well be sparse: not worth a bitset
     }
-    let cover = &slices[k].tokens(vocab).cover;
+    let skip: Vec<(&[u8], u8)> = used.iter().map(|&(cover, b)| (cover, b.chars)).collect();
     let mut ids = Vec::new();
-    vocab.trie().walk_skipping(s, step, cover, bucket.chars, stack, |id, _| ids.push(id));
-    Some((bucket, ids))
+    vocab.trie().walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
+    Some((used.into_iter().map(|(_, b)| b).collect(), ids))
 }

@@ -279,21 +279,21 @@ impl TokenTrie {
         max
     }
 
-    /// [`walk`](Self::walk) with every end state accepted, skipping each subtree whose
-    /// `cover` (from [`subtree_max`](Self::subtree_max)) is at most `covered` before
-    /// stepping into it: the caller has those tokens already. Tokens of visited nodes are
-    /// emitted whether covered or not.
+    /// [`walk`](Self::walk) with every end state accepted, skipping each subtree that
+    /// one of `skip`'s `(cover, covered)` pairs accounts for (its `cover`, from
+    /// [`subtree_max`](Self::subtree_max), is at most `covered`) before stepping into it:
+    /// the caller has those tokens already. Tokens of visited nodes are emitted whether
+    /// covered or not.
     #[inline(never)]
     pub(crate) fn walk_skipping(
         &self,
         start: u32,
         step: impl Fn(u32, u8) -> u32,
-        cover: &[u8],
-        covered: u8,
+        skip: &[(&[u8], u8)],
         stack: &mut Vec<u32>,
         mut emit: impl FnMut(u32, u32),
     ) -> usize {
-        debug_assert_eq!(cover.len(), self.nodes.len() - 1);
+        debug_assert!(skip.iter().all(|(cover, _)| cover.len() == self.nodes.len() - 1));
         stack.clear();
         stack.resize(self.max_depth + 1, DEAD);
         stack[0] = start;
@@ -303,7 +303,7 @@ impl TokenTrie {
         let mut i = 1;
         while i < last {
             let node = nodes[i];
-            if cover[i] <= covered {
+            if skip.iter().any(|&(cover, covered)| cover[i] <= covered) {
                 i = node.subtree_end as usize;
                 continue;
             }
