@@ -136,6 +136,7 @@ pub(super) fn walk<'v>(
 ) -> Option<(Vec<&'v Bucket>, Vec<u32>)> {
     let mut covered = [0u8; 8];
     let mut used: Vec<(&[u8], &Bucket)> = Vec::new();
+    let mut used_slices: Vec<usize> = Vec::new();
     for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
         covered[k] = coverage(&plan.moves[k], start, s, &step, MAX_CHARS, scratch);
@@ -147,13 +148,30 @@ pub(super) fn walk<'v>(
         let tokens = slice.tokens(vocab);
         if let Some(bucket) = tokens.bucket(covered[k]) {
             used.push((&tokens.cover, bucket));
+            used_slices.push(k);
         }
     }
     if used.iter().map(|(_, b)| b.len).sum::<usize>() < mask_words(vocab.size()) {
         return None; // the row may well be sparse: not worth a bitset
     }
-    let skip: Vec<(&[u8], u8)> = used.iter().map(|&(cover, b)| (cover, b.chars)).collect();
     let mut ids = Vec::new();
-    vocab.trie().walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
+    let whole = match &used[..] {
+        // One slice, every token of it covered: its rest trie alone, if it has one.
+        [(_, bucket)] => {
+            let k = used_slices[0];
+            let tokens = vocab.slices().get(k).tokens(vocab);
+            tokens.rest.as_ref().filter(|_| bucket.len == tokens.buckets.last().map_or(0, |b| b.len))
+        }
+        _ => None,
+    };
+    match whole {
+        Some(rest) => {
+            rest.walk(s, step, |_| true, stack, |id, _| ids.push(id));
+        }
+        None => {
+            let skip: Vec<(&[u8], u8)> = used.iter().map(|&(cover, b)| (cover, b.chars)).collect();
+            vocab.trie().walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
+        }
+    }
     Some((used.into_iter().map(|(_, b)| b).collect(), ids))
 }

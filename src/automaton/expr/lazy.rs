@@ -236,9 +236,18 @@ impl ExprDfa {
         let result = match *self.exprs.node(e) {
             Node::Concat(..) => {
                 // Iterative along the chain (chains can be long; heads nest only as deep
-                // as the expression does).
+                // as the expression does), stopping at a suffix already known: the
+                // derivatives of a document share their suffixes, so after the first
+                // state only the new heads are looked at.
                 let mut cur = e;
-                loop {
+                let mut suffixes = Vec::new();
+                let nonempty = loop {
+                    if cur != e {
+                        if let Some(known) = self.known_nonempty(cur) {
+                            break known;
+                        }
+                        suffixes.push(cur);
+                    }
                     match *self.exprs.node(cur) {
                         Node::Concat(head, rest) => {
                             if !self.is_nonempty(head)? {
@@ -248,7 +257,14 @@ impl ExprDfa {
                         }
                         _ => break self.is_nonempty(cur)?,
                     }
+                };
+                if nonempty {
+                    // Every suffix of a non-empty concatenation is non-empty.
+                    for x in suffixes {
+                        self.nonempty.insert(x, true);
+                    }
                 }
+                nonempty
             }
             Node::Or(ref alts) => {
                 let n = alts.len();
