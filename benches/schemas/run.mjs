@@ -13,6 +13,8 @@
 //   --split NAME       only that split (Github_easy, ...)
 //   --limit N          only the first N schemas (after --split)
 //   --jobs N           worker processes at once (default 1: figures are per-core times)
+//   --eager            build eager indexes (lazy: false): compile times beside lazy mode's
+//                      (results go to logitmask-eager[-sample].jsonl unless --out)
 //   --update-baseline  with the ratchet's sample: rewrite its baseline.json from this run
 //                      (the ids that pass); only ever raises it unless --allow-lower is given
 
@@ -36,7 +38,10 @@ const limit = option("--limit") != null ? Number(option("--limit")) : null;
 const split = option("--split");
 const jobs = Math.max(1, Number(option("--jobs", "1")));
 // A sample run (e.g. raising the ratchet's baseline) keeps the full run's results.
-const outFile = path.resolve(option("--out", path.join(OUT_DIR, sample ? "logitmask-sample.jsonl" : "logitmask.jsonl")));
+const eager = process.argv.includes("--eager");
+if (eager) process.env.LOGITMASK_BENCH_EAGER = "1"; // the forked children read it
+const outName = `logitmask${eager ? "-eager" : ""}${sample ? "-sample" : ""}.jsonl`;
+const outFile = path.resolve(option("--out", path.join(OUT_DIR, outName)));
 
 if (!existsSync(path.join(ROOT, "pkg/node/logitmask.js"))) {
   log("pkg/node is missing: build it with `bash scripts/build-wasm.sh`");
