@@ -64,7 +64,7 @@ impl<'a> RowWalker<'a> {
 
     /// The row of state `s` of a complete DFA, for a request (slices where they help).
     pub(super) fn row_parts(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch) -> RowParts<'a> {
-        self.row_parts_with(s, dfa.classes(), |state, byte| dfa.step(state, byte), scratch)
+        self.row_parts_with(s, dfa.classes(), |state, byte| dfa.step(state, byte), || 0, scratch)
     }
 
     /// [`row_parts`](Self::row_parts) over an on-demand DFA, determinizing what the
@@ -85,7 +85,7 @@ impl<'a> RowWalker<'a> {
                 DEAD
             })
         };
-        let parts = self.row_parts_with(s, &classes, step, scratch);
+        let parts = self.row_parts_with(s, &classes, step, || dfa.borrow().work_used(), scratch);
         match refused.get() {
             Some(e) => Err(dfa.borrow().too_large(e)),
             None => Ok(parts),
@@ -97,12 +97,13 @@ impl<'a> RowWalker<'a> {
         s: u32,
         classes: &[u8; 256],
         step: impl Fn(u32, u8) -> u32,
+        work: impl Fn() -> u64,
         scratch: &mut Scratch,
     ) -> RowParts<'a> {
         // Slices assume every live end state is acceptable.
         if let (Some(plan), None) = (self.slices, self.end_ok) {
             let plan = plan.get_or_init(|| SlicePlan::new(self.vocab, classes));
-            if let Some((buckets, ids)) = sliced::walk(self.vocab, plan, s, &step, &mut scratch.check, &mut scratch.stack) {
+            if let Some((buckets, ids)) = sliced::walk(self.vocab, plan, s, &step, work, &mut scratch.check, &mut scratch.stack) {
                 return RowParts::Sliced(buckets, ids);
             }
         }

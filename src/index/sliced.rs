@@ -17,14 +17,20 @@ use crate::mask_words;
 use crate::vocabulary::slices::{Bucket, MAX_CHARS};
 use crate::vocabulary::Vocabulary;
 
-/// Pairs a check may step before it stops where it is (it then covers fewer characters:
-/// the walk does the rest, so the row stays exact). A key of an object with a hundred
-/// declared properties meets a new state for every prefix of their names, each stepped
-/// on every byte class: about a thousand states, tens of thousands of steps, still a
-/// fraction of a walk over the whole trie.
-const CHECK_WORK: usize = 1 << 16;
+/// Pairs the checks of one row may step, all slices together, before they stop where
+/// they are (they then cover fewer characters: the walk does the rest, so the row stays
+/// exact). A string state's check takes 32 characters times the byte classes that
+/// matter there, a few hundred to a few thousand steps; a step into a large automaton
+/// costs up to ~100 ns (cache misses), so this is a few milliseconds at most.
+const CHECK_WORK: usize = 32_768;
 /// Distinct states a check may meet at character boundaries before it stops likewise.
-const CHECK_STATES: usize = 2048;
+const CHECK_STATES: usize = 1024;
+/// Determinization work (the automaton's own count: derivative steps, NFA states
+/// visited) the checks of one row may spend on an automaton determinized on demand
+/// before they stop likewise. A check steps every byte class of every state it meets,
+/// where a walk steps only the bytes tokens have: the first key of an object with a
+/// hundred declared names cost 76 ms to check against a 7 ms walk.
+const CHECK_DFA_WORK: u64 = 20_000;
 
 /// For one index's byte classes, each slice's moves: from each state of the slice's
 /// automaton, one byte per distinct (index byte class, slice successor), with that
@@ -78,7 +84,9 @@ fn coverage(
     start: u32,
     s: u32,
     step: &impl Fn(u32, u8) -> u32,
+    dfa_work_over: &impl Fn() -> bool,
     limit: u8,
+    work: &mut usize,
     scratch: &mut CheckScratch,
 ) -> u8 {
     let CheckScratch { frontier, next, seen, stack } = scratch;
@@ -86,7 +94,6 @@ fn coverage(
     frontier.push(s);
     seen.clear();
     seen.insert(s);
-    let mut work = 0;
     for depth in 0..limit {
         next.clear();
         for &q in frontier.iter() {
@@ -94,15 +101,15 @@ fn coverage(
             stack.push((start, q));
             while let Some((a, q)) = stack.pop() {
                 for &(b, a2) in &moves[a as usize] {
-                    work += 1;
+                    *work += 1;
                     let q2 = step(q, b);
-                    if q2 == DEAD || work > CHECK_WORK {
+                    if q2 == DEAD || *work > CHECK_WORK {
                         return depth;
                     }
                     if a2 != start {
                         stack.push((a2, q2)); // inside a character
                     } else if !seen.contains(&q2) {
-                        if seen.len() == CHECK_STATES {
+                        if seen.len() == CHECK_STATES || dfa_work_over() {
                             return depth;
                         }
                         seen.insert(q2);
@@ -131,15 +138,19 @@ pub(super) fn walk<'v>(
     plan: &SlicePlan,
     s: u32,
     step: impl Fn(u32, u8) -> u32,
+    work: impl Fn() -> u64,
     scratch: &mut CheckScratch,
     stack: &mut Vec<u32>,
 ) -> Option<(Vec<&'v Bucket>, Vec<u32>)> {
+    let dfa_work_before = work();
+    let dfa_work_over = || work() - dfa_work_before > CHECK_DFA_WORK;
+    let mut steps = 0;
     let mut covered = [0u8; 8];
     let mut used: Vec<(&[u8], &Bucket)> = Vec::new();
     let mut used_slices: Vec<usize> = Vec::new();
     for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
-        covered[k] = coverage(&plan.moves[k], start, s, &step, MAX_CHARS, scratch);
+        covered[k] = coverage(&plan.moves[k], start, s, &step, &dfa_work_over, MAX_CHARS, &mut steps, scratch);
         // A slice inside a larger one that covers as many characters holds no more tokens.
         let dominated = slice.within.is_some_and(|j| covered[j] >= covered[k]);
         if covered[k] == 0 || dominated {
