@@ -109,6 +109,19 @@ fn main() {
         println!("{what}: {:.2} ms ({n} tokens)", t.elapsed().as_secs_f64() * 1e3);
     }
 
+    if let Ok(regex) = std::env::var("LAZY_ROWS_REGEX") {
+        // Profiling aid: a lazy index's first mask for one regex, with and without slices.
+        for slices in [false, true, false, true] {
+            let config = IndexConfig::new().lazy(true).row_slices(slices);
+            let t = Instant::now();
+            for _ in 0..2000 {
+                let index = Index::with_config(&regex, &vocab, &config).unwrap();
+                index.allowed_tokens(index.initial_state()).unwrap();
+            }
+            println!("first mask, slices {slices}: {:.1} µs", t.elapsed().as_secs_f64() * 1e6 / 2000.0);
+        }
+        return;
+    }
     if std::env::var("LAZY_ROWS_STRING_LOOP").is_ok() {
         // Profiling aid: many first rows inside a plain string.
         let t = Instant::now();

@@ -101,7 +101,7 @@ impl<'a> RowWalker<'a> {
         scratch: &mut Scratch,
     ) -> RowParts<'a> {
         // Slices assume every live end state is acceptable.
-        if let (Some(plan), None) = (self.slices, self.end_ok) {
+        if let (Some(plan), None, true) = (self.slices, self.end_ok, sliced::worth_checking(self.vocab, s, &step)) {
             let plan = plan.get_or_init(|| SlicePlan::new(self.vocab, classes));
             if let Some((buckets, ids)) = sliced::walk(self.vocab, plan, s, &step, work, &mut scratch.check, &mut scratch.stack) {
                 return RowParts::Sliced(buckets, ids);

@@ -46,7 +46,12 @@ impl SlicePlan {
             .iter()
             .map(|slice| {
                 let d = &slice.chars;
-                (0..d.state_count() as u32)
+                let n = d.state_count();
+                // seen[class * n + next] == a: that pair has its byte already, for state
+                // `a`. A flat table of stamps: this runs for every lazy index, and a list
+                // search showed in the first mask of small regexes (+10-20 µs in wasm).
+                let mut seen = vec![DEAD; 256 * n];
+                (0..n as u32)
                     .map(|a| {
                         let mut out: Vec<(u8, u32)> = Vec::new();
                         if a == DEAD {
@@ -54,8 +59,9 @@ impl SlicePlan {
                         }
                         for b in 0..=255u8 {
                             let next = d.step(a, b);
-                            let class = classes[b as usize];
-                            if next != DEAD && !out.iter().any(|&(c, n)| classes[c as usize] == class && n == next) {
+                            let key = classes[b as usize] as usize * n + next as usize;
+                            if next != DEAD && seen[key] != a {
+                                seen[key] = a;
                                 out.push((b, next));
                             }
                         }
@@ -124,6 +130,20 @@ fn coverage(
         std::mem::swap(frontier, next);
     }
     limit
+}
+
+/// Whether slices may cover a bitset row's worth of tokens from `s`, told before any
+/// plan or check: a slice with a probe character `s` refuses covers nothing there, and
+/// the others together must hold enough tokens (a state that takes digits only, as in a
+/// date or an IP address, is walked at once). Small regexes' first masks showed it.
+pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8) -> u32) -> bool {
+    let mut tokens = 0;
+    for slice in vocab.slices().iter() {
+        if slice.probes.iter().all(|&b| step(s, b) != DEAD) {
+            tokens += slice.tokens(vocab).buckets.last().map_or(0, |b| b.len);
+        }
+    }
+    tokens >= mask_words(vocab.size())
 }
 
 /// The text tokens allowed from live state `s` through the slices that cover tokens

@@ -47,6 +47,10 @@ pub(crate) struct Slice {
     pub(crate) within: Option<usize>,
     /// Strings of the class's characters; start state 1 is the only final state.
     pub(crate) chars: Dfa,
+    /// A few one-byte characters of the class (where its ASCII ranges start, and `0`,
+    /// `A`, `a` if in it): a state that refuses one is covered by nothing of this slice,
+    /// which a step tells before any check.
+    pub(crate) probes: Vec<u8>,
     tokens: OnceLock<SliceTokens>,
 }
 
@@ -162,7 +166,11 @@ impl Slices {
                     let chars = Dfa::new(pattern).expect("slice patterns compile");
                     debug_assert!((0..chars.state_count() as u32)
                         .all(|s| chars.is_final(s) == (s == chars.start())));
-                    Slice { within, chars, tokens: OnceLock::new() }
+                    let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
+                    let probes: Vec<u8> =
+                        (0..=127u8).filter(|&b| ascii(b) && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1))).collect();
+                    assert!(!probes.is_empty(), "every slice class has an ASCII character");
+                    Slice { within, chars, probes, tokens: OnceLock::new() }
                 })
                 .collect(),
         )
