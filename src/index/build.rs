@@ -75,21 +75,10 @@ impl<'a> RowWalker<'a> {
         s: u32,
         scratch: &mut Scratch,
     ) -> Result<RowParts<'a>> {
-        dfa.begin_call();
         let classes = *dfa.byte_classes();
-        let dfa = std::cell::RefCell::new(dfa);
-        let refused = std::cell::Cell::new(None);
-        let step = |state, byte| {
-            dfa.borrow_mut().step(state, byte).unwrap_or_else(|e| {
-                refused.set(Some(e));
-                DEAD
-            })
-        };
-        let parts = self.row_parts_with(s, &classes, step, || dfa.borrow().work_used(), scratch);
-        match refused.get() {
-            Some(e) => Err(dfa.borrow().too_large(e)),
-            None => Ok(parts),
-        }
+        let steps = FallibleSteps::new(dfa);
+        let parts = self.row_parts_with(s, &classes, |q, b| steps.step(q, b), || steps.work_used(), scratch);
+        steps.finish(parts)
     }
 
     fn row_parts_with(
@@ -142,23 +131,10 @@ impl<'a> RowWalker<'a> {
         scratch: &mut Scratch,
         successors: bool,
     ) -> Result<(Vec<u32>, Vec<u32>)> {
-        // The trie walk takes a shared closure that cannot fail, so the growing DFA sits
-        // in a RefCell and a refused step ends the walk's branch as dead and is reported
-        // after it; states appear during the walk, so the successor stamps grow with them.
-        dfa.begin_call(); // a lazy index charges each request on its own
-        let dfa = std::cell::RefCell::new(dfa);
-        let refused = std::cell::Cell::new(None);
-        let step = |state, byte| {
-            dfa.borrow_mut().step(state, byte).unwrap_or_else(|e| {
-                refused.set(Some(e));
-                DEAD
-            })
-        };
-        let out = self.walk_with(s, 0, step, scratch, successors);
-        match refused.get() {
-            Some(e) => Err(dfa.borrow().too_large(e)),
-            None => Ok(out),
-        }
+        // States appear during the walk, so the successor stamps grow with them.
+        let steps = FallibleSteps::new(dfa);
+        let out = self.walk_with(s, 0, |q, b| steps.step(q, b), scratch, successors);
+        steps.finish(out)
     }
 
     fn walk_with(
@@ -205,6 +181,42 @@ impl<'a> RowWalker<'a> {
             ids.extend_from_slice(self.vocab.eos_token_ids());
         }
         TokenSet::from_ids(ids, self.vocab.size())
+    }
+}
+
+/// Steps over an on-demand DFA for code that takes a shared closure that cannot fail
+/// (the trie walks, the slice checks): the growing DFA sits in a `RefCell`, a refused
+/// step reads as dead (ending that branch) and is reported by [`finish`](Self::finish).
+/// A lazy index charges each request on its own, so this starts a new work count.
+struct FallibleSteps<'d> {
+    dfa: std::cell::RefCell<&'d mut OnDemandDfa>,
+    refused: std::cell::Cell<Option<crate::automaton::determinize::TooLarge>>,
+}
+
+impl<'d> FallibleSteps<'d> {
+    fn new(dfa: &'d mut OnDemandDfa) -> Self {
+        dfa.begin_call();
+        FallibleSteps { dfa: std::cell::RefCell::new(dfa), refused: std::cell::Cell::new(None) }
+    }
+
+    #[inline]
+    fn step(&self, state: u32, byte: u8) -> u32 {
+        self.dfa.borrow_mut().step(state, byte).unwrap_or_else(|e| {
+            self.refused.set(Some(e));
+            DEAD
+        })
+    }
+
+    fn work_used(&self) -> u64 {
+        self.dfa.borrow().work_used()
+    }
+
+    /// `out`, or the error of a refused step.
+    fn finish<R>(self, out: R) -> Result<R> {
+        match self.refused.get() {
+            Some(e) => Err(self.dfa.borrow().too_large(e)),
+            None => Ok(out),
+        }
     }
 }
 

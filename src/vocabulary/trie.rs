@@ -226,6 +226,22 @@ impl TokenTrie {
         step: impl Fn(u32, u8) -> u32,
         accept_end: impl Fn(u32) -> bool,
         stack: &mut Vec<u32>,
+        emit: impl FnMut(u32, u32),
+    ) -> usize {
+        self.walk_pruned(start, step, accept_end, |_| false, stack, emit)
+    }
+
+    /// The walk, also skipping every subtree whose node `skip` names (before stepping
+    /// into it). Inlined into each caller, so that [`walk`](Self::walk)'s never-skip
+    /// costs nothing.
+    #[inline(always)]
+    fn walk_pruned(
+        &self,
+        start: u32,
+        step: impl Fn(u32, u8) -> u32,
+        accept_end: impl Fn(u32) -> bool,
+        skip: impl Fn(usize) -> bool,
+        stack: &mut Vec<u32>,
         mut emit: impl FnMut(u32, u32),
     ) -> usize {
         stack.clear();
@@ -237,6 +253,10 @@ impl TokenTrie {
         let mut i = 1;
         while i < last {
             let node = nodes[i];
+            if skip(i) {
+                i = node.subtree_end as usize;
+                continue;
+            }
             let depth = node.depth();
             debug_assert!(depth >= 1 && depth <= self.max_depth);
             let s = step(stack[depth - 1], node.byte());
@@ -291,36 +311,11 @@ impl TokenTrie {
         step: impl Fn(u32, u8) -> u32,
         skip: &[(&[u8], u8)],
         stack: &mut Vec<u32>,
-        mut emit: impl FnMut(u32, u32),
+        emit: impl FnMut(u32, u32),
     ) -> usize {
         debug_assert!(skip.iter().all(|(cover, _)| cover.len() == self.nodes.len() - 1));
-        stack.clear();
-        stack.resize(self.max_depth + 1, DEAD);
-        stack[0] = start;
-        let nodes = &self.nodes[..];
-        let last = nodes.len() - 1;
-        let mut visited = 0;
-        let mut i = 1;
-        while i < last {
-            let node = nodes[i];
-            if skip.iter().any(|&(cover, covered)| cover[i] <= covered) {
-                i = node.subtree_end as usize;
-                continue;
-            }
-            let depth = node.depth();
-            let s = step(stack[depth - 1], node.byte());
-            visited += 1;
-            if s == DEAD {
-                i = node.subtree_end as usize;
-                continue;
-            }
-            stack[depth] = s;
-            for &id in &self.ids[node.tok_start as usize..nodes[i + 1].tok_start as usize] {
-                emit(id, s);
-            }
-            i += 1;
-        }
-        visited
+        let covered = |i: usize| skip.iter().any(|&(cover, covered)| cover[i] <= covered);
+        self.walk_pruned(start, step, |_| true, covered, stack, emit)
     }
 
     /// How many tokens start with each byte, and with each pair of bytes.
