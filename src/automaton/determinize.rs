@@ -45,6 +45,33 @@ pub(crate) enum TooLarge {
     Work,
 }
 
+/// An automaton determinized on demand (the NFA [`Determinizer`] and the expression
+/// DFA): a step may be refused, and walking bytes follows from stepping, once for both.
+pub(crate) trait StepOnDemand {
+    fn step(&mut self, s: u32, byte: u8) -> Result<u32, TooLarge>;
+    fn is_final(&self, s: u32) -> bool;
+
+    /// Walks `bytes` from `s`.
+    fn walk(&mut self, mut s: u32, bytes: &[u8]) -> Result<Walk, TooLarge> {
+        for &b in bytes {
+            s = self.step(s, b)?;
+            if s == DEAD {
+                return Ok(Walk::Dead);
+            }
+        }
+        Ok(Walk::Alive { state: s, is_match: self.is_final(s) })
+    }
+}
+
+impl StepOnDemand for Determinizer {
+    fn step(&mut self, s: u32, byte: u8) -> Result<u32, TooLarge> {
+        Determinizer::step(self, s, byte)
+    }
+    fn is_final(&self, s: u32) -> bool {
+        Determinizer::is_final(self, s)
+    }
+}
+
 /// A DFA whose states and transitions are computed when first used.
 pub(crate) struct Determinizer {
     nfa: Nfa,
@@ -160,17 +187,6 @@ impl Determinizer {
             UNKNOWN => self.determinize(s, i),
             t => Ok(t),
         }
-    }
-
-    /// Walks `bytes` from `s`.
-    pub(crate) fn walk(&mut self, mut s: u32, bytes: &[u8]) -> Result<Walk, TooLarge> {
-        for &b in bytes {
-            s = self.step(s, b)?;
-            if s == DEAD {
-                return Ok(Walk::Dead);
-            }
-        }
-        Ok(Walk::Alive { state: s, is_match: self.is_final(s) })
     }
 
     /// The error for a refused state.

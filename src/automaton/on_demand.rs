@@ -1,6 +1,6 @@
 //! One type for the two automata an index can determinize as its walks need them.
 
-use super::determinize::{Determinizer, TooLarge};
+use super::determinize::{Determinizer, StepOnDemand, TooLarge};
 use super::expr::ExprDfa;
 use super::primitives::Walk;
 use crate::error::{Error, Result};

@@ -6,6 +6,7 @@ use std::collections::{HashSet, VecDeque};
 
 use super::{ExprDfa, ExprId, ExprSet};
 use crate::automaton::{Dfa, DfaConfig, Walk, DEAD};
+use crate::automaton::determinize::StepOnDemand;
 use crate::test_support::Rng;
 use crate::ErrorKind;
 

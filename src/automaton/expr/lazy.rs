@@ -15,8 +15,8 @@ use super::derive::DeriveMemo;
 use super::{ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
 use crate::automaton::budget::Budget;
 use crate::automaton::config::DfaConfig;
-use crate::automaton::determinize::TooLarge;
-use crate::automaton::primitives::{Walk, DEAD};
+use crate::automaton::determinize::{StepOnDemand, TooLarge};
+use crate::automaton::primitives::DEAD;
 use crate::error::{limit, Error, ErrorKind, Result};
 
 /// A transition not determinized yet.
@@ -133,17 +133,6 @@ impl ExprDfa {
             UNKNOWN => self.determinize(s, i),
             t => Ok(t),
         }
-    }
-
-    /// Walks `bytes` from `s`.
-    pub(crate) fn walk(&mut self, mut s: u32, bytes: &[u8]) -> Result<Walk, TooLarge> {
-        for &b in bytes {
-            s = self.step(s, b)?;
-            if s == DEAD {
-                return Ok(Walk::Dead);
-            }
-        }
-        Ok(Walk::Alive { state: s, is_match: self.is_final(s) })
     }
 
     /// The error of the last refused step.
@@ -371,6 +360,15 @@ impl ExprDfa {
             ErrorKind::DfaTooLarge,
             format!("the automaton of {} nests expressions deeper than {MAX_DEPTH} levels", self.what),
         )
+    }
+}
+
+impl StepOnDemand for ExprDfa {
+    fn step(&mut self, s: u32, byte: u8) -> Result<u32, TooLarge> {
+        ExprDfa::step(self, s, byte)
+    }
+    fn is_final(&self, s: u32) -> bool {
+        ExprDfa::is_final(self, s)
     }
 }
 
