@@ -37,6 +37,9 @@ import { open } from "node:fs/promises";
 import { TextDecoder } from "node:util";
 import { TokenBias } from "node-llama-cpp";
 import { Guide, Index, LogitsBuffer, MaskBuffer, Vocabulary } from "./node.mjs";
+import { mulberry32 } from "./random.mjs";
+
+export { mulberry32 };
 
 const vocabularies = new WeakMap(); // LlamaModel -> Promise<Vocabulary>
 const indexes = new WeakMap(); // Vocabulary -> Map<pattern key, Index>
@@ -103,17 +106,6 @@ export function chatMLPrompt(user, system = "You are a helpful AI assistant.") {
   return `<|im_start|>system\n${system}<|im_end|>\n<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
 }
 
-/** Deterministic PRNG (mulberry32): uniform floats in [0, 1). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export const DEFAULT_SAMPLING = Object.freeze({ temperature: 0.7, topK: 40, topP: 0.95, minP: 0 });
 

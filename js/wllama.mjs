@@ -8,18 +8,10 @@
 // of the same GGUF: ids are the model's).
 import { Guide } from "logitmask";
 import { logitmaskError } from "./error.mjs";
+import { mulberry32 } from "./random.mjs";
 
-/** mulberry32: a small seeded PRNG, [0, 1). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 };
+
 
 /** The number of set bits of a bitmask (u32 words). */
 export function popcount(mask) {

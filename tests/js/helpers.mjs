@@ -26,17 +26,8 @@ export function throwsCode(fn, code, messagePattern) {
   return error;
 }
 
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG (mulberry32, the adapters' own). */
+export { mulberry32 as rng } from "../../js/random.mjs";
 
 /** FNV-1a 64 over bytes, as the serialized index's trailing checksum uses. */
 export function fnv1a64(bytes) {

@@ -317,23 +317,23 @@ describe("LogitmaskLogitsProcessor", () => {
   });
 });
 
-describe("inside transformers.js generate() (a Qwen3ForCausalLM whose forward is a stub)", () => {
-  /** A model object of the real class, with synthetic logits instead of an ONNX session. */
-  function stubModel(seed) {
-    const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: EOS, pad_token_id: 151_643, max_position_embeddings: 4096 });
-    const model = new Qwen3ForCausalLM(config, {}, {});
-    const random = rng(seed);
-    model.forward = async ({ input_ids }) => {
-      const [batch, seq] = input_ids.dims;
-      const data = new Float32Array(batch * seq * WIDTH);
-      for (let i = 0; i < data.length; i++) data[i] = (random() - 0.5) * 8;
-      for (let row = 0; row < batch; row++) if (random() < 0.3) data[(row * seq + seq - 1) * WIDTH + EOS] = 50;
-      return { logits: new Tensor("float32", data, [batch, seq, WIDTH]) };
-    };
-    model.prepare_inputs_for_generation = (_all_input_ids, model_inputs) => model_inputs;
-    return model;
-  }
+/** A model object of the real class, with synthetic logits instead of an ONNX session. */
+function stubModel(seed) {
+  const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: EOS, pad_token_id: 151_643, max_position_embeddings: 4096 });
+  const model = new Qwen3ForCausalLM(config, {}, {});
+  const random = rng(seed);
+  model.forward = async ({ input_ids }) => {
+    const [batch, seq] = input_ids.dims;
+    const data = new Float32Array(batch * seq * WIDTH);
+    for (let i = 0; i < data.length; i++) data[i] = (random() - 0.5) * 8;
+    for (let row = 0; row < batch; row++) if (random() < 0.3) data[(row * seq + seq - 1) * WIDTH + EOS] = 50;
+    return { logits: new Tensor("float32", data, [batch, seq, WIDTH]) };
+  };
+  model.prepare_inputs_for_generation = (_all_input_ids, model_inputs) => model_inputs;
+  return model;
+}
 
+describe("inside transformers.js generate() (a Qwen3ForCausalLM whose forward is a stub)", () => {
   test("greedy and sampled, batch 1: every output fully matches and ends with EOS", async () => {
     for (const [regex, index] of [[DIGITS, indexes.digits], [JSONISH, indexes.json]]) {
       for (const seed of [1, 2, 3]) {
@@ -372,21 +372,6 @@ describe("inside transformers.js generate() (a Qwen3ForCausalLM whose forward is
 });
 
 describe("StructuredOutputProcessor: @huggingface/transformers-structured-output's shape, one import apart", () => {
-  // The stub model of the describe block above, rebuilt here (it is local to that block).
-  function stubModel(seed) {
-    const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: EOS, pad_token_id: 151_643, max_position_embeddings: 4096 });
-    const model = new Qwen3ForCausalLM(config, {}, {});
-    const random = rng(seed);
-    model.forward = async ({ input_ids }) => {
-      const [batch, seq] = input_ids.dims;
-      const data = new Float32Array(batch * seq * WIDTH);
-      for (let i = 0; i < data.length; i++) data[i] = (random() - 0.5) * 8;
-      for (let row = 0; row < batch; row++) if (random() < 0.3) data[(row * seq + seq - 1) * WIDTH + EOS] = 50;
-      return { logits: new Tensor("float32", data, [batch, seq, WIDTH]) };
-    };
-    model.prepare_inputs_for_generation = (_all_input_ids, model_inputs) => model_inputs;
-    return model;
-  }
   const SCHEMA = { type: "object", properties: { answer: { enum: ["yes", "no"] }, n: { type: "integer", minimum: 0, maximum: 99 } }, required: ["answer", "n"], additionalProperties: false };
   const FORMATS = [
     { type: "json_schema", json_schema: SCHEMA },
