@@ -113,16 +113,25 @@ impl Guide {
         self.index.allowed_tokens(StateId::new(self.state))
     }
 
+    /// The allowed set, to write a mask of: a mid-density sparse row keeps its bitset for
+    /// the masks to copy (see [`IndexConfig::mask_cache_bytes`](crate::IndexConfig::mask_cache_bytes)).
+    pub(crate) fn mask_row(&self) -> Result<Arc<TokenSet>> {
+        if self.finished {
+            return Ok(self.index.eos_tokens().clone());
+        }
+        self.index.row_for_mask(StateId::new(self.state))
+    }
+
     /// Writes the allowed set as a bitmask (bit `id & 31` of word `id >> 5`); `mask`
     /// needs at least `ceil(vocab_size / 32)` words, extra words are cleared.
     pub fn fill_mask(&self, mask: &mut [u32]) -> Result<()> {
-        self.allowed_tokens()?.fill_mask(mask)
+        self.mask_row()?.fill_mask(mask)
     }
 
     /// Writes the allowed set into a reusable [`MaskBuffer`] with as few stores as the
     /// row needs (see there); the cheapest way to hand masks to a runtime step after step.
     pub fn fill_mask_buffer(&self, buffer: &mut MaskBuffer) -> Result<()> {
-        self.allowed_tokens()?.fill_mask_buffer(buffer)
+        self.mask_row()?.fill_mask_buffer(buffer)
     }
 
     /// Sets every disallowed logit (and padding past the vocabulary) to negative

@@ -72,7 +72,7 @@ pub use automaton::{
 pub use automaton::expr::{ExprId, ExprSet};
 pub use error::{Error, ErrorKind, Result};
 pub use guide::{Guide, GuideConfig, DEFAULT_MAX_ROLLBACK};
-pub use index::{mask_words, Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MAX_STATES};
+pub use index::{mask_words, Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES, DEFAULT_MAX_STATES};
 pub use vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
 /// The README's examples, compiled and run as doctests so that they stay true.

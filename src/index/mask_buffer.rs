@@ -2,7 +2,7 @@
 //! row needs: the destination of `Guide::fill_mask_buffer`, and in wasm a `Uint32Array`
 //! view over it hands the mask to JavaScript without crossing the boundary.
 
-use super::token_set::{mask_words, store_words, FIXED_WORDS};
+use super::token_set::{mask_words, store_words, FIXED_WORDS, SPARSE_WORDS_DIVISOR};
 
 /// A reusable mask of `ceil(vocab_size / 32)` u32 words (bit `id & 31` of word `id >> 5`).
 ///
@@ -90,7 +90,7 @@ impl MaskBuffer {
         // Listing a row's words pays only while clearing them one by one beats one `fill`
         // (a fill writes several words per store): up to about one word in 32 (measured in wasm,
         // docs/benchmarks.md).
-        if singles.len() + indexes.len() <= self.len / 32 {
+        if singles.len() + indexes.len() <= self.len / SPARSE_WORDS_DIVISOR {
             self.touched.extend(singles.iter().map(|&id| id >> 5));
             self.touched.extend_from_slice(indexes);
         } else {

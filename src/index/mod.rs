@@ -81,12 +81,23 @@ pub struct IndexConfig {
     lazy: bool,
     max_states: usize,
     row_slices: bool,
+    mask_cache_bytes: usize,
     dfa: DfaConfig,
 }
 
+/// Default of [`IndexConfig::mask_cache_bytes`]: 4 MiB, about 160 rows' bitsets at 200k
+/// tokens.
+pub const DEFAULT_MASK_CACHE_BYTES: usize = 4 << 20;
+
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { lazy: false, max_states: DEFAULT_MAX_STATES, row_slices: true, dfa: DfaConfig::default() }
+        IndexConfig {
+            lazy: false,
+            max_states: DEFAULT_MAX_STATES,
+            row_slices: true,
+            mask_cache_bytes: DEFAULT_MASK_CACHE_BYTES,
+            dfa: DfaConfig::default(),
+        }
     }
 }
 
@@ -114,6 +125,16 @@ impl IndexConfig {
     /// same either way (docs/index-layout.md, "Rows on request"); off is for comparing.
     pub fn row_slices(mut self, yes: bool) -> IndexConfig {
         self.row_slices = yes;
+        self
+    }
+    /// Memory the index may spend keeping the bitsets of mid-density sparse rows, made the
+    /// first time a mask of one is filled (default [`DEFAULT_MASK_CACHE_BYTES`]; 0 turns
+    /// it off). Such a row (say the ~1,100 digit tokens of a 200k vocabulary, spread over
+    /// 900 of its 6,250 words) is stored sparse to save memory, but writing it into a
+    /// mask costs 2-4x a copy of a whole bitset; with its bitset kept, each later mask of
+    /// it is that copy. Counted in [`Index::memory_usage`].
+    pub fn mask_cache_bytes(mut self, bytes: usize) -> IndexConfig {
+        self.mask_cache_bytes = bytes;
         self
     }
     /// Cap on the DFA's transition table in bytes.
@@ -155,6 +176,10 @@ impl IndexConfig {
     /// The state cap.
     pub fn get_max_states(&self) -> usize {
         self.max_states
+    }
+    /// The memory allowed for rows' bitsets kept for masks.
+    pub fn get_mask_cache_bytes(&self) -> usize {
+        self.mask_cache_bytes
     }
     /// The DFA options.
     pub fn get_dfa_config(&self) -> &DfaConfig {
@@ -369,6 +394,7 @@ impl Index {
         if !config.row_slices {
             self.slice_plan = None;
         }
+        self.store.set_expansion_budget(config.mask_cache_bytes);
         self
     }
 
@@ -451,6 +477,15 @@ impl Index {
     /// fully matches. In lazy mode the row is computed on first request.
     pub fn allowed_tokens(&self, state: StateId) -> Result<Arc<TokenSet>> {
         self.source.row(state, self.lazy, self.walker(), &self.store, &self.pattern)
+    }
+
+    /// The row of `state` to write a mask of: like [`allowed_tokens`](Index::allowed_tokens),
+    /// but a mid-density sparse row gets its bitset kept for the masks to copy, within
+    /// [`IndexConfig::mask_cache_bytes`].
+    pub(crate) fn row_for_mask(&self, state: StateId) -> Result<Arc<TokenSet>> {
+        let row = self.allowed_tokens(state)?;
+        self.store.expand_if_worth(&row);
+        Ok(row)
     }
 
     /// The state after `token` in `state`, or `None` when the token is not allowed there.
@@ -548,5 +583,71 @@ mod tests {
     fn index_is_send_and_sync() {
         assert_send_sync::<Index>();
         assert_send_sync::<Arc<Index>>();
+    }
+}
+
+#[cfg(test)]
+mod mask_cache_tests {
+    use super::*;
+    use crate::Guide;
+
+    /// 100,000 ids with the 1,110 numbers of up to three digits spread one per 90 ids, so
+    /// a digits row touches over a thousand of the 3,125 mask words while holding fewer ids
+    /// than words: sparse, and worth expanding.
+    fn spread_digits_vocab() -> Arc<Vocabulary> {
+        let numbers: Vec<String> = (0..10).chain(0..100).chain(0..1000).enumerate().map(|(k, n)| match k {
+            0..10 => format!("{n}"),
+            10..110 => format!("{n:02}"),
+            _ => format!("{n:03}"),
+        }).collect();
+        let mut tokens: Vec<String> = (0..100_000).map(|i| format!("q{i}")).collect();
+        for (k, n) in numbers.into_iter().enumerate() {
+            tokens[k * 90] = n;
+        }
+        tokens.push("a".into());
+        tokens.push("<eos>".into());
+        Arc::new(Vocabulary::new(tokens.iter().map(|t| Some(t.as_str())), &[100_001]).unwrap())
+    }
+
+    fn mask_of(guide: &Guide) -> Vec<u32> {
+        let mut want = vec![0u32; mask_words(guide.index().vocab_size())];
+        for id in guide.allowed_tokens().unwrap().iter() {
+            want[(id >> 5) as usize] |= 1 << (id & 31);
+        }
+        want
+    }
+
+    #[test]
+    fn mid_density_rows_keep_their_bitset_within_the_budget() {
+        let vocab = spread_digits_vocab();
+        let words = mask_words(vocab.size());
+        let pattern = "[0-9]{1,8}|a[0-9]{1,2}";
+        for (budget, kept) in [(DEFAULT_MASK_CACHE_BYTES, 2), (words * 4, 1), (words * 4 - 1, 0), (0, 0)] {
+            let config = IndexConfig::new().mask_cache_bytes(budget);
+            let index = Arc::new(Index::with_config(pattern, &vocab, &config).unwrap());
+            let row = index.allowed_tokens(index.initial_state()).unwrap();
+            assert!(row.bits().is_none() && row.len() > 1000, "the digits row is sparse");
+            let before = index.memory_usage();
+            let mut buffer = MaskBuffer::new(vocab.size());
+            let mut mask = vec![u32::MAX; words + 2];
+            for _ in 0..3 {
+                let mut guide = Guide::new(index.clone());
+                for token in [None, Some(100_000), Some(0)] {
+                    if let Some(t) = token {
+                        if guide.advance(t).is_err() {
+                            break;
+                        }
+                    }
+                    let want = mask_of(&guide);
+                    guide.fill_mask(&mut mask).unwrap();
+                    assert_eq!(&mask[..words], &want[..]);
+                    assert_eq!(&mask[words..], [0, 0]);
+                    guide.fill_mask_buffer(&mut buffer).unwrap();
+                    assert_eq!(buffer.words(), &want[..]);
+                }
+            }
+            // Initial row (all numbers) and, after "a", the one- and two-digit numbers.
+            assert_eq!(index.memory_usage() - before, kept * words * 4, "budget {budget}");
+        }
     }
 }

@@ -75,12 +75,39 @@ pub(super) struct RowStore {
     /// Rows on request that came through a vocabulary slice (`sliced.rs`).
     sliced: AtomicUsize,
     max_states: usize,
+    /// Bytes left for rows' bitsets kept for masks (`IndexConfig::mask_cache_bytes`).
+    expansion_left: AtomicUsize,
 }
 
 impl RowStore {
     /// An empty store that admits up to `max_states` rows.
     pub(super) fn new(max_states: usize) -> RowStore {
-        RowStore { distinct: Mutex::new(HashSet::new()), computed: AtomicUsize::new(0), sliced: AtomicUsize::new(0), max_states }
+        RowStore {
+            distinct: Mutex::new(HashSet::new()),
+            computed: AtomicUsize::new(0),
+            sliced: AtomicUsize::new(0),
+            max_states,
+            expansion_left: AtomicUsize::new(0),
+        }
+    }
+
+    /// Sets the bytes rows' kept bitsets may take, before any is kept.
+    pub(super) fn set_expansion_budget(&mut self, bytes: usize) {
+        self.expansion_left = AtomicUsize::new(bytes);
+    }
+
+    /// Keeps `row`'s bitset for its masks if that makes them cheaper
+    /// ([`TokenSet::worth_expanding`]) and the budget has room; the first come keep theirs.
+    pub(super) fn expand_if_worth(&self, row: &TokenSet) {
+        if !row.worth_expanding() {
+            return;
+        }
+        let bytes = row.expansion_bytes();
+        let take = |left: usize| left.checked_sub(bytes);
+        if self.expansion_left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, take).is_ok() && !row.expand() {
+            // Expanded by another thread meanwhile, or no memory: give the bytes back.
+            self.expansion_left.fetch_add(bytes, Ordering::Relaxed);
+        }
     }
 
     /// Number of states with rows.

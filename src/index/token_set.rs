@@ -2,6 +2,7 @@
 //! when sparse.
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
 use super::kernel::{fill_neg_inf, mask_with_bits};
 use super::mask_buffer::MaskBuffer;
@@ -15,12 +16,26 @@ use crate::error::{Error, ErrorKind, Result};
 /// than the ids and expands into a bitset with one plain store per non-zero word. The
 /// form is a function of the contents, so equal sets compare equal and identical rows
 /// are shared.
-#[derive(Clone, PartialEq, Eq)]
+///
+/// A sparse row with many non-zero words can also keep its bitset, made on request
+/// ([`TokenSet::expand`], which the index calls within its budget): each of its masks is
+/// then one copy instead of hundreds of scattered stores (see [`TokenSet::worth_expanding`]).
+#[derive(Clone)]
 pub struct TokenSet {
     repr: Repr,
     len: u32,
     vocab_size: u32,
+    /// A sparse row's bitset, once expanded; not part of the set's identity.
+    expanded: OnceLock<Box<[u32]>>,
 }
+
+impl PartialEq for TokenSet {
+    fn eq(&self, other: &TokenSet) -> bool {
+        self.repr == other.repr && self.len == other.len && self.vocab_size == other.vocab_size
+    }
+}
+
+impl Eq for TokenSet {}
 
 #[derive(Clone, PartialEq, Eq)]
 enum Repr {
@@ -81,6 +96,10 @@ pub fn mask_words(vocab_size: usize) -> usize {
 }
 
 impl TokenSet {
+    fn new(repr: Repr, len: u32, vocab_size: usize) -> TokenSet {
+        TokenSet { repr, len, vocab_size: vocab_size as u32, expanded: OnceLock::new() }
+    }
+
     /// Builds a set from ids in any order (duplicates allowed); every id must be
     /// `< vocab_size`.
     pub(crate) fn from_ids(mut ids: Vec<u32>, vocab_size: usize) -> TokenSet {
@@ -93,7 +112,7 @@ impl TokenSet {
             }
             let len: u32 = bits.iter().map(|w| w.count_ones()).sum();
             if len as usize >= words {
-                return TokenSet { repr: Repr::Bits(bits), len, vocab_size: vocab_size as u32 };
+                return TokenSet::new(Repr::Bits(bits), len, vocab_size);
             }
         }
         ids.sort_unstable();
@@ -144,7 +163,7 @@ impl TokenSet {
         let words = bits.len();
         let len: u32 = bits.iter().map(|w| w.count_ones()).sum();
         if len as usize >= words {
-            return TokenSet { repr: Repr::Bits(bits), len, vocab_size: vocab_size as u32 };
+            return TokenSet::new(Repr::Bits(bits), len, vocab_size);
         }
         let nonzero = bits.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32, w));
         TokenSet::sparse_from_words(nonzero, len, vocab_size)
@@ -174,7 +193,7 @@ impl TokenSet {
         singles.extend(words);
         singles.extend(bits);
         let repr = Repr::Sparse { data: singles.into_boxed_slice(), singles: n };
-        TokenSet { repr, len, vocab_size: vocab_size as u32 }
+        TokenSet::new(repr, len, vocab_size)
     }
 
     /// Rebuilds a set from its serialized form, checking that it is canonical.
@@ -192,7 +211,7 @@ impl TokenSet {
                 if len < words {
                     return Err("sparse row stored as a bitset".into());
                 }
-                Ok(TokenSet { repr: Repr::Bits(bits), len: len as u32, vocab_size: vocab_size as u32 })
+                Ok(TokenSet::new(Repr::Bits(bits), len as u32, vocab_size))
             }
             Stored::Ids(ids) => {
                 if ids.len() >= words.max(1) {
@@ -203,6 +222,56 @@ impl TokenSet {
                 }
                 Ok(TokenSet::sparse(&ids, vocab_size))
             }
+        }
+    }
+
+    /// Number of non-zero words of the set's bitset when it is sparse.
+    fn sparse_words(&self) -> Option<usize> {
+        match &self.repr {
+            Repr::Bits(_) => None,
+            Repr::Sparse { data, singles } => Some(*singles as usize + (data.len() - *singles as usize) / 2),
+        }
+    }
+
+    /// Whether masks of this row would be cheaper as copies of its bitset: a sparse row,
+    /// not expanded yet, with more than one non-zero word in [`SPARSE_WORDS_DIVISOR`]. At
+    /// that density a mask clears every word anyway (see `MaskBuffer::put_sparse`) and then
+    /// stores hundreds of scattered words, which in wasm costs 2-4x a copy of the whole mask.
+    pub(crate) fn worth_expanding(&self) -> bool {
+        let words = mask_words(self.vocab_size as usize);
+        self.sparse_words().is_some_and(|n| n > words / SPARSE_WORDS_DIVISOR) && self.expanded.get().is_none()
+    }
+
+    /// Bytes [`TokenSet::expand`] keeps.
+    pub(crate) fn expansion_bytes(&self) -> usize {
+        mask_words(self.vocab_size as usize) * 4
+    }
+
+    /// Keeps the row's bitset beside its sparse form, so that masks copy it; false if the
+    /// row is dense, already expanded (perhaps by another thread) or the memory cannot be
+    /// had. The caller accounts for the bytes ([`TokenSet::expansion_bytes`]).
+    pub(crate) fn expand(&self) -> bool {
+        if self.bits().is_some() || self.expanded.get().is_some() {
+            return false;
+        }
+        let mut bits = Vec::new();
+        if bits.try_reserve_exact(mask_words(self.vocab_size as usize)).is_err() {
+            return false;
+        }
+        bits.resize(mask_words(self.vocab_size as usize), 0);
+        for (w, b) in self.words() {
+            bits[w as usize] = b;
+        }
+        self.expanded.set(bits.into_boxed_slice()).is_ok()
+    }
+
+    /// The bitset words: the row itself when dense, its expansion if it has one.
+    #[inline]
+    #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // with_mask's
+    fn dense(&self) -> Option<&[u32]> {
+        match &self.repr {
+            Repr::Bits(b) => Some(b),
+            Repr::Sparse { .. } => self.expanded.get().map(|b| &b[..]),
         }
     }
 
@@ -278,12 +347,12 @@ impl TokenSet {
         if mask.len() < words {
             return Err(too_small("mask", mask.len(), words, "u32 words"));
         }
-        match &self.repr {
-            Repr::Bits(bits) => {
+        match (&self.repr, self.expanded.get()) {
+            (Repr::Bits(bits), _) | (Repr::Sparse { .. }, Some(bits)) => {
                 mask[..words].copy_from_slice(bits);
                 mask[words..].fill(0);
             }
-            Repr::Sparse { data, singles } => {
+            (Repr::Sparse { data, singles }, None) => {
                 mask.fill(0);
                 let (singles, indexes, bits) = split(data, *singles);
                 store_words(singles, indexes, bits, words, mask);
@@ -305,9 +374,9 @@ impl TokenSet {
     }
 
     fn put_into(&self, buffer: &mut MaskBuffer) {
-        match &self.repr {
-            Repr::Bits(bits) => buffer.put_dense(bits),
-            Repr::Sparse { data, singles } => {
+        match (&self.repr, self.expanded.get()) {
+            (Repr::Bits(bits), _) | (Repr::Sparse { .. }, Some(bits)) => buffer.put_dense(bits),
+            (Repr::Sparse { data, singles }, None) => {
                 let (singles, indexes, bits) = split(data, *singles);
                 buffer.put_sparse(singles, indexes, bits);
             }
@@ -320,7 +389,7 @@ impl TokenSet {
     /// allocation per call (wasm's `fillMask` copies this out in one go).
     #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // wasm's fillMask and the tests
     pub(crate) fn with_mask<R>(&self, f: impl FnOnce(&[u32]) -> R) -> R {
-        if let Repr::Bits(bits) = &self.repr {
+        if let Some(bits) = self.dense() {
             return f(bits);
         }
         let words = mask_words(self.vocab_size as usize);
@@ -393,12 +462,13 @@ impl TokenSet {
         Ok(())
     }
 
-    /// Bytes of memory held.
+    /// Bytes of memory held (an expansion included).
     pub fn memory_usage(&self) -> usize {
         std::mem::size_of::<TokenSet>()
             + match &self.repr {
                 Repr::Bits(b) | Repr::Sparse { data: b, .. } => b.len() * 4,
             }
+            + self.expanded.get().map_or(0, |b| b.len() * 4)
     }
 }
 
@@ -435,6 +505,11 @@ impl Iterator for SparseWords<'_> {
         }
     }
 }
+
+/// A sparse row whose non-zero words are more than one in this many is cleared by one
+/// `fill` in a [`MaskBuffer`] (listing its words would cost more) and is worth expanding
+/// into a bitset for its masks (measured in wasm, docs/benchmarks.md).
+pub(super) const SPARSE_WORDS_DIVISOR: usize = 32;
 
 /// Masks of at most this many words (vocabularies up to 262,144 ids) are written through
 /// a fixed-size array view: a power of two, so masking an index with it changes no index

@@ -332,7 +332,7 @@ impl JsGuide {
         // guide usable, not a glue-level exception.
         let mask: Uint32Array =
             mask.dyn_into().map_err(|_| invalid_argument("mask must be a Uint32Array".to_string()))?;
-        let row = self.inner.allowed_tokens().map_err(js_error)?;
+        let row = self.inner.mask_row().map_err(js_error)?;
         let words = crate::mask_words(self.inner.index().vocab_size());
         let len = mask.length() as usize;
         if len < words {

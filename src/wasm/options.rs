@@ -47,6 +47,7 @@ pub(super) struct IndexOptions {
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
     max_work: Option<f64>,
+    mask_cache_bytes: Option<f64>,
 }
 
 impl IndexOptions {
@@ -64,6 +65,9 @@ impl IndexOptions {
         }
         if let Some(n) = size_from_js(self.max_work, "maxWork")? {
             config = config.max_work(n as u64);
+        }
+        if let Some(n) = size_from_js(self.mask_cache_bytes, "maskCacheBytes")? {
+            config = config.mask_cache_bytes(n);
         }
         Ok(config)
     }
@@ -140,6 +144,7 @@ pub(super) struct IndexAndSchemaOptions {
     determinize_size_limit: Option<f64>,
     max_states: Option<f64>,
     max_work: Option<f64>,
+    mask_cache_bytes: Option<f64>,
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     whitespace: JsValue,
     max_recursion_depth: Option<f64>,
@@ -159,6 +164,7 @@ impl IndexAndSchemaOptions {
             determinize_size_limit,
             max_states,
             max_work,
+            mask_cache_bytes,
             whitespace,
             max_recursion_depth,
             any_value_depth,
@@ -168,7 +174,15 @@ impl IndexAndSchemaOptions {
             unknown_formats_are_errors,
         } = self;
         (
-            IndexOptions { lazy, ascii_classes, dfa_size_limit, determinize_size_limit, max_states, max_work },
+            IndexOptions {
+                lazy,
+                ascii_classes,
+                dfa_size_limit,
+                determinize_size_limit,
+                max_states,
+                max_work,
+                mask_cache_bytes,
+            },
             JsonSchemaOptions {
                 whitespace,
                 max_recursion_depth,

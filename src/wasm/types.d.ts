@@ -29,6 +29,14 @@ export interface IndexOptions {
    * build throws `BuildTooExpensive`.
    */
   maxWork?: number;
+  /**
+   * Memory the index may spend keeping the bitsets of mid-density sparse rows (default
+   * 4 MiB; 0: none). Such a row (the ~1,100 digit tokens of a 200k vocabulary, say) is
+   * stored sparse to save memory, but expanding it into a mask costs 2-4x a plain copy;
+   * with its bitset kept from its first mask on, every later `fillMask` of it is one copy.
+   * Counted in `memoryUsage()`.
+   */
+  maskCacheBytes?: number;
 }
 /** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
 export interface JsonSchemaOptions {
