@@ -294,6 +294,8 @@ function benchCase(c, vocab, vocabName, lex) {
       rec.walk_tokens = walk.tokens.length;
       rec.walk_states = walk.guides.length;
       Object.assign(rec, perStep(index, vocab, walk));
+      // After the masks: rows whose bitsets the mask cache kept are counted here.
+      rec.memory_after_walk_bytes = index.memoryUsage();
       dispose(walk.guides);
     }
   }

@@ -471,6 +471,44 @@ describe("Guide", () => {
     for (const x of [big, buffer, g, index, wide]) x.free();
   });
 
+  test("maskCacheBytes: a mid-density sparse row keeps its bitset once masked, within the budget", () => {
+    // 100,000 ids with the 1,110 numbers of up to three digits one per 90 ids: the digits row
+    // holds fewer ids than the 3,125 mask words (sparse) but touches over a thousand of them.
+    const tokens = Array.from({ length: 100_000 }, (_, i) => `q${i}`);
+    const numbers = [];
+    for (let n = 0; n < 10; n++) numbers.push(String(n));
+    for (let n = 0; n < 100; n++) numbers.push(String(n).padStart(2, "0"));
+    for (let n = 0; n < 1000; n++) numbers.push(String(n).padStart(3, "0"));
+    numbers.forEach((t, k) => (tokens[k * 90] = t));
+    tokens.push("<eos>");
+    const big = new Vocabulary(tokens, [100_000]);
+    const words = Math.ceil(big.size / 32);
+    for (const [options, kept] of [[{}, 1], [{ maskCacheBytes: words * 4 }, 1], [{ maskCacheBytes: words * 4 - 1 }, 0], [{ maskCacheBytes: 0 }, 0]]) {
+      for (const lazy of [true, false]) {
+        const index = Index.fromRegex("[0-9]{1,8}", big, { ...options, lazy });
+        const g = new Guide(index);
+        const want = new Uint32Array(words);
+        for (const id of g.allowedTokens()) want[id >>> 5] |= 1 << (id & 31);
+        const before = index.memoryUsage();
+        const mask = new Uint32Array(words);
+        const buffer = new MaskBuffer(big.size);
+        for (let k = 0; k < 3; k++) {
+          mask.fill(0xffffffff);
+          g.fillMask(mask);
+          assert.deepEqual(mask, want);
+          g.fillMaskBuffer(buffer);
+          assert.deepEqual(buffer.view(), want);
+        }
+        assert.equal(index.memoryUsage() - before, kept * words * 4, JSON.stringify({ options, lazy }));
+        for (const x of [buffer, g, index]) x.free();
+      }
+    }
+    for (const bad of [-1, 1.5, "4096", 2 ** 64]) {
+      throwsCode(() => Index.fromRegex("[0-9]", big, { maskCacheBytes: bad }), "InvalidArgument");
+    }
+    big.free();
+  });
+
   test("rollback and reset; maxRollback; RollbackTooFar changes nothing", () => {
     const index = Index.fromRegex(FINITE, vocab);
     const g = new Guide(index);
