@@ -241,3 +241,43 @@ proptest! {
         }
     }
 }
+
+/// Work budgets (issue 15): the tokenizer loaders charge one step per input byte and 32 per
+/// token before decoding, the JSON Schema compiler its sub-schemas, merges and regex nodes;
+/// past the budget each stops with `BuildTooExpensive`, at the same point on every machine.
+#[test]
+fn loaders_and_the_schema_compiler_have_work_budgets() {
+    use logitmask::json_schema::{regex_from_json_schema, Config};
+    use logitmask::tokenizer::LoadOptions;
+    use logitmask::ErrorKind;
+
+    let json = r#"{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}}"#;
+    let exact = json.len() as u64 + 2 * 32;
+    let e = Vocabulary::from_tokenizer_json(json, &LoadOptions::new().max_work(exact - 1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
+    assert!(e.message().contains("max_work / maxWork"), "{e}");
+    assert_eq!(Vocabulary::from_tokenizer_json(json, &LoadOptions::new().max_work(exact)).unwrap().size(), 2);
+
+    let ranks = "IQ== 0\nIg== 1\n"; // three lines (the last empty), one special token
+    let exact = ranks.len() as u64 + 4 * 32;
+    let e = Vocabulary::from_tiktoken(ranks, &[("<|end|>", 2)], &LoadOptions::new().max_work(exact - 1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
+    assert_eq!(Vocabulary::from_tiktoken(ranks, &[("<|end|>", 2)], &LoadOptions::new().max_work(exact)).unwrap().size(), 3);
+
+    // anyOf groups side by side multiply: 4^6 combinations of objects.
+    let group = |k: usize| {
+        serde_json::json!({"anyOf": (0..4).map(|b| serde_json::json!({
+            "type": "object",
+            "properties": {format!("p{k}_{b}"): {"type": "string", "maxLength": 20}},
+            "required": [format!("p{k}_{b}")]
+        })).collect::<Vec<_>>()})
+    };
+    let schema = serde_json::json!({"allOf": (0..6).map(group).collect::<Vec<_>>()});
+    let e = regex_from_json_schema(&schema, &Config::new().max_work(100_000)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
+    assert!(e.message().contains("JSON Schema") && e.message().contains("max_work / maxWork"), "{e}");
+    // A small schema fits a small budget; the same budget fails the same way twice.
+    assert!(regex_from_json_schema(&group(0), &Config::new().max_work(100_000)).is_ok());
+    let again = regex_from_json_schema(&schema, &Config::new().max_work(100_000)).unwrap_err();
+    assert_eq!(again.message(), e.message());
+}

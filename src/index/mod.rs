@@ -255,7 +255,7 @@ impl Index {
     /// [`ErrorKind::TooManyStates`].
     pub fn with_config(pattern: &str, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
         let determinizer = OnDemandDfa::Nfa(Determinizer::new(pattern, &config.dfa)?);
-        Index::from_on_demand(determinizer, pattern, vocab, config)
+        Index::from_on_demand(determinizer, pattern, vocab, config, 0)
     }
 
     /// Builds an index for the expression `root` of `exprs`: a regular language built
@@ -288,20 +288,27 @@ impl Index {
     pub fn from_expr(exprs: ExprSet, root: ExprId, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
         let what = format!("automaton expression ({} nodes)", exprs.len());
         let dfa = ExprDfa::new(exprs, root, &config.dfa, config.dfa.get_max_work(), what.clone())?;
-        Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config)
+        Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config, 0)
     }
 
     fn from_schema_automaton(a: json_schema::SchemaAutomaton, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
         let what = format!("JSON Schema automaton ({} expression nodes)", a.exprs.len());
-        let dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, config.dfa.get_max_work(), what)?;
-        Index::from_on_demand(OnDemandDfa::Expr(dfa), &a.pattern, vocab, config)
+        // One call, one budget: an eager build gets what the compilation left. A lazy
+        // index's requests each get a whole budget of their own, as for any lazy index.
+        let spent = if config.lazy { 0 } else { a.work };
+        let max_work = config.dfa.get_max_work().saturating_sub(spent);
+        let dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, max_work, what)?;
+        Index::from_on_demand(OnDemandDfa::Expr(dfa), &a.pattern, vocab, config, spent)
     }
 
+    /// An index over `determinizer`; an eager build's budget starts with `spent` steps
+    /// used (a schema's compilation).
     fn from_on_demand(
         determinizer: OnDemandDfa,
         pattern: &str,
         vocab: &Arc<Vocabulary>,
         config: &IndexConfig,
+        spent: u64,
     ) -> Result<Index> {
         // Rows on request are exact only where single bytes are tokens (see IndexConfig::lazy).
         let lazy = config.lazy && vocab.is_byte_complete();
@@ -310,6 +317,7 @@ impl Index {
             return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true).configured(config));
         }
         let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
+        budget.charge(spent)?;
         let dfa = Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
         if lazy {
             return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true).configured(config));

@@ -66,7 +66,7 @@ mod re;
 mod schema;
 
 use crate::automaton::expr::{ExprId, ExprSet};
-use crate::automaton::{Dfa, DEAD};
+use crate::automaton::{Dfa, DEAD, DEFAULT_MAX_WORK};
 use crate::error::{Error, ErrorKind, Result};
 use json::Json;
 use re::Re;
@@ -131,6 +131,7 @@ pub struct Config {
     allow_additional_properties: bool,
     max_regex_size: usize,
     unknown_formats_are_errors: bool,
+    max_work: u64,
 }
 
 impl Default for Config {
@@ -143,6 +144,7 @@ impl Default for Config {
             allow_additional_properties: false,
             max_regex_size: DEFAULT_MAX_REGEX_SIZE,
             unknown_formats_are_errors: false,
+            max_work: DEFAULT_MAX_WORK,
         }
     }
 }
@@ -211,6 +213,23 @@ impl Config {
         self
     }
 
+    /// Work budget of one compilation, in steps (default [`DEFAULT_MAX_WORK`]): each
+    /// sub-schema compiled, schema merged (weighed by its keywords), `oneOf` exclusivity
+    /// check, enum value and object layout step is charged, so that a schema whose
+    /// `anyOf`/`oneOf`/`$ref` combinations multiply stops with
+    /// [`ErrorKind::BuildTooExpensive`] within about a second instead of expanding for
+    /// tens of seconds. An [`Index`](crate::Index) built from a schema eagerly charges its
+    /// DFA and rows to what the compilation left of [`IndexConfig::max_work`](crate::IndexConfig::max_work).
+    pub fn max_work(mut self, steps: u64) -> Config {
+        self.max_work = steps;
+        self
+    }
+
+    /// The compilation's work budget.
+    pub fn get_max_work(&self) -> u64 {
+        self.max_work
+    }
+
     /// Whether unknown formats are errors.
     pub fn get_unknown_formats_are_errors(&self) -> bool {
         self.unknown_formats_are_errors
@@ -264,7 +283,7 @@ pub fn regex_from_json_schema_str(schema: &str, config: &Config) -> Result<Strin
 }
 
 fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
-    let (re, automaton_only) = compile_re(schema, config)?;
+    let Compiled { re, automaton_only, .. } = compile_re(schema, config)?;
     if re.needs_automaton() {
         let (keyword, at) = automaton_only.unwrap_or(("pattern", "#".to_string()));
         return Err(Error::new(
@@ -290,7 +309,15 @@ fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
     Ok(re.render())
 }
 
-fn compile_re(schema: &Json, config: &Config) -> Result<(Re, Option<(&'static str, String)>)> {
+/// A compiled schema: its expression, the keyword that needs an automaton (if any) and the
+/// work the compilation used.
+struct Compiled {
+    re: Re,
+    automaton_only: Option<(&'static str, String)>,
+    work: u64,
+}
+
+fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
     check_limits(config)?;
     let ws = whitespace_re(config)?;
     if matches!(schema, Json::Bool(false)) {
@@ -304,7 +331,8 @@ fn compile_re(schema: &Json, config: &Config) -> Result<(Re, Option<(&'static st
             "no value validates against the schema (within the documented limits: recursion depth, formats, number forms)",
         ));
     }
-    Ok((re, compiler.automaton_only))
+    let work = compiler.work_used();
+    Ok(Compiled { re, automaton_only: compiler.automaton_only, work })
 }
 
 /// A schema compiled to an automaton expression, with the regex text that says the same
@@ -313,6 +341,8 @@ pub(crate) struct SchemaAutomaton {
     pub(crate) exprs: ExprSet,
     pub(crate) root: ExprId,
     pub(crate) pattern: String,
+    /// Work steps the compilation used (an eager index charges its build to the rest).
+    pub(crate) work: u64,
 }
 
 /// Compiles a schema given as JSON text (property order as written) to an automaton
@@ -330,7 +360,7 @@ pub(crate) fn automaton_from_json_schema(schema: &serde_json::Value, config: &Co
 }
 
 fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton> {
-    let (re, _) = compile_re(schema, config)?;
+    let Compiled { re, work, .. } = compile_re(schema, config)?;
     let mut exprs = ExprSet::new();
     let root = re.to_expr(&mut exprs, &mut re::LowerMemo::default())?;
     let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {
@@ -338,7 +368,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
     } else {
         format!("<JSON Schema automaton: {} expression nodes; as a regex about {} bytes>", exprs.len(), re.size())
     };
-    Ok(SchemaAutomaton { exprs, root, pattern })
+    Ok(SchemaAutomaton { exprs, root, pattern, work })
 }
 
 /// Refuses option values past the limits the compiler is safe and useful within.
@@ -373,4 +403,47 @@ fn whitespace_re(config: &Config) -> Result<Re> {
         }
     }
     Ok(Re::raw(p.clone()))
+}
+
+/// Calibration of the compiler's work steps against time (`Config::max_work`): run with
+/// `LOGITMASK_CALIBRATE_JSONL=corpus.jsonl cargo test --release --lib calibrate -- --ignored --nocapture`
+/// over a JSONL file of `{"id", "schema"}` lines (e.g. the schemabench corpus, unzipped).
+#[cfg(test)]
+mod work_calibration {
+    use super::*;
+
+    #[test]
+    #[ignore]
+    fn calibrate() {
+        let Ok(path) = std::env::var("LOGITMASK_CALIBRATE_JSONL") else { return };
+        let text = std::fs::read_to_string(path).unwrap();
+        let config = Config::new().whitespace(Some("[ ]?")).allow_additional_properties(true).max_work(u64::MAX);
+        let mut rows = Vec::new();
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let schema = v["schema"].to_string();
+            let t = std::time::Instant::now();
+            let made = re::entries_made();
+            let out = automaton_from_json_schema_str(&schema, &config);
+            let ns = t.elapsed().as_nanos() as f64;
+            // Failures report no work: estimate it from the regex nodes they made.
+            let work = out.as_ref().map_or((re::entries_made() - made) * 50, |a| a.work);
+            rows.push((ns, work, v["id"].as_str().unwrap_or("?").to_string(), out.is_ok()));
+        }
+        rows.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (ns, work, id, ok) in rows.iter().take(25) {
+            println!("{:>10.1} ms {:>12} steps {:>8.1} ns/step ok={ok} {id}", ns / 1e6, work, ns / (*work).max(1) as f64);
+        }
+        let mut by_rate: Vec<_> = rows.iter().filter(|r| r.0 > 20e6).collect();
+        by_rate.sort_by(|a, b| (b.0 / b.1.max(1) as f64).total_cmp(&(a.0 / a.1.max(1) as f64)));
+        for (ns, work, id, ok) in by_rate.iter().take(15) {
+            println!("rate {:>10.1} ms {:>12} steps {:>8.1} ns/step ok={ok} {id}", ns / 1e6, work, ns / (*work).max(1) as f64);
+        }
+        for limit in [25e6, 50e6, 100e6, 200e6] {
+            let over: Vec<_> = rows.iter().filter(|r| r.3 && r.1 as f64 > limit).collect();
+            let slowest_under = rows.iter().filter(|r| r.1 as f64 <= limit).map(|r| r.0).fold(0.0, f64::max);
+            println!("limit {limit:e}: {} compiled schemas over it; slowest compile under it {:.0} ms", over.len(), slowest_under / 1e6);
+        }
+        println!("schemas {}", rows.len());
+    }
 }

@@ -7,6 +7,7 @@
 //! one node each), and know the rendered size before rendering it, so that a schema
 //! whose regex would explode is refused quickly instead of hanging.
 
+use std::cell::Cell;
 use std::fmt::Write;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
@@ -61,7 +62,26 @@ impl Hash for Node {
     }
 }
 
+thread_local! {
+    /// Node entries made on this thread (see [`entries_made`]).
+    static ENTRIES_MADE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Entries of the nodes made on this thread so far (one per node and one per child): the
+/// compiler's work is mostly making, lowering and dropping nodes, and their constructors
+/// are plain functions, so the compiler's budget reads this count instead of threading a
+/// counter through every constructor.
+pub(crate) fn entries_made() -> u64 {
+    ENTRIES_MADE.with(Cell::get)
+}
+
 fn node(kind: Kind) -> Re {
+    let children = match &kind {
+        Kind::Concat(v) | Kind::Alt(v) | Kind::And(v) => v.len() as u64,
+        Kind::Repeat(..) | Kind::Not(_) => 1,
+        _ => 0,
+    };
+    ENTRIES_MADE.with(|m| m.set(m.get().wrapping_add(1 + children)));
     let size = match &kind {
         Kind::Never | Kind::Empty => 0,
         Kind::Lit(s) => 2 * s.len() as u64,

@@ -103,6 +103,7 @@ impl Vocabulary {
             }
         };
         let n = tokens.len();
+        options.check_work(tokens.iter().map(|t| t.len()).sum(), n)?;
         if let Some(types) = &meta.token_type {
             if types.count != n as u64 {
                 return Err(invalid(

@@ -63,6 +63,8 @@ impl Vocabulary {
     /// ```
     pub fn from_tokenizer_json(json: &str, options: &LoadOptions) -> Result<Vocabulary> {
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
+        // The input's bytes first (parsing is linear in them), the tokens once counted.
+        options.check_work(json.len(), 0)?;
         // serde would also read a struct from a JSON array; a tokenizer.json is an object.
         if let Some(c) = json.trim_start().chars().next().filter(|&c| c != '{') {
             return Err(invalid(FORMAT, format!("the file starts with {c:?}, not a JSON object")));
@@ -115,6 +117,7 @@ impl Vocabulary {
             size = size.max(id as usize + 1);
         }
         check_size(size, entries.len() + added.len(), FORMAT)?;
+        options.check_work(json.len(), entries.len() + added.len())?;
 
         let mut table = VocabularyBuilder::new(size, raw.text.len() + raw.text.len() / 8);
         let mut decoder = TokenDecoder::new(steps);

@@ -93,6 +93,7 @@ mod gguf;
 mod hf;
 mod tiktoken;
 
+use crate::automaton::DEFAULT_MAX_WORK;
 #[cfg(doc)]
 use crate::Vocabulary;
 
@@ -130,11 +131,22 @@ pub const EOS_MARKERS: &[&str] = &[
 /// assert_eq!(options.get_eos_token_ids(), Some(&[151643, 151645][..]));
 /// assert_eq!(LoadOptions::new().get_eos_token_ids(), None); // from the tokenizer
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoadOptions {
     eos_token_ids: Option<Vec<u32>>,
     declared_eos_token_ids: Vec<u32>,
+    max_work: u64,
 }
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { eos_token_ids: None, declared_eos_token_ids: Vec::new(), max_work: DEFAULT_MAX_WORK }
+    }
+}
+
+/// Work a loader is charged per token, beside one step per byte of input
+/// ([`LoadOptions::max_work`]): a token costs about what 32 bytes of input do.
+pub const LOAD_STEPS_PER_TOKEN: u64 = 32;
 
 impl LoadOptions {
     /// Default options: EOS ids from the tokenizer's own markers (see the
@@ -171,6 +183,27 @@ impl LoadOptions {
     pub fn declared_eos_token_ids(mut self, ids: &[u32]) -> LoadOptions {
         self.declared_eos_token_ids = ids.to_vec();
         self
+    }
+
+    /// Work budget of one load, in steps (default [`DEFAULT_MAX_WORK`]): one per byte of
+    /// input and [`LOAD_STEPS_PER_TOKEN`] per token, checked from the input's length and
+    /// the token count before the tokens are decoded, so that a huge file fails in
+    /// microseconds with [`ErrorKind::BuildTooExpensive`] instead of loading for seconds.
+    /// The default admits Gemma 3's 33 MB `tokenizer.json` (262k tokens) and keeps a load
+    /// to about a second.
+    pub fn max_work(mut self, steps: u64) -> LoadOptions {
+        self.max_work = steps;
+        self
+    }
+
+    /// The work budget of a load.
+    pub fn get_max_work(&self) -> u64 {
+        self.max_work
+    }
+
+    /// Checks a load of `input_bytes` holding `tokens` tokens against the budget.
+    pub(crate) fn check_work(&self, input_bytes: usize, tokens: usize) -> Result<()> {
+        check_load_work(self.max_work, input_bytes, tokens)
     }
 
     /// Goes back to EOS ids from the tokenizer's markers (the default).
@@ -252,6 +285,22 @@ fn check_id(id: u64, format: &str, what: &str) -> Result<u32> {
 /// Refuses a largest id far beyond the number of tokens given. Ids are dense in every
 /// real tokenizer (Gemma 3: 262,145 ids, 262,145 tokens), and a vocabulary costs memory per
 /// id, so a small corrupt file must not make it allocate for 16 million ids.
+/// The work check of every vocabulary load ([`LoadOptions::max_work`]), also used for
+/// vocabularies given as token lists from JS.
+pub(crate) fn check_load_work(max_work: u64, input_bytes: usize, tokens: usize) -> Result<()> {
+    let work = (input_bytes as u64).saturating_add((tokens as u64).saturating_mul(LOAD_STEPS_PER_TOKEN));
+    if work > max_work {
+        return Err(Error::new(
+            ErrorKind::BuildTooExpensive,
+            format!(
+                "loading this vocabulary ({input_bytes} bytes, {tokens} tokens) needs {work} work steps, more than \
+                 {max_work} (option max_work / maxWork raises the limit)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn check_size(size: usize, tokens: usize, format: &str) -> Result<()> {
     if size > tokens.saturating_mul(4).saturating_add(1 << 16) {
         return Err(invalid(

@@ -39,6 +39,9 @@ impl Vocabulary {
         special_tokens: &[(S, u32)],
         options: &LoadOptions,
     ) -> Result<Vocabulary> {
+        // At most one token per line: the work is known before anything is decoded.
+        let lines = ranks.bytes().filter(|&b| b == b'\n').count() + 1;
+        options.check_work(ranks.len(), lines + special_tokens.len())?;
         // Decode every line into one buffer first: (rank, start, len, line) entries, so
         // that memory follows the input, not the largest rank.
         let mut bytes = Vec::with_capacity(ranks.len() / 2 + ranks.len() / 8);

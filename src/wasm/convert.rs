@@ -135,6 +135,21 @@ pub(super) fn json_text(value: &JsValue, what: &str) -> JsResult<String> {
     Err(invalid_argument(format!("{what} must be a JSON string or a plain object, got {}", describe(value))))
 }
 
+/// A tokenizer file's text (a string, or a parsed object turned back into JSON), its length
+/// checked against the load's work budget before it is copied into wasm memory (UTF-16
+/// units are never more than the UTF-8 bytes the loader is charged for).
+pub(super) fn loader_text(value: &JsValue, what: &str, max_work: u64) -> JsResult<String> {
+    let text: js_sys::JsString = if value.is_string() {
+        value.clone().unchecked_into()
+    } else if as_plain_object(value).is_some() || Array::is_array(value) {
+        js_sys::JSON::stringify(value).map_err(|_| invalid_argument(format!("{what} cannot be written as JSON")))?
+    } else {
+        return Err(invalid_argument(format!("{what} must be a JSON string or a plain object, got {}", describe(value))));
+    };
+    crate::tokenizer::check_load_work(max_work, text.length() as usize, 0).map_err(js_error)?;
+    Ok(String::from(text))
+}
+
 /// `typeof value`, or the constructor's name for objects, for messages.
 fn describe(value: &JsValue) -> String {
     if value.is_object() {
@@ -228,7 +243,7 @@ pub(super) fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
 /// `null`/`undefined` for an id without a token. The array's length is checked before
 /// anything is allocated (`new Array(2 ** 32 - 1)` is one line of JS), and tokens go
 /// straight into the builder, with no intermediate list.
-pub(super) fn vocabulary_from_js(tokens: JsValue, eos_token_ids: &[u32]) -> JsResult<crate::Vocabulary> {
+pub(super) fn vocabulary_from_js(tokens: JsValue, eos_token_ids: &[u32], max_work: u64) -> JsResult<crate::Vocabulary> {
     let tokens: Array =
         tokens.dyn_into().map_err(|_| js_error(Error::new(ErrorKind::InvalidTokenizer, "tokens must be an array")))?;
     let n = tokens.length() as usize;
@@ -238,12 +253,22 @@ pub(super) fn vocabulary_from_js(tokens: JsValue, eos_token_ids: &[u32]) -> JsRe
             format!("tokens has {n} entries; a vocabulary holds at most {}", crate::MAX_VOCAB_SIZE),
         )));
     }
+    // The work budget from the count before a token is read, then with each token's bytes.
+    crate::tokenizer::check_load_work(max_work, 0, n).map_err(js_error)?;
     let mut failure = None;
-    let list = (0..n as u32).map_while(|id| match token_from_js_value(tokens.get(id), id) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            failure = Some(e);
-            None
+    let mut bytes = 0usize;
+    let list = (0..n as u32).map_while(|id| {
+        let token = token_from_js_value(tokens.get(id), id).and_then(|t| {
+            bytes += t.as_ref().map_or(0, Vec::len);
+            crate::tokenizer::check_load_work(max_work, bytes, n).map_err(js_error)?;
+            Ok(t)
+        });
+        match token {
+            Ok(t) => Some(t),
+            Err(e) => {
+                failure = Some(e);
+                None
+            }
         }
     });
     let vocabulary = crate::Vocabulary::new(list, eos_token_ids);

@@ -24,11 +24,14 @@ use wasm_bindgen::JsCast;
 use crate::error::{Error, ErrorKind};
 use crate::StateId;
 use convert::{
-    bytes_from_js, id_from_js, ids_from_js, invalid_argument, js_error, json_text, length_from_js, number_from_js,
+    bytes_from_js, id_from_js, ids_from_js, invalid_argument, js_error, length_from_js, loader_text, number_from_js,
     pattern_from_js, schema_text, set_f32, set_u32, size_from_js, special_tokens, state_from_js, token_from_js,
     vocabulary_from_js, JsResult,
 };
-use options::{GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions};
+use options::{
+    GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions,
+    VocabularyOptions,
+};
 
 // The TypeScript types written by hand, once: wasm-bindgen puts them at the top of the
 // .d.ts it generates, unpatched (this is why the file opens with a triple-slash reference).
@@ -51,9 +54,11 @@ impl JsVocabulary {
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Array<Uint8Array | string | null | undefined>")] tokens: JsValue,
         #[wasm_bindgen(js_name = eosTokenIds, unchecked_param_type = "ArrayLike<number>")] eos_token_ids: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "VocabularyOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
         let eos = ids_from_js(&eos_token_ids, "eosTokenIds")?;
-        vocabulary_from_js(tokens, &eos).map(JsVocabulary::wrap)
+        let options = options::parse::<VocabularyOptions>(options, "VocabularyOptions")?;
+        vocabulary_from_js(tokens, &eos, options.max_work()?).map(JsVocabulary::wrap)
     }
 
     /// Loads a Hugging Face `tokenizer.json` (its text, or the parsed object).
@@ -62,8 +67,8 @@ impl JsVocabulary {
         #[wasm_bindgen(unchecked_param_type = "string | object")] json: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
-        let text = json_text(&json, "tokenizer.json")?;
         let options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+        let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
         crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
     }
 
@@ -74,10 +79,14 @@ impl JsVocabulary {
         #[wasm_bindgen(unchecked_param_type = "string")] ranks: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "TiktokenOptions")] options: Option<JsValue>,
     ) -> JsResult<JsVocabulary> {
-        let ranks = ranks.as_string().ok_or_else(|| invalid_argument("ranks must be a string".to_string()))?;
+        if !ranks.is_string() {
+            return Err(invalid_argument("ranks must be a string".to_string()));
+        }
         let o: TiktokenOptions = options::parse(options, "TiktokenOptions")?;
+        let load = o.load_options()?;
+        let ranks = loader_text(&ranks, "ranks", load.get_max_work())?;
         let special = special_tokens(&o.special_tokens)?;
-        crate::Vocabulary::from_tiktoken(&ranks, &special, &o.load_options()?).map(JsVocabulary::wrap).map_err(js_error)
+        crate::Vocabulary::from_tiktoken(&ranks, &special, &load).map(JsVocabulary::wrap).map_err(js_error)
     }
 
     /// Loads the vocabulary from a GGUF file's metadata: the whole file, or any prefix
@@ -115,8 +124,8 @@ impl JsVocabulary {
                     "unsupported tokenizer: this object has no `_tokenizerJSON` (expected a transformers.js PreTrainedTokenizer, version 3 or 4)",
                 ))
             })?;
-        let text = json_text(&json, "tokenizer.json")?;
         let mut options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+        let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
         // The one EOS rule (docs/semantics.md): the tokenizer's declared `eos_token_id`
         // joins the end markers of its tokenizer.json, as GGUF's declared ids do.
         let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);

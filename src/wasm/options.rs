@@ -87,6 +87,8 @@ pub(super) struct JsonSchemaOptions {
     allow_additional_properties: Option<bool>,
     max_regex_size: Option<f64>,
     unknown_formats_are_errors: Option<bool>,
+    /// The compilation's work budget; `Index.fromJsonSchema` takes it from its `maxWork`.
+    max_work: Option<f64>,
 }
 
 /// `propertyOrder: "schema" | "any"`.
@@ -126,6 +128,9 @@ impl JsonSchemaOptions {
         }
         if let Some(PropertyOrderOption::Any) = self.property_order {
             c = c.property_order(PropertyOrder::Any);
+        }
+        if let Some(n) = size_from_js(self.max_work, "maxWork")? {
+            c = c.max_work(n as u64);
         }
         Ok(c)
     }
@@ -191,6 +196,8 @@ impl IndexAndSchemaOptions {
                 allow_additional_properties,
                 max_regex_size,
                 unknown_formats_are_errors,
+                // One option for the whole build: the compilation and the index.
+                max_work,
             },
         )
     }
@@ -213,6 +220,19 @@ impl GuideOptions {
     }
 }
 
+/// `VocabularyOptions`: `new Vocabulary`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct VocabularyOptions {
+    max_work: Option<f64>,
+}
+
+impl VocabularyOptions {
+    pub(super) fn max_work(&self) -> JsResult<u64> {
+        Ok(size_from_js(self.max_work, "maxWork")?.map_or(crate::DEFAULT_MAX_WORK, |n| n as u64))
+    }
+}
+
 /// `TokenizerOptions`: the tokenizer loaders.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -220,12 +240,21 @@ pub(super) struct TokenizerOptions {
     /// Any iterable of ids (an array, a typed array), kept as the JS value.
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     eos_token_ids: JsValue,
+    max_work: Option<f64>,
 }
 
 impl TokenizerOptions {
     pub(super) fn load_options(&self) -> JsResult<LoadOptions> {
-        load_options(&self.eos_token_ids)
+        with_max_work(load_options(&self.eos_token_ids)?, self.max_work)
     }
+}
+
+/// `maxWork` of the loaders' options.
+fn with_max_work(options: LoadOptions, max_work: Option<f64>) -> JsResult<LoadOptions> {
+    Ok(match size_from_js(max_work, "maxWork")? {
+        Some(n) => options.max_work(n as u64),
+        None => options,
+    })
 }
 
 /// `TiktokenOptions`: `Vocabulary.fromTiktoken`.
@@ -237,11 +266,12 @@ pub(super) struct TiktokenOptions {
     /// A plain object mapping text to id, kept as the JS value.
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     pub(super) special_tokens: JsValue,
+    max_work: Option<f64>,
 }
 
 impl TiktokenOptions {
     pub(super) fn load_options(&self) -> JsResult<LoadOptions> {
-        load_options(&self.eos_token_ids)
+        with_max_work(load_options(&self.eos_token_ids)?, self.max_work)
     }
 }
 

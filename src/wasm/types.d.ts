@@ -60,11 +60,34 @@ export interface JsonSchemaOptions {
   /** Whether a `format` logitmask does not know is an error (true) or, as JSON Schema
    * 2020-12 says, an annotation (false, the default). */
   unknownFormatsAreErrors?: boolean;
+  /**
+   * Work budget of the conversion, in steps (default 50,000,000, about a second at most):
+   * sub-schemas compiled, schemas merged, `oneOf` checks and enum values are counted, so
+   * that multiplying `anyOf`/`oneOf`/`$ref` combinations throw `BuildTooExpensive` instead
+   * of running for seconds. In `Index.fromJsonSchema` the same `maxWork` bounds the
+   * conversion and (eager) the build together.
+   */
+  maxWork?: number;
+}
+/** Options of `new Vocabulary`. Unknown keys are an error. */
+export interface VocabularyOptions {
+  /**
+   * Work budget of the load, in steps (default 50,000,000, about a second at most): 32 per
+   * token and one per byte, checked from the array's length before any token is read.
+   * Past it: `BuildTooExpensive`.
+   */
+  maxWork?: number;
 }
 /** Options of the tokenizer loaders. Unknown keys are an error. */
 export interface TokenizerOptions {
   /** The EOS ids (an empty array: none). Default: the tokenizer's own end markers. */
   eosTokenIds?: number[];
+  /**
+   * Work budget of the load, in steps (default 50,000,000, about a second at most): one
+   * per byte of input and 32 per token, checked before the tokens are decoded (Gemma 3's
+   * 33 MB tokenizer.json takes about 41 million). Past it: `BuildTooExpensive`.
+   */
+  maxWork?: number;
 }
 /** Options of `Vocabulary.fromTiktoken`. */
 export interface TiktokenOptions extends TokenizerOptions {
