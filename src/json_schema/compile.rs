@@ -37,7 +37,7 @@ const STEPS_PER_ENTRY: u64 = 20;
 /// automaton expression and dropping the tree is most of a compilation's time. Measured on
 /// the schema corpus (5,767 schemas, natively and in wasm alike): 100-500 ns per entry, so
 /// the default budget (2 million entries) stops a compilation within about 0.2-1.4 s.
-const STEPS_PER_RE_ENTRY: u64 = 25;
+const STEPS_PER_RE_ENTRY: u64 = 30;
 
 pub(crate) struct Compiler<'a> {
     doc: Doc<'a>,
@@ -86,7 +86,8 @@ impl<'a> Compiler<'a> {
         self.budget.used()
     }
 
-    /// Charges the regex nodes made since the last call.
+    /// Charges the regex nodes made since the last call (which also bounds the nodes a
+    /// compilation holds, its memory: 2 million entries by default).
     fn charge_re_entries(&mut self) -> Result<()> {
         let now = re::entries_made();
         let made = now.wrapping_sub(self.re_entries_charged);

@@ -406,8 +406,10 @@ fn whitespace_re(config: &Config) -> Result<Re> {
 }
 
 /// Calibration of the compiler's work steps against time (`Config::max_work`): run with
-/// `LOGITMASK_CALIBRATE_JSONL=corpus.jsonl cargo test --release --lib calibrate -- --ignored --nocapture`
+/// `LOGITMASK_CALIBRATE_JSONL=corpus.jsonl cargo test --lib calibrate -- --ignored --nocapture`
 /// over a JSONL file of `{"id", "schema"}` lines (e.g. the schemabench corpus, unzipped).
+/// Prints the slowest compilations under the default budget and the schemas it refuses
+/// that would compile without it (with their time).
 #[cfg(test)]
 mod work_calibration {
     use super::*;
@@ -417,32 +419,35 @@ mod work_calibration {
     fn calibrate() {
         let Ok(path) = std::env::var("LOGITMASK_CALIBRATE_JSONL") else { return };
         let text = std::fs::read_to_string(path).unwrap();
-        let config = Config::new().whitespace(Some("[ ]?")).allow_additional_properties(true).max_work(u64::MAX);
+        let config = Config::new().whitespace(Some("[ ]?")).allow_additional_properties(true);
+        let unlimited = config.clone().max_work(u64::MAX);
+        let time = |schema: &str, config: &Config| {
+            let t = std::time::Instant::now();
+            let out = automaton_from_json_schema_str(schema, config);
+            (t.elapsed().as_secs_f64() * 1e3, out)
+        };
         let mut rows = Vec::new();
+        let mut refused = Vec::new();
         for line in text.lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             let schema = v["schema"].to_string();
-            let t = std::time::Instant::now();
-            let made = re::entries_made();
-            let out = automaton_from_json_schema_str(&schema, &config);
-            let ns = t.elapsed().as_nanos() as f64;
-            // Failures report no work: estimate it from the regex nodes they made.
-            let work = out.as_ref().map_or((re::entries_made() - made) * 50, |a| a.work);
-            rows.push((ns, work, v["id"].as_str().unwrap_or("?").to_string(), out.is_ok()));
+            let id = v["id"].as_str().unwrap_or("?").to_string();
+            let (ms, out) = time(&schema, &config);
+            if let Err(e) = &out {
+                if e.kind() == ErrorKind::BuildTooExpensive {
+                    let (full_ms, full) = time(&schema, &unlimited);
+                    refused.push((id.clone(), ms, full_ms, full.is_ok()));
+                }
+            }
+            rows.push((ms, id, out.map(|a| a.work).map_err(|e| e.kind())));
         }
         rows.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for (ns, work, id, ok) in rows.iter().take(25) {
-            println!("{:>10.1} ms {:>12} steps {:>8.1} ns/step ok={ok} {id}", ns / 1e6, work, ns / (*work).max(1) as f64);
+        for (ms, id, out) in rows.iter().take(15) {
+            println!("{ms:>8.1} ms {out:?} {id}");
         }
-        let mut by_rate: Vec<_> = rows.iter().filter(|r| r.0 > 20e6).collect();
-        by_rate.sort_by(|a, b| (b.0 / b.1.max(1) as f64).total_cmp(&(a.0 / a.1.max(1) as f64)));
-        for (ns, work, id, ok) in by_rate.iter().take(15) {
-            println!("rate {:>10.1} ms {:>12} steps {:>8.1} ns/step ok={ok} {id}", ns / 1e6, work, ns / (*work).max(1) as f64);
-        }
-        for limit in [25e6, 50e6, 100e6, 200e6] {
-            let over: Vec<_> = rows.iter().filter(|r| r.3 && r.1 as f64 > limit).collect();
-            let slowest_under = rows.iter().filter(|r| r.1 as f64 <= limit).map(|r| r.0).fold(0.0, f64::max);
-            println!("limit {limit:e}: {} compiled schemas over it; slowest compile under it {:.0} ms", over.len(), slowest_under / 1e6);
+        println!("refused by the budget: {}", refused.len());
+        for (id, ms, full_ms, ok) in &refused {
+            println!("  {id}: refused in {ms:.1} ms; without the budget {} in {full_ms:.1} ms", if *ok { "compiles" } else { "fails" });
         }
         println!("schemas {}", rows.len());
     }

@@ -23,8 +23,9 @@ pub(crate) struct Re(Rc<Node>);
 #[derive(Debug, PartialEq)]
 struct Node {
     kind: Kind,
-    /// Upper estimate of the rendered length in bytes (saturating).
-    size: u64,
+    /// Upper estimate of the rendered length in bytes, saturating at `u32::MAX` (far past
+    /// any size limit): 4 bytes, not 8, since a large schema holds millions of nodes.
+    size: u32,
     /// An intersection is inside: the tree has no regex text, only an automaton.
     needs_automaton: bool,
 }
@@ -67,6 +68,18 @@ thread_local! {
     static ENTRIES_MADE: Cell<u64> = const { Cell::new(0) };
 }
 
+impl Node {
+    fn entries(&self) -> u64 {
+        1 + match &self.kind {
+            Kind::Concat(v) | Kind::Alt(v) | Kind::And(v) => v.len() as u64,
+            Kind::Repeat(..) | Kind::Not(_) => 1,
+            _ => 0,
+        }
+    }
+}
+
+
+
 /// Entries of the nodes made on this thread so far (one per node and one per child): the
 /// compiler's work is mostly making, lowering and dropping nodes, and their constructors
 /// are plain functions, so the compiler's budget reads this count instead of threading a
@@ -76,12 +89,6 @@ pub(crate) fn entries_made() -> u64 {
 }
 
 fn node(kind: Kind) -> Re {
-    let children = match &kind {
-        Kind::Concat(v) | Kind::Alt(v) | Kind::And(v) => v.len() as u64,
-        Kind::Repeat(..) | Kind::Not(_) => 1,
-        _ => 0,
-    };
-    ENTRIES_MADE.with(|m| m.set(m.get().wrapping_add(1 + children)));
     let size = match &kind {
         Kind::Never | Kind::Empty => 0,
         Kind::Lit(s) => 2 * s.len() as u64,
@@ -99,7 +106,10 @@ fn node(kind: Kind) -> Re {
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
     };
-    Re(Rc::new(Node { kind, size, needs_automaton }))
+    let node = Node { kind, size: size.min(u64::from(u32::MAX)) as u32, needs_automaton };
+    let n = node.entries();
+    ENTRIES_MADE.with(|m| m.set(m.get().wrapping_add(n)));
+    Re(Rc::new(node))
 }
 
 impl Re {
@@ -139,7 +149,7 @@ impl Re {
     }
     /// Upper estimate of the rendered size in bytes.
     pub(crate) fn size(&self) -> u64 {
-        self.0.size
+        u64::from(self.0.size)
     }
 
     /// `parts` one after the other.
