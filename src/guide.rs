@@ -137,7 +137,7 @@ impl Guide {
     /// Sets every disallowed logit (and padding past the vocabulary) to negative
     /// infinity, in place; `logits` needs at least `vocab_size` entries.
     pub fn mask_logits(&self, logits: &mut [f32]) -> Result<()> {
-        self.allowed_tokens()?.mask_logits(logits)
+        self.mask_row()?.mask_logits(logits)
     }
 
     /// Whether `token` may come next.

@@ -652,6 +652,12 @@ mod mask_cache_tests {
                     assert_eq!(&mask[words..], [0, 0]);
                     guide.fill_mask_buffer(&mut buffer).unwrap();
                     assert_eq!(buffer.words(), &want[..]);
+                    let mut logits = vec![1.0f32; vocab.size() + 3];
+                    guide.mask_logits(&mut logits).unwrap();
+                    for (id, &x) in logits.iter().enumerate() {
+                        let allowed = id < vocab.size() && want[id >> 5] >> (id & 31) & 1 == 1;
+                        assert_eq!(x, if allowed { 1.0 } else { f32::NEG_INFINITY }, "logit {id}");
+                    }
                 }
             }
             // Initial row (all numbers) and, after "a", the one- and two-digit numbers.

@@ -430,9 +430,10 @@ impl TokenSet {
         if logits.len() < n {
             return Err(too_small("logits", logits.len(), n, "entries"));
         }
-        match &self.repr {
-            Repr::Bits(bits) => mask_with_bits(bits, logits),
-            Repr::Sparse { data, singles } => {
+        match (&self.repr, self.expanded.get()) {
+            // A kept bitset: one select per word beats ~1,000 gap fills (mid-density rows).
+            (Repr::Bits(bits), _) | (Repr::Sparse { .. }, Some(bits)) => mask_with_bits(bits, logits),
+            (Repr::Sparse { data, singles }, None) => {
                 // -inf between consecutive ids, walking the single ids and the other
                 // words' ids in order (a single's word is never one of the others).
                 let (singles, words, bits) = split(data, *singles);
