@@ -36,7 +36,7 @@ const STEPS_PER_ENTRY: u64 = 20;
 /// Work charged per regex node entry made ([`re::entries_made`]): making, lowering to an
 /// automaton expression and dropping the tree is most of a compilation's time. Measured on
 /// the schema corpus (5,767 schemas, natively and in wasm alike): 100-600 ns per entry, so
-/// the default budget (about 1.7 million entries, ~25 MiB of tree) stops a compilation
+/// the default budget (about 1.7 million entries, up to ~47 MiB of tree) stops a compilation
 /// within about 1.2 s (docs/reliability.md).
 const STEPS_PER_RE_ENTRY: u64 = 30;
 
