@@ -33,7 +33,7 @@ fn toy_vocab() -> JsVocabulary {
     tokens.push(&JsValue::UNDEFINED);
     tokens.push(&"b".into());
     let eos = Array::of1(&5.into());
-    JsVocabulary::new(tokens.into(), eos.into()).unwrap()
+    JsVocabulary::new(tokens.into(), eos.into(), None).unwrap()
 }
 
 fn options(pairs: &[(&str, JsValue)]) -> Option<JsValue> {
@@ -143,7 +143,7 @@ fn serialization_round_trip_and_corruption() {
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 2] ^= 0x10;
     assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&flipped[..]).into(), &v, None).err().expect("an error")), "CorruptIndex");
-    let other = JsVocabulary::new(Array::of2(&"a".into(), &"b".into()).into(), Array::new().into()).unwrap();
+    let other = JsVocabulary::new(Array::of2(&"a".into(), &"b".into()).into(), Array::new().into(), None).unwrap();
     assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&bytes[..]).into(), &other, None).err().expect("an error")), "VocabularyMismatch");
 }
 
@@ -176,8 +176,8 @@ fn every_error_has_its_code_and_the_module_keeps_working() {
     assert_eq!(guide.state(), before);
 
     let bad = Array::of1(&JsValue::from(42));
-    assert_eq!(code(JsVocabulary::new(bad.into(), Array::new().into()).err().unwrap()), "InvalidTokenizer");
-    assert_eq!(code(JsVocabulary::new(JsValue::from(1), Array::new().into()).err().unwrap()), "InvalidTokenizer");
+    assert_eq!(code(JsVocabulary::new(bad.into(), Array::new().into(), None).err().unwrap()), "InvalidTokenizer");
+    assert_eq!(code(JsVocabulary::new(JsValue::from(1), Array::new().into(), None).err().unwrap()), "InvalidTokenizer");
     assert_eq!(code(JsLogitsBuffer::new(JsValue::from(-1.0)).err().unwrap()), "InvalidArgument");
     assert_eq!(code(JsIndex::from_regex(JsValue::from(123), &v, None).err().unwrap()), "InvalidArgument");
 
@@ -196,7 +196,7 @@ fn date_regex_generates_long_years() {
         tokens.push(&Uint8Array::from(&[b][..]).into());
     }
     let eos = Array::of1(&128.into());
-    let v = JsVocabulary::new(tokens.into(), eos.into()).unwrap();
+    let v = JsVocabulary::new(tokens.into(), eos.into(), None).unwrap();
     let date = r"([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])(\.|-|/)([1-9]|0[1-9]|1[0-2])(\.|-|/)([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])|([0-9][0-9]|19[0-9][0-9]|20[0-9][0-9])(\.|-|/)([1-9]|0[1-9]|1[0-2])(\.|-|/)([1-9]|0[1-9]|1[0-9]|2[0-9]|3[0-1])";
     let index = JsIndex::from_regex(date.into(), &v, None).unwrap();
     let mut guide = JsGuide::new(&index, None).unwrap();
@@ -232,7 +232,7 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
             }
             tokens.push(&JsValue::NULL);
             allowed[size - 1] = true;
-            let v = JsVocabulary::new(tokens.into(), Array::of1(&((size - 1) as u32).into()).into()).unwrap();
+            let v = JsVocabulary::new(tokens.into(), Array::of1(&((size - 1) as u32).into()).into(), None).unwrap();
             let index = JsIndex::from_regex("a*".into(), &v, None).unwrap();
             let guide = JsGuide::new(&index, None).unwrap();
             let ids: Vec<u32> = (0..size as u32).filter(|&i| allowed[i as usize]).collect();
