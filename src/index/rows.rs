@@ -172,6 +172,9 @@ impl RowStore {
 
     /// Recounts and re-shares after rows were cleared or replaced: identical rows become
     /// one again, and rows no state uses are forgotten.
+    // A row's kept bitset (`TokenSet::expand`) is its only interior mutability, and it is
+    // part of neither its hash nor its equality.
+    #[allow(clippy::mutable_key_type)]
     pub(super) fn reshare(&mut self, rows: &mut StateRows) {
         let mut distinct = HashSet::new();
         let mut count = 0;

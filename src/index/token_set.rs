@@ -265,13 +265,13 @@ impl TokenSet {
         self.expanded.set(bits.into_boxed_slice()).is_ok()
     }
 
-    /// The bitset words: the row itself when dense, its expansion if it has one.
+    /// What masks are written from: the bitset (the row itself when dense, its kept
+    /// expansion if it has one), else the sparse words. The one place that decides it.
     #[inline]
-    #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // with_mask's
-    fn dense(&self) -> Option<&[u32]> {
-        match &self.repr {
-            Repr::Bits(b) => Some(b),
-            Repr::Sparse { .. } => self.expanded.get().map(|b| &b[..]),
+    fn mask_source(&self) -> MaskSource<'_> {
+        match (&self.repr, self.expanded.get()) {
+            (Repr::Bits(bits), _) | (Repr::Sparse { .. }, Some(bits)) => MaskSource::Bits(bits),
+            (Repr::Sparse { data, singles }, None) => MaskSource::Sparse(split(data, *singles)),
         }
     }
 
@@ -347,14 +347,13 @@ impl TokenSet {
         if mask.len() < words {
             return Err(too_small("mask", mask.len(), words, "u32 words"));
         }
-        match (&self.repr, self.expanded.get()) {
-            (Repr::Bits(bits), _) | (Repr::Sparse { .. }, Some(bits)) => {
+        match self.mask_source() {
+            MaskSource::Bits(bits) => {
                 mask[..words].copy_from_slice(bits);
                 mask[words..].fill(0);
             }
-            (Repr::Sparse { data, singles }, None) => {
+            MaskSource::Sparse((singles, indexes, bits)) => {
                 mask.fill(0);
-                let (singles, indexes, bits) = split(data, *singles);
                 store_words(singles, indexes, bits, words, mask);
             }
         }
@@ -374,12 +373,9 @@ impl TokenSet {
     }
 
     fn put_into(&self, buffer: &mut MaskBuffer) {
-        match (&self.repr, self.expanded.get()) {
-            (Repr::Bits(bits), _) | (Repr::Sparse { .. }, Some(bits)) => buffer.put_dense(bits),
-            (Repr::Sparse { data, singles }, None) => {
-                let (singles, indexes, bits) = split(data, *singles);
-                buffer.put_sparse(singles, indexes, bits);
-            }
+        match self.mask_source() {
+            MaskSource::Bits(bits) => buffer.put_dense(bits),
+            MaskSource::Sparse((singles, indexes, bits)) => buffer.put_sparse(singles, indexes, bits),
         }
     }
 
@@ -389,7 +385,7 @@ impl TokenSet {
     /// allocation per call (wasm's `fillMask` copies this out in one go).
     #[cfg_attr(not(feature = "wasm"), allow(dead_code))] // wasm's fillMask and the tests
     pub(crate) fn with_mask<R>(&self, f: impl FnOnce(&[u32]) -> R) -> R {
-        if let Some(bits) = self.dense() {
+        if let MaskSource::Bits(bits) = self.mask_source() {
             return f(bits);
         }
         let words = mask_words(self.vocab_size as usize);
@@ -430,13 +426,12 @@ impl TokenSet {
         if logits.len() < n {
             return Err(too_small("logits", logits.len(), n, "entries"));
         }
-        match (&self.repr, self.expanded.get()) {
+        match self.mask_source() {
             // A kept bitset: one select per word beats ~1,000 gap fills (mid-density rows).
-            (Repr::Bits(bits), _) | (Repr::Sparse { .. }, Some(bits)) => mask_with_bits(bits, logits),
-            (Repr::Sparse { data, singles }, None) => {
+            MaskSource::Bits(bits) => mask_with_bits(bits, logits),
+            MaskSource::Sparse((singles, words, bits)) => {
                 // -inf between consecutive ids, walking the single ids and the other
                 // words' ids in order (a single's word is never one of the others).
-                let (singles, words, bits) = split(data, *singles);
                 let mut next = 0usize;
                 let mut s = 0;
                 for (&w, &b) in words.iter().zip(bits) {
@@ -471,6 +466,14 @@ impl TokenSet {
             }
             + self.expanded.get().map_or(0, |b| b.len() * 4)
     }
+}
+
+/// See [`TokenSet::mask_source`].
+enum MaskSource<'a> {
+    /// The `ceil(vocab_size / 32)` bitset words.
+    Bits(&'a [u32]),
+    /// The sparse form, [`split`]: single ids, then the other words' indexes and bits.
+    Sparse((&'a [u32], &'a [u32], &'a [u32])),
 }
 
 /// A sparse row's parts: the single ids, the indexes of the other words, their bits.

@@ -101,6 +101,12 @@ impl<'a> Compiler<'a> {
         self.budget.charge(entries.saturating_mul(STEPS_PER_ENTRY))
     }
 
+    /// [`merge`], charged by the keyword entries of both schemas.
+    fn merge(&mut self, a: &Sch, b: &Sch) -> Result<Sch> {
+        self.charge_entries(entries(a) + entries(b))?;
+        merge(a, b)
+    }
+
     pub(crate) fn compile_root(&mut self) -> Result<Re> {
         let root = self.doc.node_at("#")?;
         let re = self.compile_node(&root)?;
@@ -173,10 +179,7 @@ impl<'a> Compiler<'a> {
                     let Some(f) = self.flatten(p)? else { return Ok(None) };
                     acc = Some(match acc {
                         None => f,
-                        Some(a) => {
-                            self.charge_entries(entries(&a) + entries(&f))?;
-                            merge(&a, &f)?
-                        }
+                        Some(a) => self.merge(&a, &f)?,
                     });
                 }
                 Ok(Some(acc.unwrap_or_default()))
@@ -197,13 +200,11 @@ impl<'a> Compiler<'a> {
                     self.ref_stack.push(target.clone());
                     let node = self.doc.node_at(&target)?;
                     let Some(t) = self.flatten(&node)? else { return Ok(None) };
-                    self.charge_entries(entries(&base) + entries(&t))?;
-                    base = merge(&base, &t)?;
+                    base = self.merge(&base, &t)?;
                 }
                 for part in &s.apply.all_of {
                     let Some(t) = self.flatten(part)? else { return Ok(None) };
-                    self.charge_entries(entries(&base) + entries(&t))?;
-                    base = merge(&base, &t)?;
+                    base = self.merge(&base, &t)?;
                 }
                 Ok(Some(base))
             }
@@ -236,10 +237,7 @@ impl<'a> Compiler<'a> {
                 self.count_branch(&at)?;
                 let mark = self.ref_stack.len();
                 let out = match self.flatten(b) {
-                    Ok(Some(fb)) => self
-                        .charge_entries(entries(&rest) + entries(&fb))
-                        .and_then(|()| merge(&rest, &fb))
-                        .and_then(|m| self.compile_flat(m)),
+                    Ok(Some(fb)) => self.merge(&rest, &fb).and_then(|m| self.compile_flat(m)),
                     Ok(None) => Ok(Re::never()),
                     Err(e) => Err(e),
                 };
@@ -256,10 +254,7 @@ impl<'a> Compiler<'a> {
             for b in &group {
                 self.count_branch(&at)?;
                 let mark = self.ref_stack.len();
-                let out = self.flatten(b).and_then(|fb| {
-                    fb.map(|fb| self.charge_entries(entries(&rest) + entries(&fb)).and_then(|()| merge(&rest, &fb)))
-                        .transpose()
-                });
+                let out = self.flatten(b).and_then(|fb| fb.map(|fb| self.merge(&rest, &fb)).transpose());
                 let pushed = self.ref_stack[mark..].to_vec();
                 self.ref_stack.truncate(mark);
                 if let Some(m) = out? {

@@ -78,8 +78,6 @@ impl Node {
     }
 }
 
-
-
 /// Entries of the nodes made on this thread so far (one per node and one per child): the
 /// compiler's work is mostly making, lowering and dropping nodes, and their constructors
 /// are plain functions, so the compiler's budget reads this count instead of threading a

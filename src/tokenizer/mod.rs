@@ -282,9 +282,6 @@ fn check_id(id: u64, format: &str, what: &str) -> Result<u32> {
     Ok(id as u32)
 }
 
-/// Refuses a largest id far beyond the number of tokens given. Ids are dense in every
-/// real tokenizer (Gemma 3: 262,145 ids, 262,145 tokens), and a vocabulary costs memory per
-/// id, so a small corrupt file must not make it allocate for 16 million ids.
 /// The work check of every vocabulary load ([`LoadOptions::max_work`]), also used for
 /// vocabularies given as token lists from JS.
 pub(crate) fn check_load_work(max_work: u64, input_bytes: usize, tokens: usize) -> Result<()> {
@@ -301,6 +298,9 @@ pub(crate) fn check_load_work(max_work: u64, input_bytes: usize, tokens: usize) 
     Ok(())
 }
 
+/// Refuses a largest id far beyond the number of tokens given. Ids are dense in every
+/// real tokenizer (Gemma 3: 262,145 ids, 262,145 tokens), and a vocabulary costs memory per
+/// id, so a small corrupt file must not make it allocate for 16 million ids.
 fn check_size(size: usize, tokens: usize, format: &str) -> Result<()> {
     if size > tokens.saturating_mul(4).saturating_add(1 << 16) {
         return Err(invalid(

@@ -122,32 +122,31 @@ pub(super) fn entries(object: &js_sys::Object) -> JsResult<Vec<(String, JsValue)
 /// A JSON document given as text or as an already parsed plain object or array (a Map,
 /// a Set or a class instance would be serialized as `{}`, silently).
 pub(super) fn json_text(value: &JsValue, what: &str) -> JsResult<String> {
-    if let Some(s) = value.as_string() {
-        return Ok(s);
+    json_js_string(value, what).map(String::from)
+}
+
+/// A tokenizer file's text, as [`json_text`], its length checked against the load's work
+/// budget before it is copied into wasm memory (UTF-16 units are never more than the UTF-8
+/// bytes the loader is charged for).
+pub(super) fn loader_text(value: &JsValue, what: &str, max_work: u64) -> JsResult<String> {
+    let text = json_js_string(value, what)?;
+    crate::tokenizer::check_load_work(max_work, text.length() as usize, 0).map_err(js_error)?;
+    Ok(String::from(text))
+}
+
+/// [`json_text`]'s document as a JS string, not yet copied into wasm memory.
+fn json_js_string(value: &JsValue, what: &str) -> JsResult<js_sys::JsString> {
+    if value.is_string() {
+        return Ok(value.clone().unchecked_into());
     }
     if as_plain_object(value).is_some() || Array::is_array(value) {
         if let Ok(s) = js_sys::JSON::stringify(value) {
-            if let Some(s) = s.as_string() {
+            if s.is_string() {
                 return Ok(s);
             }
         }
     }
     Err(invalid_argument(format!("{what} must be a JSON string or a plain object, got {}", describe(value))))
-}
-
-/// A tokenizer file's text (a string, or a parsed object turned back into JSON), its length
-/// checked against the load's work budget before it is copied into wasm memory (UTF-16
-/// units are never more than the UTF-8 bytes the loader is charged for).
-pub(super) fn loader_text(value: &JsValue, what: &str, max_work: u64) -> JsResult<String> {
-    let text: js_sys::JsString = if value.is_string() {
-        value.clone().unchecked_into()
-    } else if as_plain_object(value).is_some() || Array::is_array(value) {
-        js_sys::JSON::stringify(value).map_err(|_| invalid_argument(format!("{what} cannot be written as JSON")))?
-    } else {
-        return Err(invalid_argument(format!("{what} must be a JSON string or a plain object, got {}", describe(value))));
-    };
-    crate::tokenizer::check_load_work(max_work, text.length() as usize, 0).map_err(js_error)?;
-    Ok(String::from(text))
 }
 
 /// `typeof value`, or the constructor's name for objects, for messages.
