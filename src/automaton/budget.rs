@@ -60,6 +60,11 @@ impl Budget {
         self.used
     }
 
+    /// Steps left before the limit.
+    pub(crate) fn remaining(&self) -> u64 {
+        self.limit.saturating_sub(self.used)
+    }
+
     /// Starts a new call's count (lazy builds charge per call, not per index lifetime).
     pub(crate) fn reset(&mut self) {
         self.used = 0;

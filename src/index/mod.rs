@@ -347,7 +347,18 @@ impl Index {
         config: &IndexConfig,
         schema_config: &json_schema::Config,
     ) -> Result<Index> {
-        Index::from_schema_automaton(json_schema::automaton_from_json_schema_str(schema, schema_config)?, vocab, config)
+        let schema_config = Index::schema_config_for(vocab, config, schema_config);
+        Index::from_schema_automaton(json_schema::automaton_from_json_schema_str(schema, &schema_config)?, vocab, config)
+    }
+
+    /// The schema options as this index applies them: a lazy index (rows on request)
+    /// takes the lazy defaults ([`json_schema::Config::for_lazy_index`]).
+    fn schema_config_for(vocab: &Vocabulary, config: &IndexConfig, schema_config: &json_schema::Config) -> json_schema::Config {
+        if config.lazy && vocab.is_byte_complete() {
+            schema_config.for_lazy_index()
+        } else {
+            schema_config.clone()
+        }
     }
 
     /// Builds an index for a JSON Schema given as a `serde_json::Value` (property order:
@@ -358,7 +369,8 @@ impl Index {
         config: &IndexConfig,
         schema_config: &json_schema::Config,
     ) -> Result<Index> {
-        Index::from_schema_automaton(json_schema::automaton_from_json_schema(schema, schema_config)?, vocab, config)
+        let schema_config = Index::schema_config_for(vocab, config, schema_config);
+        Index::from_schema_automaton(json_schema::automaton_from_json_schema(schema, &schema_config)?, vocab, config)
     }
 
     /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.

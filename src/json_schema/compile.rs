@@ -16,7 +16,9 @@ use super::re::{self, Re};
 use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{Config, PropertyOrder, MAX_SCHEMA_NESTING};
-use crate::automaton::{Budget, Dfa};
+use crate::automaton::expr::{ExprDfa, ExprSet};
+use crate::automaton::determinize::StepOnDemand;
+use crate::automaton::{Budget, Dfa, DfaConfig, Walk};
 use crate::error::{Error, ErrorKind, Result};
 
 /// At most this many `anyOf`/`oneOf` branches are expanded in one schema.
@@ -141,7 +143,7 @@ impl<'a> Compiler<'a> {
 
     fn compile_node_inner(&mut self, n: &NodeRef) -> Result<Re> {
         match &**n {
-            Node::Any => Ok(self.any(self.config.any_value_depth)),
+            Node::Any => Ok(self.any(self.config.get_any_value_depth())),
             Node::Nothing => Ok(Re::never()),
             _ => {
                 let mark = self.ref_stack.len();
@@ -295,7 +297,7 @@ impl<'a> Compiler<'a> {
         }
         if s.is_trivial() {
             // `{}`: the same free-form value as `true`.
-            return Ok(self.any(self.config.any_value_depth));
+            return Ok(self.any(self.config.get_any_value_depth()));
         }
         let types = s.types.unwrap_or(ALL_TYPES);
         let mut alts = Vec::new();
@@ -357,7 +359,7 @@ impl<'a> Compiler<'a> {
             || rest.object.additional.is_some()
             || rest.object.min_props > 0
             || rest.object.max_props.is_some();
-        let checker = if needs_check {
+        let mut checker = if needs_check {
             let saved = std::mem::replace(&mut self.ws, Re::empty());
             let re = self.compile_flat(rest);
             self.ws = saved;
@@ -365,7 +367,10 @@ impl<'a> Compiler<'a> {
             if re.is_never() {
                 return Ok(Re::never());
             }
-            Some(Dfa::new(&re.render())?)
+            match self.value_checker(&re)? {
+                Some(checker) => Some(checker),
+                None => return Ok(Re::never()),
+            }
         } else {
             None
         };
@@ -382,8 +387,14 @@ impl<'a> Compiler<'a> {
                     }
                 }
             }
-            if let Some(dfa) = &checker {
-                let ok = spellings(v).iter().any(|sp| dfa.is_match(sp.as_bytes()));
+            if let Some(dfa) = &mut checker {
+                let mut ok = false;
+                for sp in spellings(v) {
+                    if self.checks(dfa, sp.as_bytes())? {
+                        ok = true;
+                        break;
+                    }
+                }
                 if !ok {
                     continue;
                 }
@@ -391,6 +402,37 @@ impl<'a> Compiler<'a> {
             alts.push(self.literal(v));
         }
         Ok(Re::alt(alts))
+    }
+
+    /// An automaton of `re` that enum values are run through (compact, so one spelling
+    /// per value is tried), derived lazily: only the states the values reach are built,
+    /// and no regex text is written (a sibling free-form value of depth 8 would render to
+    /// megabytes). `None` when its language is empty.
+    fn value_checker(&mut self, re: &Re) -> Result<Option<ExprDfa>> {
+        let mut exprs = ExprSet::new();
+        let root = re.to_expr(&mut exprs, &mut re::LowerMemo::default())?;
+        let budget = self.budget.remaining();
+        match ExprDfa::new(exprs, root, &DfaConfig::new(), budget, "JSON Schema".into()) {
+            Ok(mut dfa) => {
+                self.budget.charge(dfa.work_used())?;
+                dfa.begin_call();
+                Ok(Some(dfa))
+            }
+            Err(e) if e.kind() == ErrorKind::InvalidRegex => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether `dfa` matches `bytes` whole, its work charged to the compiler.
+    fn checks(&mut self, dfa: &mut ExprDfa, bytes: &[u8]) -> Result<bool> {
+        let walk = dfa.walk(ExprDfa::START, bytes);
+        self.budget.charge(dfa.work_used())?;
+        dfa.begin_call();
+        match walk {
+            Ok(Walk::Alive { is_match, .. }) => Ok(is_match),
+            Ok(_) => Ok(false),
+            Err(e) => Err(dfa.too_large(e)),
+        }
     }
 
     /// The spellings of a value: numbers with optional trailing fraction zeros (and the
@@ -794,7 +836,7 @@ impl<'a> Compiler<'a> {
             let v = match self.pattern_rule(s, r)? {
                 Some(node) => self.compile_node(&node)?,
                 None => match &extra_node {
-                    None => self.any(self.config.any_value_depth),
+                    None => self.any(self.config.get_any_value_depth()),
                     Some(n) => self.compile_node(n)?,
                 },
             };
@@ -806,7 +848,7 @@ impl<'a> Compiler<'a> {
         let extra_value = match &extra_node {
             // Undeclared properties next to declared ones only if asked for.
             None if !names.is_empty() && !self.config.allow_additional_properties => Re::never(),
-            None => self.any(self.config.any_value_depth),
+            None => self.any(self.config.get_any_value_depth()),
             Some(n) => self.compile_node(n)?,
         };
         let undeclared = if names.is_empty() {

@@ -73,8 +73,14 @@ use re::Re;
 
 /// Default for [`Config::max_recursion_depth`].
 pub const DEFAULT_MAX_RECURSION_DEPTH: usize = 3;
-/// Default for [`Config::any_value_depth`].
+/// Default for [`Config::any_value_depth`] in regex text and in eager indexes, whose
+/// automaton holds every state: each level about doubles it.
 pub const DEFAULT_ANY_VALUE_DEPTH: usize = 2;
+/// Default for [`Config::any_value_depth`] in lazy indexes (rows on request), where a
+/// state exists only once a text reaches it, so a deep limit costs nothing until used:
+/// real documents nest free-form values (`{}`, `"additionalProperties": true`) deeper
+/// than 2, and 90 of the schema corpus's schemas refused valid texts at 2.
+pub const DEFAULT_LAZY_ANY_VALUE_DEPTH: usize = 32;
 /// Default for [`Config::max_regex_size`]: 1 MiB.
 pub const DEFAULT_MAX_REGEX_SIZE: usize = 1 << 20;
 /// Largest accepted [`Config::max_recursion_depth`]: each expansion nests the regex one
@@ -126,7 +132,9 @@ pub enum PropertyOrder {
 pub struct Config {
     whitespace: Option<String>,
     max_recursion_depth: usize,
-    any_value_depth: usize,
+    /// `None`: the default of the build ([`DEFAULT_ANY_VALUE_DEPTH`] or, for a lazy
+    /// index, [`DEFAULT_LAZY_ANY_VALUE_DEPTH`]).
+    any_value_depth: Option<usize>,
     property_order: PropertyOrder,
     allow_additional_properties: bool,
     max_regex_size: usize,
@@ -139,7 +147,7 @@ impl Default for Config {
         Config {
             whitespace: Some(DEFAULT_WHITESPACE.to_string()),
             max_recursion_depth: DEFAULT_MAX_RECURSION_DEPTH,
-            any_value_depth: DEFAULT_ANY_VALUE_DEPTH,
+            any_value_depth: None,
             property_order: PropertyOrder::Schema,
             allow_additional_properties: false,
             max_regex_size: DEFAULT_MAX_REGEX_SIZE,
@@ -175,11 +183,21 @@ impl Config {
     }
 
     /// How deeply free-form values (`{}`, `true`, absent `items`) nest arrays and
-    /// objects (default 2; 0: scalars only). Each level roughly doubles the automaton
-    /// (sizes in docs/json-schema.md, "Options"). At most [`MAX_ANY_VALUE_DEPTH_LIMIT`].
+    /// objects (0: scalars only). Default 2 for regex text and eager indexes, where each
+    /// level roughly doubles the automaton (sizes in docs/json-schema.md, "Options"), and
+    /// 32 for lazy indexes, which build only the states a text reaches. At most
+    /// [`MAX_ANY_VALUE_DEPTH_LIMIT`].
     pub fn any_value_depth(mut self, depth: usize) -> Config {
-        self.any_value_depth = depth;
+        self.any_value_depth = Some(depth);
         self
+    }
+
+    /// This configuration for a lazy index: an unset [`any_value_depth`](Self::any_value_depth)
+    /// becomes [`DEFAULT_LAZY_ANY_VALUE_DEPTH`].
+    pub(crate) fn for_lazy_index(&self) -> Config {
+        let mut c = self.clone();
+        c.any_value_depth.get_or_insert(DEFAULT_LAZY_ANY_VALUE_DEPTH);
+        c
     }
 
     /// How declared properties are ordered (default [`PropertyOrder::Schema`]).
@@ -244,8 +262,10 @@ impl Config {
         self.max_recursion_depth
     }
     /// The free-form nesting depth.
+    /// The depth set, or [`DEFAULT_ANY_VALUE_DEPTH`] (a lazy index raises an unset one to
+    /// [`DEFAULT_LAZY_ANY_VALUE_DEPTH`]).
     pub fn get_any_value_depth(&self) -> usize {
-        self.any_value_depth
+        self.any_value_depth.unwrap_or(DEFAULT_ANY_VALUE_DEPTH)
     }
     /// The property order.
     pub fn get_property_order(&self) -> PropertyOrder {
@@ -375,7 +395,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
 fn check_limits(config: &Config) -> Result<()> {
     let checks = [
         ("max_recursion_depth / maxRecursionDepth", config.max_recursion_depth, MAX_RECURSION_DEPTH_LIMIT),
-        ("any_value_depth / anyValueDepth", config.any_value_depth, MAX_ANY_VALUE_DEPTH_LIMIT),
+        ("any_value_depth / anyValueDepth", config.get_any_value_depth(), MAX_ANY_VALUE_DEPTH_LIMIT),
         ("max_regex_size / maxRegexSize", config.max_regex_size, MAX_REGEX_SIZE_LIMIT),
     ];
     for (name, value, max) in checks {
@@ -450,5 +470,120 @@ mod work_calibration {
             println!("  {id}: refused in {ms:.1} ms; without the budget {} in {full_ms:.1} ms", if *ok { "compiles" } else { "fails" });
         }
         println!("schemas {}", rows.len());
+    }
+
+    /// Native verdicts over the corpus, for developing the compiler between full runs of
+    /// `npm run bench:schemas`: each schema is compiled as the runner does, each text's
+    /// bytes walked through the lazy automaton (a token walk accepts exactly the texts
+    /// whose bytes the automaton accepts). Run with
+    /// `LOGITMASK_TRIAGE_JSONL=f.jsonl cargo test --release --lib triage -- --ignored --nocapture`
+    /// over lines `{"id", "schema_text", "tests": [{"valid", "text"}]}`; prints the
+    /// counts, the refusals grouped by message, and writes one line per schema to
+    /// `LOGITMASK_TRIAGE_OUT` when set.
+    #[test]
+    #[ignore]
+    fn triage() {
+        use crate::automaton::expr::ExprDfa;
+        use crate::automaton::DfaConfig;
+        use std::collections::BTreeMap;
+        let Ok(path) = std::env::var("LOGITMASK_TRIAGE_JSONL") else { return };
+        let filter = std::env::var("LOGITMASK_TRIAGE_FILTER").unwrap_or_default();
+        // A file of ids, one per line: only those.
+        let only: Option<std::collections::HashSet<String>> = std::env::var("LOGITMASK_TRIAGE_IDS")
+            .ok()
+            .map(|f| std::fs::read_to_string(f).unwrap().lines().map(str::to_string).collect());
+        let text = std::fs::read_to_string(path).unwrap();
+        let config = Config::new()
+            .whitespace(Some("[ ]?"))
+            .allow_additional_properties(true)
+            .unknown_formats_are_errors(std::env::var("LOGITMASK_TRIAGE_ANNOTATE").is_err())
+            .any_value_depth(std::env::var("LOGITMASK_TRIAGE_ANY_DEPTH").map_or(DEFAULT_ANY_VALUE_DEPTH, |v| v.parse().unwrap()));
+        let (mut pass, mut schemas, mut invalid_accepted) = (0, 0, 0);
+        let mut errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut valid_refused = Vec::new();
+        let mut out = String::new();
+        let mut slowest = Vec::new();
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let id = v["id"].as_str().unwrap().to_string();
+            if !id.contains(&filter) || only.as_ref().is_some_and(|o| !o.contains(&id)) {
+                continue;
+            }
+            schemas += 1;
+            let t = std::time::Instant::now();
+            let built = automaton_from_json_schema_str(v["schema_text"].as_str().unwrap(), &config).and_then(|a| {
+                ExprDfa::new(a.exprs, a.root, &DfaConfig::new(), config.get_max_work(), "schema".into())
+            });
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            slowest.push((ms, id.clone()));
+            let mut dfa = match built {
+                Ok(d) => d,
+                Err(e) => {
+                    let msg = e.to_string();
+                    let key: String = format!("{:?}: {}", e.kind(), msg.split(" at ").next().unwrap_or(&msg));
+                    let key: String = key.chars().take(110).collect();
+                    errors.entry(key).or_default().push(id.clone());
+                    out.push_str(&serde_json::json!({"id": id, "error": msg, "ms": ms}).to_string());
+                    out.push('\n');
+                    continue;
+                }
+            };
+            let (mut bad_valid, mut bad_invalid) = (0, 0);
+            for t in v["tests"].as_array().unwrap() {
+                let valid = t["valid"].as_bool().unwrap();
+                let mut s = ExprDfa::START;
+                let mut ok = true;
+                let text = t["text"].as_str().unwrap();
+                let mut stop = text.len();
+                for (i, &b) in text.as_bytes().iter().enumerate() {
+                    dfa.begin_call();
+                    match dfa.step(s, b) {
+                        Ok(n) if n != crate::automaton::DEAD => s = n,
+                        _ => {
+                            ok = false;
+                            stop = i;
+                            break;
+                        }
+                    }
+                }
+                let accepted = ok && dfa.is_final(s);
+                if valid && !accepted {
+                    bad_valid += 1;
+                    if std::env::var("LOGITMASK_TRIAGE_SHOW").is_ok() {
+                        let from = text.floor_char_boundary(stop.saturating_sub(60));
+                        let to = text.ceil_char_boundary((stop + 20).min(text.len()));
+                        println!("REFUSED {id} at {stop}: {}<<HERE>>{}", &text[from..stop], &text[stop..to]);
+                    }
+                }
+                if !valid && accepted {
+                    bad_invalid += 1;
+                }
+            }
+            if bad_invalid > 0 {
+                invalid_accepted += 1;
+                println!("INVALID ACCEPTED {id}");
+            }
+            if bad_valid > 0 {
+                valid_refused.push(id.clone());
+            }
+            let passed = bad_valid == 0 && bad_invalid == 0;
+            pass += usize::from(passed);
+            out.push_str(&serde_json::json!({"id": id, "pass": passed, "valid_refused": bad_valid, "invalid_accepted": bad_invalid, "ms": ms}).to_string());
+            out.push('\n');
+        }
+        let mut errs: Vec<_> = errors.into_iter().collect();
+        errs.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+        for (k, v) in &errs {
+            println!("{:>5} {k}  [{}]", v.len(), v.iter().take(3).cloned().collect::<Vec<_>>().join(" "));
+        }
+        slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (ms, id) in slowest.iter().take(8) {
+            println!("slow {ms:>8.1} ms {id}");
+        }
+        println!("valid refused in {} schemas: {}", valid_refused.len(), valid_refused.join(" "));
+        println!("schemas {schemas}, pass {pass}, compile errors {}, invalid accepted in {invalid_accepted}", errs.iter().map(|(_, v)| v.len()).sum::<usize>());
+        if let Ok(p) = std::env::var("LOGITMASK_TRIAGE_OUT") {
+            std::fs::write(p, out).unwrap();
+        }
     }
 }

@@ -754,6 +754,11 @@ pub(crate) fn multiple_of_re(m: &Decimal, lo: Option<&Bound>, hi: Option<&Bound>
         return None;
     }
     let big_d = c_val.checked_mul(10i128.checked_pow(e as u32)?)?;
+    if big_d == 1 {
+        // Every integer, in any range; for numbers, the integer-valued ones.
+        let re = integer_re(lo, hi);
+        return Some(if integer { re } else { Re::concat([re, Re::opt(Re::raw(r"\.0+"))]) });
+    }
     let re = suffix_multiples(big_d, lo, hi)?;
     Some(if integer { re } else { Re::concat([re, Re::opt(Re::raw(r"\.0+"))]) })
 }
@@ -865,6 +870,28 @@ mod tests {
 
     fn d(s: &str) -> Decimal {
         Decimal::parse(s).unwrap()
+    }
+
+    /// `multipleOf: 1` is every integer (it used to give the multiples of 10), with or
+    /// without bounds, and for numbers also their `.0` spellings.
+    #[test]
+    fn multiple_of_one() {
+        let check = |lo: Option<Bound>, hi: Option<Bound>, integer: bool, yes: &[&str], no: &[&str]| {
+            let re = multiple_of_re(&d("1"), lo.as_ref(), hi.as_ref(), integer).expect("expressible");
+            let dfa = crate::automaton::Dfa::new(&re.render()).unwrap();
+            for t in yes {
+                assert!(dfa.is_match(t.as_bytes()), "{t} should match {}", re.render());
+            }
+            for t in no {
+                assert!(!dfa.is_match(t.as_bytes()), "{t} should not match {}", re.render());
+            }
+        };
+        check(None, None, true, &["0", "1", "7", "10", "-3", "123"], &["1.0", "1.5", "01", "1e"]);
+        check(None, None, false, &["0", "1", "7", "1.0", "-3.00"], &["1.5", "0.1"]);
+        let b = |v: &str, inclusive| Some(Bound::new(d(v), inclusive));
+        check(b("1", true), b("65535", true), true, &["1", "2", "9", "65535"], &["0", "65536", "-1"]);
+        check(b("-2.5", false), b("3", false), false, &["-2", "0", "2", "2.0"], &["3", "-3", "2.5"]);
+        assert_eq!(multiple_of_re(&d("1.0"), None, None, true).unwrap().render(), multiple_of_re(&d("1"), None, None, true).unwrap().render());
     }
 
     #[test]
