@@ -54,7 +54,12 @@ const SAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
-const BENCHES: [&str; 4] = ["build_eager", "lazy_first_mask", "fill_mask_step", "mask_logits_step"];
+const BENCHES: [&str; 4] = [
+    "build_eager",
+    "lazy_first_mask",
+    "fill_mask_step",
+    "mask_logits_step",
+];
 
 struct Case {
     name: String,
@@ -63,21 +68,32 @@ struct Case {
 
 /// The bench-cases regexes, then the schema regexes outlines-core generated (if present).
 fn cases() -> Vec<Case> {
-    let mut out: Vec<Case> =
-        common::bench_regexes().into_iter().map(|(name, regex)| Case { name, regex }).collect();
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/anchors/outlines_schema_regexes.json");
+    let mut out: Vec<Case> = common::bench_regexes()
+        .into_iter()
+        .map(|(name, regex)| Case { name, regex })
+        .collect();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/anchors/outlines_schema_regexes.json"
+    );
     match std::fs::read_to_string(path) {
         Ok(text) => {
-            let v: serde_json::Value = serde_json::from_str(&text).expect("outlines_schema_regexes.json is JSON");
+            let v: serde_json::Value =
+                serde_json::from_str(&text).expect("outlines_schema_regexes.json is JSON");
             if let Some(map) = v["regexes"].as_object() {
                 for (name, regex) in map {
                     if let Some(regex) = regex.as_str() {
-                        out.push(Case { name: name.clone(), regex: regex.to_string() });
+                        out.push(Case {
+                            name: name.clone(),
+                            regex: regex.to_string(),
+                        });
                     }
                 }
             }
         }
-        Err(_) => eprintln!("note: {path} not found (run scripts/bench-outlines.sh); schema cases skipped"),
+        Err(_) => eprintln!(
+            "note: {path} not found (run scripts/bench-outlines.sh); schema cases skipped"
+        ),
     }
     out
 }
@@ -92,11 +108,29 @@ struct Args {
 
 fn parse_args() -> Args {
     const WITH_VALUE: &[&str] = &[
-        "-c", "--color", "--colour", "-s", "--save-baseline", "-b", "--baseline", "--baseline-lenient", "--format",
-        "--profile-time", "--load-baseline", "--sample-size", "--warm-up-time", "--measurement-time", "--nresamples",
-        "--noise-threshold", "--confidence-level", "--significance-level", "--plotting-backend", "--output-format",
+        "-c",
+        "--color",
+        "--colour",
+        "-s",
+        "--save-baseline",
+        "-b",
+        "--baseline",
+        "--baseline-lenient",
+        "--format",
+        "--profile-time",
+        "--load-baseline",
+        "--sample-size",
+        "--warm-up-time",
+        "--measurement-time",
+        "--nresamples",
+        "--noise-threshold",
+        "--confidence-level",
+        "--significance-level",
+        "--plotting-backend",
+        "--output-format",
     ];
-    let (mut bench, mut test, mut list, mut ignored, mut exact) = (false, false, false, false, false);
+    let (mut bench, mut test, mut list, mut ignored, mut exact) =
+        (false, false, false, false, false);
     let mut filter = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -117,7 +151,11 @@ fn parse_args() -> Args {
             }
         }
     }
-    Args { benchmarking: bench && !test && !list && !ignored, filter, exact }
+    Args {
+        benchmarking: bench && !test && !list && !ignored,
+        filter,
+        exact,
+    }
 }
 
 impl Args {
@@ -160,7 +198,12 @@ impl Lexicon {
     /// Greedy longest allowed token, backtracking if the rest cannot be completed. Returns
     /// the tokens and the states before each token plus the final one.
     fn walk(&self, index: &Index, text: &[u8]) -> Option<(Vec<u32>, Vec<StateId>)> {
-        fn go(lex: &Lexicon, index: &Index, s: StateId, rest: &[u8]) -> Option<(Vec<u32>, Vec<StateId>)> {
+        fn go(
+            lex: &Lexicon,
+            index: &Index,
+            s: StateId,
+            rest: &[u8],
+        ) -> Option<(Vec<u32>, Vec<StateId>)> {
             if rest.is_empty() {
                 return index.is_final(s).ok()?.then(|| (vec![], vec![s]));
             }
@@ -182,12 +225,17 @@ impl Lexicon {
 }
 
 /// Guides positioned at each state of the walk of `sample`.
-fn walk_guides(index: &Arc<Index>, lex: &Lexicon, sample: &str) -> Result<(Vec<u32>, Vec<Guide>), String> {
+fn walk_guides(
+    index: &Arc<Index>,
+    lex: &Lexicon,
+    sample: &str,
+) -> Result<(Vec<u32>, Vec<Guide>), String> {
     if !index.dfa().unwrap().is_match(sample.as_bytes()) {
         return Err(format!("the sample {sample:?} does not match the regex"));
     }
-    let (tokens, states) =
-        lex.walk(index, sample.as_bytes()).ok_or_else(|| format!("no token walk spells {sample:?}"))?;
+    let (tokens, states) = lex
+        .walk(index, sample.as_bytes())
+        .ok_or_else(|| format!("no token walk spells {sample:?}"))?;
     let mut guide = Guide::new(index.clone());
     let mut guides = vec![guide.clone()];
     for &t in &tokens {
@@ -232,8 +280,11 @@ fn info(case: &Case, vocab: &Arc<Vocabulary>, lex: &Lexicon) -> serde_json::Valu
     };
     out["build_eager_ms_once"] = ms(t.elapsed()).into();
     let t = Instant::now();
-    let lazy = Index::with_config(&case.regex, vocab, &IndexConfig::new().lazy(true)).expect("lazy builds too");
-    let first = lazy.allowed_tokens(lazy.initial_state()).expect("initial row");
+    let lazy = Index::with_config(&case.regex, vocab, &IndexConfig::new().lazy(true))
+        .expect("lazy builds too");
+    let first = lazy
+        .allowed_tokens(lazy.initial_state())
+        .expect("initial row");
     out["lazy_first_mask_ms_once"] = ms(t.elapsed()).into();
     out["initial_allowed"] = first.len().into();
     out["dfa_states"] = index.dfa().unwrap().state_count().into();
@@ -249,7 +300,11 @@ fn info(case: &Case, vocab: &Arc<Vocabulary>, lex: &Lexicon) -> serde_json::Valu
     out["from_bytes_ms"] = ms(t.elapsed()).into();
     drop(loaded);
 
-    let Some(sample) = SAMPLES.iter().find(|(n, _)| *n == case.name).map(|(_, s)| *s) else {
+    let Some(sample) = SAMPLES
+        .iter()
+        .find(|(n, _)| *n == case.name)
+        .map(|(_, s)| *s)
+    else {
         out["walk"] = "no sample string".into();
         return out;
     };
@@ -303,7 +358,8 @@ fn main() {
     let cases = cases();
     let lex = Lexicon::new(&vocab);
 
-    let show_info = args.benchmarking && std::env::var("LOGITMASK_BENCH_INFO").map_or(true, |v| v != "0");
+    let show_info =
+        args.benchmarking && std::env::var("LOGITMASK_BENCH_INFO").map_or(true, |v| v != "0");
     if show_info {
         println!(
             "logitmask-info {}",
@@ -345,14 +401,23 @@ fn main() {
         g.sampling_mode(SamplingMode::Flat);
         g.bench_function(&case.name, |b| {
             b.iter_with_large_drop(|| {
-                let lazy = Index::with_config(black_box(&case.regex), &vocab, &IndexConfig::new().lazy(true)).unwrap();
+                let lazy = Index::with_config(
+                    black_box(&case.regex),
+                    &vocab,
+                    &IndexConfig::new().lazy(true),
+                )
+                .unwrap();
                 let row = lazy.allowed_tokens(lazy.initial_state()).unwrap();
                 (lazy, row)
             })
         });
         g.finish();
 
-        let Some(sample) = SAMPLES.iter().find(|(n, _)| *n == case.name).map(|(_, s)| *s) else {
+        let Some(sample) = SAMPLES
+            .iter()
+            .find(|(n, _)| *n == case.name)
+            .map(|(_, s)| *s)
+        else {
             continue;
         };
         let guides = match walk_guides(&index, &lex, sample) {

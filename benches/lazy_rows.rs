@@ -63,19 +63,27 @@ fn args() -> Args {
 
 fn read_sample(path: &str) -> String {
     if path.ends_with(".gz") {
-        let out = std::process::Command::new("gzip").args(["-dc", path]).output().expect("gzip -dc");
+        let out = std::process::Command::new("gzip")
+            .args(["-dc", path])
+            .output()
+            .expect("gzip -dc");
         assert!(out.status.success(), "gzip -dc {path} failed");
         String::from_utf8(out.stdout).expect("utf-8 sample")
     } else {
         let mut s = String::new();
-        std::fs::File::open(path).expect("sample file").read_to_string(&mut s).unwrap();
+        std::fs::File::open(path)
+            .expect("sample file")
+            .read_to_string(&mut s)
+            .unwrap();
         s
     }
 }
 
 /// The id of the token `"` alone.
 fn quote_id(vocab: &Vocabulary) -> u32 {
-    (0..vocab.size() as u32).find(|&id| vocab.token_bytes(id) == Some(b"\"")).expect("a token for '\"'")
+    (0..vocab.size() as u32)
+        .find(|&id| vocab.token_bytes(id) == Some(b"\""))
+        .expect("a token for '\"'")
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -87,7 +95,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 fn main() {
     let a = args();
-    let json = std::fs::read_to_string(&a.tokenizer).expect("tokenizer.json (run scripts/setup.sh)");
+    let json =
+        std::fs::read_to_string(&a.tokenizer).expect("tokenizer.json (run scripts/setup.sh)");
     let vocab = Arc::new(Vocabulary::from_tokenizer_json(&json, &LoadOptions::new()).unwrap());
     vocab.prepare();
     let memory_before = vocab.memory_usage();
@@ -103,10 +112,16 @@ fn main() {
     let string = r#""[^"\\\x00-\x1F]*""#;
     for what in ["first string row (slice built)", "second string row"] {
         let index = Index::with_config(string, &vocab, &config).unwrap();
-        let open = index.next_state(index.initial_state(), quote_id(&vocab)).unwrap().unwrap();
+        let open = index
+            .next_state(index.initial_state(), quote_id(&vocab))
+            .unwrap()
+            .unwrap();
         let t = Instant::now();
         let n = index.allowed_tokens(open).unwrap().len();
-        println!("{what}: {:.2} ms ({n} tokens)", t.elapsed().as_secs_f64() * 1e3);
+        println!(
+            "{what}: {:.2} ms ({n} tokens)",
+            t.elapsed().as_secs_f64() * 1e3
+        );
     }
 
     if let Ok(regex) = std::env::var("LAZY_ROWS_REGEX") {
@@ -118,7 +133,10 @@ fn main() {
                 let index = Index::with_config(&regex, &vocab, &config).unwrap();
                 index.allowed_tokens(index.initial_state()).unwrap();
             }
-            println!("first mask, slices {slices}: {:.1} µs", t.elapsed().as_secs_f64() * 1e6 / 2000.0);
+            println!(
+                "first mask, slices {slices}: {:.1} µs",
+                t.elapsed().as_secs_f64() * 1e6 / 2000.0
+            );
         }
         return;
     }
@@ -127,10 +145,16 @@ fn main() {
         let t = Instant::now();
         for _ in 0..2000 {
             let index = Index::with_config(string, &vocab, &config).unwrap();
-            let open = index.next_state(index.initial_state(), quote_id(&vocab)).unwrap().unwrap();
+            let open = index
+                .next_state(index.initial_state(), quote_id(&vocab))
+                .unwrap()
+                .unwrap();
             index.allowed_tokens(open).unwrap();
         }
-        println!("2000 string rows: {:.1} µs each", t.elapsed().as_secs_f64() * 1e6 / 2000.0);
+        println!(
+            "2000 string rows: {:.1} µs each",
+            t.elapsed().as_secs_f64() * 1e6 / 2000.0
+        );
         return;
     }
 
@@ -143,7 +167,10 @@ fn main() {
     let started = Instant::now();
     for line in read_sample(&a.sample).lines().take(a.limit) {
         let record: serde_json::Value = serde_json::from_str(line).expect("jsonl");
-        if a.only.as_ref().is_some_and(|only| record["id"].as_str() != Some(only)) {
+        if a.only
+            .as_ref()
+            .is_some_and(|only| record["id"].as_str() != Some(only))
+        {
             continue;
         }
         let schema = record["schema"].as_str().unwrap();
@@ -156,16 +183,24 @@ fn main() {
             }
         };
         compile.push(t0.elapsed().as_secs_f64() * 1e3);
-        let oracle = a.check.then(|| Index::from_json_schema_str(schema, &vocab, &plain, &schema_config).unwrap());
+        let oracle = a
+            .check
+            .then(|| Index::from_json_schema_str(schema, &vocab, &plain, &schema_config).unwrap());
         schemas += 1;
         let mut first_mask = true;
         for test in record["tests"].as_array().unwrap() {
-            let ids: Vec<u32> = test["ids"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect();
+            let ids: Vec<u32> = test["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap() as u32)
+                .collect();
             let mut state = index.initial_state();
             // The oracle numbers its states in its own order: it walks beside.
             let mut oracle_state = oracle.as_ref().map(|o| o.initial_state());
             for (step, &id) in ids.iter().chain(std::iter::once(&u32::MAX)).enumerate() {
-                let (sliced_before, states_before) = (index.sliced_row_count(), index.dfa_state_count());
+                let (sliced_before, states_before) =
+                    (index.sliced_row_count(), index.dfa_state_count());
                 let t = Instant::now();
                 let row = match index.allowed_tokens(state) {
                     Ok(r) => r,
@@ -193,7 +228,13 @@ fn main() {
                     let want = oracle.allowed_tokens(os).unwrap();
                     if *want != *row {
                         mismatches += 1;
-                        eprintln!("MISMATCH {} state {}: {} vs {} ids", record["id"], state.as_u32(), row.len(), want.len());
+                        eprintln!(
+                            "MISMATCH {} state {}: {} vs {} ids",
+                            record["id"],
+                            state.as_u32(),
+                            row.len(),
+                            want.len()
+                        );
                     }
                 }
                 if id == u32::MAX || !row.contains(id) {
@@ -204,7 +245,12 @@ fn main() {
                     _ => break,
                 };
                 if let (Some(oracle), Some(os)) = (&oracle, oracle_state) {
-                    oracle_state = Some(oracle.next_state(os, id).unwrap().expect("the oracle allows it too"));
+                    oracle_state = Some(
+                        oracle
+                            .next_state(os, id)
+                            .unwrap()
+                            .expect("the oracle allows it too"),
+                    );
                 }
             }
         }
@@ -214,7 +260,11 @@ fn main() {
     }
     println!(
         "lazy rows ({}): {} schemas compiled, {} refused, {} masks, {:.1} s",
-        if a.slices { "slices" } else { "full trie walks" },
+        if a.slices {
+            "slices"
+        } else {
+            "full trie walks"
+        },
         schemas,
         refused,
         masks.len(),

@@ -16,9 +16,9 @@ use logitmask::{Guide, Index, Vocabulary};
 fn builtin_vocabulary() -> (Vec<Option<Vec<u8>>>, u32) {
     let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
     for word in [
-        "19", "20", "2023", "12", "05", "/", "-", ".", "@", ".com", ".org", "example", "john", "doe", "mail",
-        "gmail", "yes", "no", "maybe", " ", "  ", "Paris", "London", "Tokyo", "https", "://", "www", "00",
-        "01", "10", "11", "99", "é", "ü", "東京",
+        "19", "20", "2023", "12", "05", "/", "-", ".", "@", ".com", ".org", "example", "john",
+        "doe", "mail", "gmail", "yes", "no", "maybe", " ", "  ", "Paris", "London", "Tokyo",
+        "https", "://", "www", "00", "01", "10", "11", "99", "é", "ü", "東京",
     ] {
         tokens.push(Some(word.as_bytes().to_vec()));
     }
@@ -74,29 +74,45 @@ fn generate(pattern: &str, vocab: &Arc<Vocabulary>, seed: u64) -> Result<(), log
         guide.mask_logits(&mut logits)?;
         mask_time += t.elapsed();
         let allowed = guide.allowed_tokens()?.len();
-        let token = (0..logits.len()).max_by(|&a, &b| logits[a].total_cmp(&logits[b])).unwrap() as u32;
+        let token = (0..logits.len())
+            .max_by(|&a, &b| logits[a].total_cmp(&logits[b]))
+            .unwrap() as u32;
         guide.advance(token)?;
         if !guide.is_finished() {
             text.extend_from_slice(vocab.token_bytes(token).unwrap_or_default());
         }
         println!(
             "  step {steps:>2}: {allowed:>4} allowed -> {}",
-            if guide.is_finished() { "<eos>".to_string() } else { show(vocab.token_bytes(token).unwrap_or_default()) }
+            if guide.is_finished() {
+                "<eos>".to_string()
+            } else {
+                show(vocab.token_bytes(token).unwrap_or_default())
+            }
         );
         steps += 1;
     }
     let out = String::from_utf8_lossy(&text);
     let matches = index.dfa().unwrap().is_match(&text);
     println!("output     {out:?}");
-    println!("matches    {matches}  ({} steps, mask {:.1?} per step)\n", steps, mask_time / steps.max(1) as u32);
-    assert!(matches || !guide.is_finished(), "a finished generation must match");
+    println!(
+        "matches    {matches}  ({} steps, mask {:.1?} per step)\n",
+        steps,
+        mask_time / steps.max(1) as u32
+    );
+    assert!(
+        matches || !guide.is_finished(),
+        "a finished generation must match"
+    );
     Ok(())
 }
 
 fn main() {
     let (tokens, eos) = builtin_vocabulary();
     let vocab = Arc::new(Vocabulary::new(tokens, &[eos]).expect("built-in vocabulary"));
-    println!("vocabulary {} ids (all 256 bytes + words), EOS id {eos}\n", vocab.size());
+    println!(
+        "vocabulary {} ids (all 256 bytes + words), EOS id {eos}\n",
+        vocab.size()
+    );
     let args: Vec<String> = std::env::args().skip(1).collect();
     let seed = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(7);
     let patterns: Vec<String> = match args.first() {

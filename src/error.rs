@@ -93,7 +93,11 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into(), source: None }
+        Error {
+            kind,
+            message: message.into(),
+            source: None,
+        }
     }
 
     pub(crate) fn with_source(
@@ -101,7 +105,11 @@ impl Error {
         message: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Error {
-        Error { kind, message: message.into(), source: Some(Box::new(source)) }
+        Error {
+            kind,
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
     }
 
     /// The kind of error, for matching.
@@ -157,7 +165,9 @@ pub(crate) fn quote(pattern: &str) -> String {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 

@@ -17,7 +17,9 @@ pub struct GuideConfig {
 
 impl Default for GuideConfig {
     fn default() -> Self {
-        GuideConfig { max_rollback: DEFAULT_MAX_ROLLBACK }
+        GuideConfig {
+            max_rollback: DEFAULT_MAX_ROLLBACK,
+        }
     }
 }
 
@@ -181,12 +183,18 @@ impl Guide {
         } else {
             match vocab.text_bytes(token) {
                 None => "it has no text (no token, an empty token or a special token)".to_string(),
-                Some(b) => format!("its text {:?} cannot continue a match here", String::from_utf8_lossy(b)),
+                Some(b) => format!(
+                    "its text {:?} cannot continue a match here",
+                    String::from_utf8_lossy(b)
+                ),
             }
         };
         Error::new(
             ErrorKind::TokenNotAllowed,
-            format!("token id {token} is not allowed in state {}: {what}", self.state),
+            format!(
+                "token id {token} is not allowed in state {}: {what}",
+                self.state
+            ),
         )
     }
 

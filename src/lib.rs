@@ -65,14 +65,17 @@ mod vocabulary;
 #[cfg(feature = "wasm")]
 pub mod wasm;
 
+pub use automaton::expr::{ExprId, ExprSet};
 pub use automaton::{
     Dfa, DfaConfig, Minimize, Walk, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,
     DEFAULT_DFA_SIZE_LIMIT, DEFAULT_MAX_WORK, DEFAULT_NFA_SIZE_LIMIT,
 };
-pub use automaton::expr::{ExprId, ExprSet};
 pub use error::{Error, ErrorKind, Result};
 pub use guide::{Guide, GuideConfig, DEFAULT_MAX_ROLLBACK};
-pub use index::{mask_words, Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES, DEFAULT_MAX_STATES};
+pub use index::{
+    mask_words, Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES,
+    DEFAULT_MAX_STATES,
+};
 pub use vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
 /// The README's examples, compiled and run as doctests so that they stay true.

@@ -76,7 +76,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use logitmask::{Dfa, DfaConfig, ErrorKind, Guide, Index, IndexConfig, Minimize, StateId, Vocabulary, Walk};
+use logitmask::{
+    Dfa, DfaConfig, ErrorKind, Guide, Index, IndexConfig, Minimize, StateId, Vocabulary, Walk,
+};
 use regex_automata::meta::Regex;
 use serde::Deserialize;
 
@@ -209,15 +211,25 @@ impl Spec {
     fn bytes(&self) -> Result<Vec<u8>, String> {
         match self {
             Spec::Text(s) => Ok(s.as_bytes().to_vec()),
-            Spec::Table(SpecTable { hex: Some(h), none: None, id: None }) => parse_hex(h),
-            other => Err(format!("expected a string or {{ hex = .. }}, got {other:?}")),
+            Spec::Table(SpecTable {
+                hex: Some(h),
+                none: None,
+                id: None,
+            }) => parse_hex(h),
+            other => Err(format!(
+                "expected a string or {{ hex = .. }}, got {other:?}"
+            )),
         }
     }
 
     /// A vocabulary entry: `None` = id without a token.
     fn vocab_entry(&self) -> Result<Option<Vec<u8>>, String> {
         match self {
-            Spec::Table(SpecTable { none: Some(true), hex: None, id: None }) => Ok(None),
+            Spec::Table(SpecTable {
+                none: Some(true),
+                hex: None,
+                id: None,
+            }) => Ok(None),
             other => other.bytes().map(Some),
         }
     }
@@ -244,24 +256,55 @@ fn resolve(spec: &Spec, vocab: &Vocabulary) -> Result<Step, String> {
             if ids.is_empty() {
                 return Err("\"<eos>\" used but the vocabulary has no EOS id".into());
             }
-            return Ok(Step { label: EOS_MARKER.into(), ids, bytes: vec![], eos: true });
+            return Ok(Step {
+                label: EOS_MARKER.into(),
+                ids,
+                bytes: vec![],
+                eos: true,
+            });
         }
     }
-    if let Spec::Table(SpecTable { id: Some(id), hex: None, none: None }) = spec {
+    if let Spec::Table(SpecTable {
+        id: Some(id),
+        hex: None,
+        none: None,
+    }) = spec
+    {
         if *id as usize >= vocab.size() {
-            return Err(format!("{{ id = {id} }} is outside the vocabulary (size {})", vocab.size()));
+            return Err(format!(
+                "{{ id = {id} }} is outside the vocabulary (size {})",
+                vocab.size()
+            ));
         }
         let eos = vocab.is_eos(*id);
-        let bytes = if eos { vec![] } else { vocab.token_bytes(*id).unwrap_or_default().to_vec() };
-        return Ok(Step { label: format!("id {id}"), ids: vec![*id], bytes, eos });
+        let bytes = if eos {
+            vec![]
+        } else {
+            vocab.token_bytes(*id).unwrap_or_default().to_vec()
+        };
+        return Ok(Step {
+            label: format!("id {id}"),
+            ids: vec![*id],
+            bytes,
+            eos,
+        });
     }
     let bytes = spec.bytes()?;
-    let ids: Vec<u32> =
-        (0..vocab.size() as u32).filter(|&id| !vocab.is_eos(id) && vocab.token_bytes(id) == Some(&bytes[..])).collect();
+    let ids: Vec<u32> = (0..vocab.size() as u32)
+        .filter(|&id| !vocab.is_eos(id) && vocab.token_bytes(id) == Some(&bytes[..]))
+        .collect();
     if ids.is_empty() {
-        return Err(format!("no token of the vocabulary has the bytes {}", show(&bytes)));
+        return Err(format!(
+            "no token of the vocabulary has the bytes {}",
+            show(&bytes)
+        ));
     }
-    Ok(Step { label: show(&bytes), ids, bytes, eos: false })
+    Ok(Step {
+        label: show(&bytes),
+        ids,
+        bytes,
+        eos: false,
+    })
 }
 
 fn show(bytes: &[u8]) -> String {
@@ -343,11 +386,16 @@ fn load_corpus() -> Vec<(String, Case)> {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
-    assert!(!files.is_empty(), "no corpus files in {}", corpus_dir().display());
+    assert!(
+        !files.is_empty(),
+        "no corpus files in {}",
+        corpus_dir().display()
+    );
     let mut out = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
-        let file: CorpusFile = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let file: CorpusFile =
+            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         for case in file.cases {
             out.push((stem.clone(), case));
@@ -361,9 +409,15 @@ fn corpus() {
     let all = load_corpus();
     let mut names = HashSet::new();
     for (file, case) in &all {
-        assert!(names.insert(case.name.clone()), "{file}.toml: case name {:?} is used twice", case.name);
+        assert!(
+            names.insert(case.name.clone()),
+            "{file}.toml: case name {:?} is used twice",
+            case.name
+        );
     }
-    let filter = std::env::var("LOGITMASK_CORPUS_FILTER").ok().filter(|f| !f.is_empty());
+    let filter = std::env::var("LOGITMASK_CORPUS_FILTER")
+        .ok()
+        .filter(|f| !f.is_empty());
     if filter.is_none() {
         assert!(all.len() >= 40, "the corpus has only {} cases", all.len());
     }
@@ -372,11 +426,17 @@ fn corpus() {
     let mut ran = 0;
     let mut failed = 0;
     for (file, case) in &all {
-        if filter.as_ref().is_some_and(|f| !case.name.contains(f.as_str())) {
+        if filter
+            .as_ref()
+            .is_some_and(|f| !case.name.contains(f.as_str()))
+        {
             continue;
         }
         ran += 1;
-        let mut ctx = Ctx { fails: Vec::new(), suppressed: 0 };
+        let mut ctx = Ctx {
+            fails: Vec::new(),
+            suppressed: 0,
+        };
         let outcome = catch_unwind(AssertUnwindSafe(|| run_case(case, &default, &mut ctx)));
         if let Err(panic) = outcome {
             let msg = panic
@@ -388,7 +448,11 @@ fn corpus() {
         }
         if !ctx.fails.is_empty() {
             failed += 1;
-            let _ = writeln!(report, "\n--- {file}.toml: {} (pattern {:?})", case.name, case.pattern);
+            let _ = writeln!(
+                report,
+                "\n--- {file}.toml: {} (pattern {:?})",
+                case.name, case.pattern
+            );
             for f in &ctx.fails {
                 let _ = writeln!(report, "    {f}");
             }
@@ -397,41 +461,75 @@ fn corpus() {
             }
         }
     }
-    assert!(ran > 0, "LOGITMASK_CORPUS_FILTER={filter:?} selects no case");
+    assert!(
+        ran > 0,
+        "LOGITMASK_CORPUS_FILTER={filter:?} selects no case"
+    );
     eprintln!("corpus: {ran} cases run, {failed} failed");
-    assert!(failed == 0, "{failed} of {ran} corpus cases failed:{report}");
+    assert!(
+        failed == 0,
+        "{failed} of {ran} corpus cases failed:{report}"
+    );
 }
 
 fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
     let pattern = case.pattern.as_str();
 
     // --- the case itself
-    let matches: Vec<Vec<u8>> =
-        ok_or_return!(ctx, case.matches.iter().map(Spec::bytes).collect::<Result<Vec<_>, _>>(), "bad `matches`");
-    let rejects: Vec<Vec<u8>> =
-        ok_or_return!(ctx, case.rejects.iter().map(Spec::bytes).collect::<Result<Vec<_>, _>>(), "bad `rejects`");
+    let matches: Vec<Vec<u8>> = ok_or_return!(
+        ctx,
+        case.matches
+            .iter()
+            .map(Spec::bytes)
+            .collect::<Result<Vec<_>, _>>(),
+        "bad `matches`"
+    );
+    let rejects: Vec<Vec<u8>> = ok_or_return!(
+        ctx,
+        case.rejects
+            .iter()
+            .map(Spec::bytes)
+            .collect::<Result<Vec<_>, _>>(),
+        "bad `rejects`"
+    );
     let vocab: Arc<Vocabulary> = match &case.vocab {
         None => {
             check!(ctx, case.eos.is_none(), "`eos` given without `vocab`");
             default.clone()
         }
         Some(entries) => {
-            let tokens =
-                ok_or_return!(ctx, entries.iter().map(Spec::vocab_entry).collect::<Result<Vec<_>, _>>(), "bad `vocab`");
+            let tokens = ok_or_return!(
+                ctx,
+                entries
+                    .iter()
+                    .map(Spec::vocab_entry)
+                    .collect::<Result<Vec<_>, _>>(),
+                "bad `vocab`"
+            );
             check!(
                 ctx,
-                !tokens.iter().enumerate().any(|(id, t)| t.as_deref() == Some(EOS_MARKER.as_bytes())
-                    && !case.eos.as_deref().unwrap_or(&[]).contains(&(id as u32))),
+                !tokens
+                    .iter()
+                    .enumerate()
+                    .any(|(id, t)| t.as_deref() == Some(EOS_MARKER.as_bytes())
+                        && !case.eos.as_deref().unwrap_or(&[]).contains(&(id as u32))),
                 "a text token spelled \"<eos>\" would be ambiguous with the EOS marker"
             );
-            Arc::new(ok_or_return!(ctx, Vocabulary::new(tokens, case.eos.as_deref().unwrap_or(&[])), "Vocabulary::new"))
+            Arc::new(ok_or_return!(
+                ctx,
+                Vocabulary::new(tokens, case.eos.as_deref().unwrap_or(&[])),
+                "Vocabulary::new"
+            ))
         }
     };
     let accept: Vec<Vec<Step>> = ok_or_return!(
         ctx,
         case.accept
             .iter()
-            .map(|seq| seq.iter().map(|s| resolve(s, &vocab)).collect::<Result<Vec<_>, _>>())
+            .map(|seq| seq
+                .iter()
+                .map(|s| resolve(s, &vocab))
+                .collect::<Result<Vec<_>, _>>())
             .collect::<Result<Vec<_>, _>>(),
         "bad `accept`"
     );
@@ -439,27 +537,54 @@ fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
         ctx,
         case.reject
             .iter()
-            .map(|seq| seq.iter().map(|s| resolve(s, &vocab)).collect::<Result<Vec<_>, _>>())
+            .map(|seq| seq
+                .iter()
+                .map(|s| resolve(s, &vocab))
+                .collect::<Result<Vec<_>, _>>())
             .collect::<Result<Vec<_>, _>>(),
         "bad `reject`"
     );
-    check!(ctx, reject.iter().all(|s| !s.is_empty()), "an empty `reject` sequence");
+    check!(
+        ctx,
+        reject.iter().all(|s| !s.is_empty()),
+        "an empty `reject` sequence"
+    );
 
     // --- expected build errors
     if let Some(name) = &case.error {
-        let kind = ok_or_return!(ctx, kind_named(name).ok_or(()), "unknown error kind {name:?}");
-        check!(ctx, case.index_error.is_none(), "`error` and `index_error` together");
+        let kind = ok_or_return!(
+            ctx,
+            kind_named(name).ok_or(()),
+            "unknown error kind {name:?}"
+        );
+        check!(
+            ctx,
+            case.index_error.is_none(),
+            "`error` and `index_error` together"
+        );
         match Dfa::new(pattern) {
             Ok(_) => ctx.fail(format!("Dfa::new succeeded; expected {name}")),
             Err(e) => {
-                check!(ctx, e.kind() == kind, "Dfa::new: expected {name}, got {e:?}");
-                check!(ctx, mentions_pattern(e.message(), pattern), "Dfa::new error does not name the pattern: {e}");
+                check!(
+                    ctx,
+                    e.kind() == kind,
+                    "Dfa::new: expected {name}, got {e:?}"
+                );
+                check!(
+                    ctx,
+                    mentions_pattern(e.message(), pattern),
+                    "Dfa::new error does not name the pattern: {e}"
+                );
             }
         }
         for lazy in [false, true] {
             match Index::with_config(pattern, &vocab, &IndexConfig::new().lazy(lazy)) {
                 Ok(_) => ctx.fail(format!("Index (lazy {lazy}) built; expected {name}")),
-                Err(e) => check!(ctx, e.kind() == kind, "Index (lazy {lazy}): expected {name}, got {e:?}"),
+                Err(e) => check!(
+                    ctx,
+                    e.kind() == kind,
+                    "Index (lazy {lazy}): expected {name}, got {e:?}"
+                ),
             }
         }
         check!(
@@ -472,13 +597,27 @@ fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
 
     // --- (a) the Dfa against the oracle
     let dfa = ok_or_return!(ctx, Dfa::new(pattern), "Dfa::new");
-    let oracle = ok_or_return!(ctx, Regex::new(&format!(r"\A(?:{pattern})\z")), "the oracle rejects the pattern");
+    let oracle = ok_or_return!(
+        ctx,
+        Regex::new(&format!(r"\A(?:{pattern})\z")),
+        "the oracle rejects the pattern"
+    );
     for m in &matches {
-        check!(ctx, oracle.is_match(m.as_slice()), "case error: the oracle says {} does not match", show(m));
+        check!(
+            ctx,
+            oracle.is_match(m.as_slice()),
+            "case error: the oracle says {} does not match",
+            show(m)
+        );
         check!(ctx, dfa.is_match(m), "Dfa::is_match({}) is false", show(m));
     }
     for r in &rejects {
-        check!(ctx, !oracle.is_match(r.as_slice()), "case error: the oracle says {} matches", show(r));
+        check!(
+            ctx,
+            !oracle.is_match(r.as_slice()),
+            "case error: the oracle says {} matches",
+            show(r)
+        );
         check!(ctx, !dfa.is_match(r), "Dfa::is_match({}) is true", show(r));
     }
     check_dfa_states(ctx, &dfa, &oracle);
@@ -490,10 +629,20 @@ fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
             "Dfa::with_config({minimize:?})"
         );
         for m in &matches {
-            check!(ctx, other.is_match(m), "Dfa ({minimize:?}): is_match({}) is false", show(m));
+            check!(
+                ctx,
+                other.is_match(m),
+                "Dfa ({minimize:?}): is_match({}) is false",
+                show(m)
+            );
         }
         for r in &rejects {
-            check!(ctx, !other.is_match(r), "Dfa ({minimize:?}): is_match({}) is true", show(r));
+            check!(
+                ctx,
+                !other.is_match(r),
+                "Dfa ({minimize:?}): is_match({}) is true",
+                show(r)
+            );
         }
         check_dfa_states(ctx, &other, &oracle);
     }
@@ -501,17 +650,30 @@ fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
     // --- (b) the indexes
     let model = Model::new(&dfa, &vocab);
     let Some(model) = model else {
-        ctx.fail(format!("more than {MODEL_CAP} states reached through tokens: too big for the corpus"));
+        ctx.fail(format!(
+            "more than {MODEL_CAP} states reached through tokens: too big for the corpus"
+        ));
         return;
     };
     let built: Vec<(&str, Result<Index, logitmask::Error>)> = VARIANTS
         .iter()
         .map(|&(mode, lazy, minimize)| {
-            (mode, Index::with_config(pattern, &vocab, &IndexConfig::new().lazy(lazy).minimize(minimize)))
+            (
+                mode,
+                Index::with_config(
+                    pattern,
+                    &vocab,
+                    &IndexConfig::new().lazy(lazy).minimize(minimize),
+                ),
+            )
         })
         .collect();
     if let Some(name) = &case.index_error {
-        let kind = ok_or_return!(ctx, kind_named(name).ok_or(()), "unknown error kind {name:?}");
+        let kind = ok_or_return!(
+            ctx,
+            kind_named(name).ok_or(()),
+            "unknown error kind {name:?}"
+        );
         check!(
             ctx,
             !model.coacc.contains(&dfa.start()),
@@ -521,7 +683,11 @@ fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
             match res {
                 Ok(_) => ctx.fail(format!("{mode} Index built; expected {name}")),
                 Err(e) => {
-                    check!(ctx, e.kind() == kind, "{mode} Index: expected {name}, got {e:?}");
+                    check!(
+                        ctx,
+                        e.kind() == kind,
+                        "{mode} Index: expected {name}, got {e:?}"
+                    );
                     check!(
                         ctx,
                         mentions_pattern(e.message(), pattern),
@@ -530,7 +696,11 @@ fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
                 }
             }
         }
-        check!(ctx, accept.is_empty() && reject.is_empty(), "a case whose index fails cannot have token sequences");
+        check!(
+            ctx,
+            accept.is_empty() && reject.is_empty(),
+            "a case whose index fails cannot have token sequences"
+        );
         return;
     }
     check!(
@@ -599,9 +769,18 @@ fn check_dfa_states(ctx: &mut Ctx, dfa: &Dfa, oracle: &Regex) {
         ctx.fail(format!("the DFA has {n} states: too big for the corpus"));
         return;
     }
-    check!(ctx, dfa.start() != 0 && (dfa.start() as usize) < n, "start state {} out of range", dfa.start());
+    check!(
+        ctx,
+        dfa.start() != 0 && (dfa.start() as usize) < n,
+        "start state {} out of range",
+        dfa.start()
+    );
     check!(ctx, !dfa.is_final(0), "the dead state 0 is final");
-    check!(ctx, (0..=255u8).all(|b| dfa.step(0, b) == 0), "the dead state 0 has a way out");
+    check!(
+        ctx,
+        (0..=255u8).all(|b| dfa.step(0, b) == 0),
+        "the dead state 0 has a way out"
+    );
     // Shortest path to each state.
     let mut path: Vec<Option<Vec<u8>>> = vec![None; n];
     path[dfa.start() as usize] = Some(vec![]);
@@ -655,7 +834,10 @@ fn check_dfa_states(ctx: &mut Ctx, dfa: &Dfa, oracle: &Regex) {
             oracle.is_match(p.as_slice())
         );
         match &completion[s] {
-            None => ctx.fail(format!("DFA state {s} (after {}) is live but reaches no final state", show(p))),
+            None => ctx.fail(format!(
+                "DFA state {s} (after {}) is live but reaches no final state",
+                show(p)
+            )),
             Some(c) => {
                 let mut full = p.clone();
                 full.extend_from_slice(c);
@@ -705,7 +887,9 @@ impl Model {
             }
             let mut out = Vec::new();
             for id in 0..vocab.size() as u32 {
-                let Some(bytes) = text_of(vocab, id) else { continue };
+                let Some(bytes) = text_of(vocab, id) else {
+                    continue;
+                };
                 if let Walk::Alive { state, .. } = dfa.walk(s, bytes) {
                     out.push((id, state));
                     if let std::collections::hash_map::Entry::Vacant(e) = edges.entry(state) {
@@ -732,8 +916,11 @@ impl Model {
     }
 
     fn allowed(&self, dfa: &Dfa, vocab: &Vocabulary, s: u32) -> Vec<u32> {
-        let mut ids: BTreeSet<u32> =
-            self.edges[&s].iter().filter(|(_, t)| self.coacc.contains(t)).map(|&(id, _)| id).collect();
+        let mut ids: BTreeSet<u32> = self.edges[&s]
+            .iter()
+            .filter(|(_, t)| self.coacc.contains(t))
+            .map(|&(id, _)| id)
+            .collect();
         if dfa.is_final(s) {
             ids.extend(vocab.eos_token_ids());
         }
@@ -741,7 +928,11 @@ impl Model {
     }
 
     fn next(&self, s: u32, token: u32) -> Option<u32> {
-        self.edges[&s].iter().find(|&&(id, _)| id == token).map(|&(_, t)| t).filter(|t| self.coacc.contains(t))
+        self.edges[&s]
+            .iter()
+            .find(|&&(id, _)| id == token)
+            .map(|&(_, t)| t)
+            .filter(|t| self.coacc.contains(t))
     }
 }
 
@@ -755,7 +946,11 @@ fn check_indexes(
 ) {
     let size = vocab.size() as u32;
     for (mode, index) in indexes {
-        check!(ctx, index.vocab_size() == vocab.size(), "{mode}: vocab_size differs from the vocabulary's size");
+        check!(
+            ctx,
+            index.vocab_size() == vocab.size(),
+            "{mode}: vocab_size differs from the vocabulary's size"
+        );
         // Out-of-range ids.
         match index.next_state(index.initial_state(), size) {
             Err(e) if e.kind() == ErrorKind::UnknownTokenId => {}
@@ -767,7 +962,10 @@ fn check_indexes(
 
     // Walk the model and every index in step: one tuple of states per token path.
     type Tuple = (u32, Vec<StateId>);
-    let start: Tuple = (dfa.start(), indexes.iter().map(|(_, i)| i.initial_state()).collect());
+    let start: Tuple = (
+        dfa.start(),
+        indexes.iter().map(|(_, i)| i.initial_state()).collect(),
+    );
     let mut seen: HashSet<Tuple> = HashSet::from([start.clone()]);
     let mut queue: VecDeque<(Tuple, Vec<u8>)> = VecDeque::from([(start, vec![])]);
     let mut reached: Vec<BTreeSet<StateId>> = vec![BTreeSet::new(); indexes.len()];
@@ -780,11 +978,20 @@ fn check_indexes(
         let at = show(&path);
         let want = model.allowed(dfa, vocab, m);
         let fin = dfa.is_final(m);
-        check!(ctx, fin == oracle.is_match(path.as_slice()), "after {at}: Dfa::is_final = {fin}, the oracle disagrees");
+        check!(
+            ctx,
+            fin == oracle.is_match(path.as_slice()),
+            "after {at}: Dfa::is_final = {fin}, the oracle disagrees"
+        );
         let mut rows = Vec::with_capacity(indexes.len());
         for (k, ((mode, index), &s)) in indexes.iter().zip(&states).enumerate() {
             reached[k].insert(s);
-            let got = ok_or_return!(ctx, index.allowed_tokens(s), "{mode} allowed_tokens({s:?}) after {at}").to_vec();
+            let got = ok_or_return!(
+                ctx,
+                index.allowed_tokens(s),
+                "{mode} allowed_tokens({s:?}) after {at}"
+            )
+            .to_vec();
             check!(
                 ctx,
                 got == want,
@@ -805,7 +1012,11 @@ fn check_indexes(
             let nm = model.next(m, t);
             let mut next = Vec::with_capacity(indexes.len());
             for ((mode, index), (&s, row)) in indexes.iter().zip(states.iter().zip(&rows)) {
-                let n = ok_or_return!(ctx, index.next_state(s, t), "{mode} next_state({s:?}, {t}) after {at}");
+                let n = ok_or_return!(
+                    ctx,
+                    index.next_state(s, t),
+                    "{mode} next_state({s:?}, {t}) after {at}"
+                );
                 check!(
                     ctx,
                     n.is_some() == row.contains(&t),
@@ -832,7 +1043,8 @@ fn check_indexes(
             if vocab.is_eos(t) {
                 continue;
             }
-            if let (Some(nm), Some(next)) = (nm, next.into_iter().collect::<Option<Vec<StateId>>>()) {
+            if let (Some(nm), Some(next)) = (nm, next.into_iter().collect::<Option<Vec<StateId>>>())
+            {
                 let tuple = (nm, next);
                 if !seen.contains(&tuple) {
                     seen.insert(tuple.clone());
@@ -864,8 +1076,16 @@ fn check_indexes(
     for ((mode, index), states) in indexes.iter().zip(&reached) {
         let bytes = ok_or_return!(ctx, index.to_bytes(), "{mode} to_bytes");
         let loaded = ok_or_return!(ctx, Index::from_bytes(&bytes, vocab), "{mode} from_bytes");
-        check!(ctx, loaded.pattern() == index.pattern(), "{mode}: the loaded pattern differs");
-        check!(ctx, loaded.initial_state() == index.initial_state(), "{mode}: the loaded initial state differs");
+        check!(
+            ctx,
+            loaded.pattern() == index.pattern(),
+            "{mode}: the loaded pattern differs"
+        );
+        check!(
+            ctx,
+            loaded.initial_state() == index.initial_state(),
+            "{mode}: the loaded initial state differs"
+        );
         check!(
             ctx,
             loaded.states().into_iter().collect::<BTreeSet<_>>() == *states,
@@ -874,21 +1094,35 @@ fn check_indexes(
         for &s in states {
             let a = index.allowed_tokens(s).map(|r| r.to_vec()).ok();
             let b = loaded.allowed_tokens(s).map(|r| r.to_vec()).ok();
-            check!(ctx, a.is_some() && a == b, "{mode}: state {s:?}: loaded row {b:?}, original {a:?}");
+            check!(
+                ctx,
+                a.is_some() && a == b,
+                "{mode}: state {s:?}: loaded row {b:?}, original {a:?}"
+            );
             check!(
                 ctx,
                 loaded.is_final(s).ok() == index.is_final(s).ok(),
                 "{mode}: state {s:?}: is_final differs after loading"
             );
         }
-        check!(ctx, loaded.to_bytes().ok().as_deref() == Some(&bytes[..]), "{mode}: to_bytes(from_bytes(b)) != b");
+        check!(
+            ctx,
+            loaded.to_bytes().ok().as_deref() == Some(&bytes[..]),
+            "{mode}: to_bytes(from_bytes(b)) != b"
+        );
         // The loaded rows equal the first index's rows, state for paired state.
         let (first_mode, first) = &indexes[0];
         let k = indexes.iter().position(|(m, _)| m == mode).unwrap();
         for tuple in &tuples {
             let a = first.allowed_tokens(tuple[0]).map(|r| r.to_vec()).ok();
             let b = loaded.allowed_tokens(tuple[k]).map(|r| r.to_vec()).ok();
-            check!(ctx, a == b, "loaded {mode} state {:?} differs from {first_mode} state {:?}", tuple[k], tuple[0]);
+            check!(
+                ctx,
+                a == b,
+                "loaded {mode} state {:?} differs from {first_mode} state {:?}",
+                tuple[k],
+                tuple[0]
+            );
         }
     }
 }
@@ -903,7 +1137,10 @@ fn ids_diff(vocab: &Vocabulary, got: &[u32], want: &[u32]) -> String {
     };
     let extra: Vec<String> = got.iter().filter(|i| !want.contains(i)).map(name).collect();
     let missing: Vec<String> = want.iter().filter(|i| !got.contains(i)).map(name).collect();
-    format!("{} ids (extra {extra:?}, missing {missing:?}) where the model", got.len())
+    format!(
+        "{} ids (extra {extra:?}, missing {missing:?}) where the model",
+        got.len()
+    )
 }
 
 // ---------------------------------------------------------------------------------
@@ -914,12 +1151,25 @@ fn check_guide(ctx: &mut Ctx, mode: &str, guide: &Guide, at: &str) {
     let index = guide.index();
     let size = index.vocab_size();
     let vocab = index.vocabulary();
-    let allowed = ok_or_return!(ctx, guide.allowed_tokens(), "{mode} guide allowed_tokens after {at}").to_vec();
+    let allowed = ok_or_return!(
+        ctx,
+        guide.allowed_tokens(),
+        "{mode} guide allowed_tokens after {at}"
+    )
+    .to_vec();
     if guide.is_finished() {
-        check!(ctx, allowed == vocab.eos_token_ids(), "{mode} guide after {at}: finished but allows {allowed:?}");
+        check!(
+            ctx,
+            allowed == vocab.eos_token_ids(),
+            "{mode} guide after {at}: finished but allows {allowed:?}"
+        );
     } else {
         let row = index.allowed_tokens(guide.state()).map(|r| r.to_vec()).ok();
-        check!(ctx, row.as_ref() == Some(&allowed), "{mode} guide after {at}: allows {allowed:?}, its index {row:?}");
+        check!(
+            ctx,
+            row.as_ref() == Some(&allowed),
+            "{mode} guide after {at}: allows {allowed:?}, its index {row:?}"
+        );
     }
     check!(
         ctx,
@@ -934,16 +1184,23 @@ fn check_guide(ctx: &mut Ctx, mode: &str, guide: &Guide, at: &str) {
     if let Err(e) = guide.fill_mask(&mut mask) {
         ctx.fail(format!("{mode} guide after {at}: fill_mask: {e:?}"));
     } else {
-        let from_mask: Vec<u32> =
-            (0..(words as u32 + 1) * 32).filter(|&i| mask[(i >> 5) as usize] >> (i & 31) & 1 == 1).collect();
-        check!(ctx, from_mask == allowed, "{mode} guide after {at}: fill_mask sets {from_mask:?}, allowed {allowed:?}");
+        let from_mask: Vec<u32> = (0..(words as u32 + 1) * 32)
+            .filter(|&i| mask[(i >> 5) as usize] >> (i & 31) & 1 == 1)
+            .collect();
+        check!(
+            ctx,
+            from_mask == allowed,
+            "{mode} guide after {at}: fill_mask sets {from_mask:?}, allowed {allowed:?}"
+        );
     }
     // Logits with padding past the vocabulary.
     let mut logits = vec![0.25f32; size + 5];
     if let Err(e) = guide.mask_logits(&mut logits) {
         ctx.fail(format!("{mode} guide after {at}: mask_logits: {e:?}"));
     } else {
-        let kept: Vec<u32> = (0..logits.len() as u32).filter(|&i| logits[i as usize] == 0.25).collect();
+        let kept: Vec<u32> = (0..logits.len() as u32)
+            .filter(|&i| logits[i as usize] == 0.25)
+            .collect();
         let all_inf = logits.iter().all(|&x| x == 0.25 || x == f32::NEG_INFINITY);
         check!(
             ctx,
@@ -953,7 +1210,11 @@ fn check_guide(ctx: &mut Ctx, mode: &str, guide: &Guide, at: &str) {
     }
     for t in 0..size as u32 {
         let a = guide.is_allowed(t).ok();
-        check!(ctx, a == Some(allowed.contains(&t)), "{mode} guide after {at}: is_allowed({t}) = {a:?}");
+        check!(
+            ctx,
+            a == Some(allowed.contains(&t)),
+            "{mode} guide after {at}: is_allowed({t}) = {a:?}"
+        );
     }
 }
 
@@ -967,15 +1228,30 @@ fn advance_step(ctx: &mut Ctx, mode: &str, guide: &mut Guide, step: &Step, at: &
         match g.advance(id) {
             Ok(()) => {}
             Err(e) => {
-                ctx.fail(format!("{mode} guide after {at}: {} (id {id}) refused: {e:?}", step.label));
+                ctx.fail(format!(
+                    "{mode} guide after {at}: {} (id {id}) refused: {e:?}",
+                    step.label
+                ));
                 return false;
             }
         }
         if step.eos {
-            check!(ctx, g.is_finished(), "{mode} guide after {at}: EOS id {id} accepted but not finished");
-            check!(ctx, g.state() == before, "{mode} guide after {at}: EOS id {id} changed the state");
+            check!(
+                ctx,
+                g.is_finished(),
+                "{mode} guide after {at}: EOS id {id} accepted but not finished"
+            );
+            check!(
+                ctx,
+                g.state() == before,
+                "{mode} guide after {at}: EOS id {id} changed the state"
+            );
         } else {
-            check!(ctx, !g.is_finished(), "{mode} guide after {at}: finished after a text token");
+            check!(
+                ctx,
+                !g.is_finished(),
+                "{mode} guide after {at}: finished after a text token"
+            );
         }
         match &next {
             None => next = Some(g),
@@ -991,7 +1267,14 @@ fn advance_step(ctx: &mut Ctx, mode: &str, guide: &mut Guide, step: &Step, at: &
     true
 }
 
-fn run_accept(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, dfa: &Dfa, oracle: &Regex, seq: &[Step]) {
+fn run_accept(
+    ctx: &mut Ctx,
+    mode: &str,
+    index: &Arc<Index>,
+    dfa: &Dfa,
+    oracle: &Regex,
+    seq: &[Step],
+) {
     let mut guide = Guide::new(index.clone());
     let mut text = Vec::new();
     let mut at = String::from("[]");
@@ -1002,7 +1285,14 @@ fn run_accept(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, dfa: &Dfa, oracle: 
             return;
         }
         text.extend_from_slice(&step.bytes);
-        at = format!("[{}]", seq[..=i].iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", "));
+        at = format!(
+            "[{}]",
+            seq[..=i]
+                .iter()
+                .map(|s| s.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         check_guide(ctx, mode, &guide, &at);
         if step.eos && finished_at.is_none() {
             finished_at = Some(text.clone());
@@ -1033,7 +1323,11 @@ fn run_accept(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, dfa: &Dfa, oracle: 
                     !g.is_finished() || seq.iter().rev().skip(1).any(|s| s.eos),
                     "{mode} guide: still finished after rolling back EOS"
                 );
-                check!(ctx, g.state() == guide.state(), "{mode} guide: rolling back EOS changed the state");
+                check!(
+                    ctx,
+                    g.state() == guide.state(),
+                    "{mode} guide: rolling back EOS changed the state"
+                );
             }
             Err(e) => ctx.fail(format!("{mode} guide: rollback(1) after {at}: {e:?}")),
         }
@@ -1048,11 +1342,22 @@ fn run_reject(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, seq: &[Step]) {
         if !advance_step(ctx, mode, &mut guide, step, &at) {
             return;
         }
-        at = format!("[{}]", seq[..=i].iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(", "));
+        at = format!(
+            "[{}]",
+            seq[..=i]
+                .iter()
+                .map(|s| s.label.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     check_guide(ctx, mode, &guide, &at);
-    let before =
-        (guide.state(), guide.is_finished(), guide.allowed_tokens().map(|r| r.to_vec()).ok(), guide.can_finish());
+    let before = (
+        guide.state(),
+        guide.is_finished(),
+        guide.allowed_tokens().map(|r| r.to_vec()).ok(),
+        guide.can_finish(),
+    );
     for &id in &last.ids {
         if !guide.is_finished() {
             let n = index.next_state(guide.state(), id);
@@ -1084,8 +1389,12 @@ fn run_reject(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, seq: &[Step]) {
                 last.label
             ),
         }
-        let after =
-            (guide.state(), guide.is_finished(), guide.allowed_tokens().map(|r| r.to_vec()).ok(), guide.can_finish());
+        let after = (
+            guide.state(),
+            guide.is_finished(),
+            guide.allowed_tokens().map(|r| r.to_vec()).ok(),
+            guide.can_finish(),
+        );
         check!(
             ctx,
             after == before,
@@ -1096,7 +1405,11 @@ fn run_reject(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, seq: &[Step]) {
     // The guide still works: whatever was allowed still is.
     if let Some(allowed) = &before.2 {
         if let Some(&t) = allowed.first() {
-            check!(ctx, guide.clone().advance(t).is_ok(), "{mode} guide after {at}: unusable after a refusal");
+            check!(
+                ctx,
+                guide.clone().advance(t).is_ok(),
+                "{mode} guide after {at}: unusable after a refusal"
+            );
         }
     }
 }
@@ -1119,7 +1432,12 @@ fn spell_greedy(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8]) {
     let mut steps = 0;
     while pos < text.len() {
         let at = show(&text[..pos]);
-        let allowed = ok_or_return!(ctx, guide.allowed_tokens(), "{mode} greedy {}: allowed_tokens", show(text));
+        let allowed = ok_or_return!(
+            ctx,
+            guide.allowed_tokens(),
+            "{mode} greedy {}: allowed_tokens",
+            show(text)
+        );
         let best = allowed
             .iter()
             .filter_map(|id| text_of(&vocab, id).map(|b| (id, b)))
@@ -1133,15 +1451,27 @@ fn spell_greedy(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8]) {
             return;
         };
         if let Err(e) = guide.advance(id) {
-            ctx.fail(format!("{mode} greedy spelling of {}: advance({id}) after {at}: {e:?}", show(text)));
+            ctx.fail(format!(
+                "{mode} greedy spelling of {}: advance({id}) after {at}: {e:?}",
+                show(text)
+            ));
             return;
         }
         pos += bytes.len();
         steps += 1;
         check_guide(ctx, mode, &guide, &format!("greedy {}", show(&text[..pos])));
     }
-    check!(ctx, steps <= text.len(), "greedy took more steps than bytes");
-    check!(ctx, guide.can_finish(), "{mode} greedy spelling of {}: can_finish is false at the end", show(text));
+    check!(
+        ctx,
+        steps <= text.len(),
+        "greedy took more steps than bytes"
+    );
+    check!(
+        ctx,
+        guide.can_finish(),
+        "{mode} greedy spelling of {}: can_finish is false at the end",
+        show(text)
+    );
     for &eos in vocab.eos_token_ids() {
         let mut g = guide.clone();
         check!(
@@ -1159,7 +1489,9 @@ fn spell_greedy(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8]) {
 fn dfa_of(index: &Index) -> std::borrow::Cow<'_, Dfa> {
     match index.dfa() {
         Some(dfa) => std::borrow::Cow::Borrowed(dfa),
-        None => std::borrow::Cow::Owned(Dfa::new(index.pattern()).expect("the pattern compiled once")),
+        None => {
+            std::borrow::Cow::Owned(Dfa::new(index.pattern()).expect("the pattern compiled once"))
+        }
     }
 }
 
@@ -1175,7 +1507,10 @@ fn spell_bytes(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8], is_ma
         match (res, is_match) {
             (Ok(()), _) => {}
             (Err(e), true) => {
-                ctx.fail(format!("{mode}: byte {i} of the match {} refused: {e:?}", show(text)));
+                ctx.fail(format!(
+                    "{mode}: byte {i} of the match {} refused: {e:?}",
+                    show(text)
+                ));
                 return;
             }
             (Err(e), false) => {
@@ -1188,7 +1523,10 @@ fn spell_bytes(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8], is_ma
                 // A byte-complete vocabulary refuses exactly where the text dies.
                 check!(
                     ctx,
-                    matches!(dfa_of(index).walk(dfa_of(index).start(), &text[..=i]), Walk::Dead),
+                    matches!(
+                        dfa_of(index).walk(dfa_of(index).start(), &text[..=i]),
+                        Walk::Dead
+                    ),
                     "{mode}: byte {i} of {} refused though the DFA is alive",
                     show(text)
                 );
@@ -1206,6 +1544,11 @@ fn spell_bytes(ctx: &mut Ctx, mode: &str, index: &Arc<Index>, text: &[u8], is_ma
     for &eos in vocab.eos_token_ids() {
         let mut g = guide.clone();
         let res = g.advance(eos);
-        check!(ctx, res.is_ok() == is_match, "{mode}: EOS after all bytes of {}: {res:?}", show(text));
+        check!(
+            ctx,
+            res.is_ok() == is_match,
+            "{mode}: EOS after all bytes of {}: {res:?}",
+            show(text)
+        );
     }
 }

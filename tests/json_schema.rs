@@ -9,12 +9,15 @@ use crate::common::{finite_numbers, Rng};
 
 use std::time::Instant;
 
-use logitmask::json_schema::{regex_from_json_schema, regex_from_json_schema_str, Config, PropertyOrder};
+use logitmask::json_schema::{
+    regex_from_json_schema, regex_from_json_schema_str, Config, PropertyOrder,
+};
 use logitmask::{Dfa, ErrorKind, Index, IndexConfig};
 use proptest::prelude::*;
 
 fn compile(schema: &str, config: &Config) -> Dfa {
-    let re = regex_from_json_schema_str(schema, config).unwrap_or_else(|e| panic!("{schema}: {e:?}"));
+    let re =
+        regex_from_json_schema_str(schema, config).unwrap_or_else(|e| panic!("{schema}: {e:?}"));
     Dfa::new(&re).unwrap_or_else(|e| panic!("{schema}: {e:?}"))
 }
 
@@ -40,7 +43,11 @@ fn error(schema: &str, kind: ErrorKind, parts: &[&str]) {
     let e = regex_from_json_schema_str(schema, &Config::new()).expect_err(schema);
     assert_eq!(e.kind(), kind, "{schema}: {e}");
     for p in parts {
-        assert!(e.message().contains(p), "{schema}: message {:?} should contain {p:?}", e.message());
+        assert!(
+            e.message().contains(p),
+            "{schema}: message {:?} should contain {p:?}",
+            e.message()
+        );
     }
 }
 
@@ -49,8 +56,16 @@ fn error(schema: &str, kind: ErrorKind, parts: &[&str]) {
 
 #[test]
 fn types() {
-    check(r#"{"type":"null"}"#, &["null"], &["nul", "true", "0", "\"null\""]);
-    check(r#"{"type":"boolean"}"#, &["true", "false"], &["null", "1", "True"]);
+    check(
+        r#"{"type":"null"}"#,
+        &["null"],
+        &["nul", "true", "0", "\"null\""],
+    );
+    check(
+        r#"{"type":"boolean"}"#,
+        &["true", "false"],
+        &["null", "1", "True"],
+    );
     check(
         r#"{"type":"integer"}"#,
         &["0", "-1", "123456789012345678901234567890"],
@@ -66,22 +81,61 @@ fn types() {
         &[r#""""#, r#""abc""#, r#""é😀""#, r#""a\"b\\c\/\n\u00e9""#],
         &[r#""a"b""#, "\"a\nb\"", r#""\x""#, r#""\ud83d""#, "abc"],
     );
-    check(r#"{"type":["string","null"]}"#, &["null", r#""x""#], &["1", "true"]);
-    check(r#"{"type":"array"}"#, &["[]", "[1,\"a\",[null]]"], &["[1,]", "[", "{}"]);
-    check(r#"{"type":"object"}"#, &["{}", r#"{"a":1,"b":{"c":[]}}"#], &["{1:2}", r#"{"a"}"#, "[]"]);
+    check(
+        r#"{"type":["string","null"]}"#,
+        &["null", r#""x""#],
+        &["1", "true"],
+    );
+    check(
+        r#"{"type":"array"}"#,
+        &["[]", "[1,\"a\",[null]]"],
+        &["[1,]", "[", "{}"],
+    );
+    check(
+        r#"{"type":"object"}"#,
+        &["{}", r#"{"a":1,"b":{"c":[]}}"#],
+        &["{1:2}", r#"{"a"}"#, "[]"],
+    );
 }
 
 #[test]
 fn empty_schema_and_true_are_any_value_with_bounded_nesting() {
-    for s in ["{}", "true", r#"{"title":"anything","description":"really"}"#] {
+    for s in [
+        "{}",
+        "true",
+        r#"{"title":"anything","description":"really"}"#,
+    ] {
         check(
             s,
-            &["null", "1", r#""s""#, "[[1]]", r#"{"a":{"b":2}}"#, r#"[{"a":1}]"#],
-            &["[[[1]]]", r#"[{"a":[]}]"#, r#"{"a":{"b":{"c":1}}}"#, "", "nul"],
+            &[
+                "null",
+                "1",
+                r#""s""#,
+                "[[1]]",
+                r#"{"a":{"b":2}}"#,
+                r#"[{"a":1}]"#,
+            ],
+            &[
+                "[[[1]]]",
+                r#"[{"a":[]}]"#,
+                r#"{"a":{"b":{"c":1}}}"#,
+                "",
+                "nul",
+            ],
         );
     }
-    check_with("{}", &Config::new().any_value_depth(0), &["1", "null"], &["[]", "{}"]);
-    check_with("{}", &Config::new().any_value_depth(3), &["[[[1]]]"], &["[[[[1]]]]"]);
+    check_with(
+        "{}",
+        &Config::new().any_value_depth(0),
+        &["1", "null"],
+        &["[]", "{}"],
+    );
+    check_with(
+        "{}",
+        &Config::new().any_value_depth(3),
+        &["[[[1]]]"],
+        &["[[[[1]]]]"],
+    );
     error("false", ErrorKind::InvalidSchema, &["false"]);
 }
 
@@ -93,7 +147,11 @@ fn enum_and_const() {
         &[r#""b""#, "2", "false", r#""A""#],
     );
     check(r#"{"const":2.5}"#, &["2.5", "2.50"], &["2.6", "25", "2"]);
-    check(r#"{"const":1e21}"#, &["1e+21", "1000000000000000000000"], &["1e21x"]);
+    check(
+        r#"{"const":1e21}"#,
+        &["1e+21", "1000000000000000000000"],
+        &["1e21x"],
+    );
     // Objects in any key order (up to 4 members), arrays in order.
     check(
         r#"{"const":{"a":1,"b":[true,null]}}"#,
@@ -101,13 +159,29 @@ fn enum_and_const() {
         &[r#"{"a":1}"#, r#"{"a":1,"b":[null,true]}"#],
     );
     // Other keywords filter the values.
-    check(r#"{"type":"string","enum":["a",1,"bb"]}"#, &[r#""a""#, r#""bb""#], &["1"]);
-    check(r#"{"enum":["a","bb","ccc"],"maxLength":2}"#, &[r#""a""#, r#""bb""#], &[r#""ccc""#]);
+    check(
+        r#"{"type":"string","enum":["a",1,"bb"]}"#,
+        &[r#""a""#, r#""bb""#],
+        &["1"],
+    );
+    check(
+        r#"{"enum":["a","bb","ccc"],"maxLength":2}"#,
+        &[r#""a""#, r#""bb""#],
+        &[r#""ccc""#],
+    );
     check(r#"{"enum":[1,5,10],"minimum":4}"#, &["5", "10"], &["1"]);
     check(r#"{"type":"integer","enum":[1,1.5]}"#, &["1"], &["1.5"]);
-    check(r#"{"enum":[[1,1],[1,2]],"uniqueItems":true}"#, &["[1,2]"], &["[1,1]"]);
+    check(
+        r#"{"enum":[[1,1],[1,2]],"uniqueItems":true}"#,
+        &["[1,2]"],
+        &["[1,1]"],
+    );
     error(r#"{"enum":[]}"#, ErrorKind::InvalidSchema, &["no value"]);
-    error(r#"{"type":"string","const":1}"#, ErrorKind::InvalidSchema, &[]);
+    error(
+        r#"{"type":"string","const":1}"#,
+        ErrorKind::InvalidSchema,
+        &[],
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -118,7 +192,12 @@ fn properties_in_schema_order_with_optional_ones_absent() {
     let s = r#"{"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"string"},"c":{"type":"boolean"}},"required":["a"]}"#;
     check(
         s,
-        &[r#"{"a":"x"}"#, r#"{"b":1,"a":"x"}"#, r#"{"a":"x","c":true}"#, r#"{"b":1,"a":"x","c":false}"#],
+        &[
+            r#"{"a":"x"}"#,
+            r#"{"b":1,"a":"x"}"#,
+            r#"{"a":"x","c":true}"#,
+            r#"{"b":1,"a":"x","c":false}"#,
+        ],
         &[
             "{}",
             r#"{"b":1}"#,
@@ -133,7 +212,12 @@ fn properties_in_schema_order_with_optional_ones_absent() {
     // All optional: the empty object and any subset in order.
     check(
         r#"{"properties":{"x":{"type":"null"},"y":{"type":"null"}}}"#,
-        &["{}", r#"{"x":null}"#, r#"{"y":null}"#, r#"{"x":null,"y":null}"#],
+        &[
+            "{}",
+            r#"{"x":null}"#,
+            r#"{"y":null}"#,
+            r#"{"x":null,"y":null}"#,
+        ],
         &[r#"{"y":null,"x":null}"#, r#"{,}"#, r#"{"x":null,}"#],
     );
     // Names only in `required` come after `properties`, with free-form values.
@@ -143,23 +227,33 @@ fn properties_in_schema_order_with_optional_ones_absent() {
         &[r#"{"a":null}"#],
     );
     // Keys are escaped as JSON.
-    check(r#"{"properties":{"q\"k\n":{"const":1}},"required":["q\"k\n"]}"#, &[r#"{"q\"k\n":1}"#], &[]);
+    check(
+        r#"{"properties":{"q\"k\n":{"const":1}},"required":["q\"k\n"]}"#,
+        &[r#"{"q\"k\n":1}"#],
+        &[],
+    );
 }
 
 #[test]
 fn property_order_any() {
-    let s =
-        r#"{"properties":{"a":{"type":"integer"},"b":{"type":"boolean"},"c":{"type":"null"}},"required":["a","b"]}"#;
+    let s = r#"{"properties":{"a":{"type":"integer"},"b":{"type":"boolean"},"c":{"type":"null"}},"required":["a","b"]}"#;
     let any = Config::new().property_order(PropertyOrder::Any);
     check_with(
         s,
         &any,
-        &[r#"{"b":true,"a":1}"#, r#"{"c":null,"a":1,"b":false}"#, r#"{"a":1,"b":true}"#],
+        &[
+            r#"{"b":true,"a":1}"#,
+            r#"{"c":null,"a":1,"b":false}"#,
+            r#"{"a":1,"b":true}"#,
+        ],
         &[r#"{"a":1}"#, r#"{"a":1,"a":1,"b":true}"#],
     );
     let many = format!(
         r#"{{"properties":{{{}}}}}"#,
-        (0..7).map(|i| format!(r#""p{i}":{{"type":"null"}}"#)).collect::<Vec<_>>().join(",")
+        (0..7)
+            .map(|i| format!(r#""p{i}":{{"type":"null"}}"#))
+            .collect::<Vec<_>>()
+            .join(",")
     );
     let e = regex_from_json_schema_str(&many, &any).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
@@ -177,7 +271,11 @@ fn additional_properties() {
         // A declared name never passes as an undeclared one (with another value).
         &[r#"{"a":"x"}"#, r#"{"a":1,"a":"x"}"#, r#"{"b":2,"a":1}"#],
     );
-    check(&format!(r#"{{{p},"additionalProperties":false}}"#), &["{}", r#"{"a":1}"#], &[r#"{"a":1,"b":2}"#]);
+    check(
+        &format!(r#"{{{p},"additionalProperties":false}}"#),
+        &["{}", r#"{"a":1}"#],
+        &[r#"{"a":1,"b":2}"#],
+    );
     check(
         &format!(r#"{{{p},"additionalProperties":true}}"#),
         &[r#"{"a":1,"b":"x"}"#, r#"{"": 1}"#.replace(' ', "").as_str()],
@@ -205,22 +303,46 @@ fn min_and_max_properties() {
     );
     check(
         r#"{"properties":{"a":{},"b":{},"c":{}},"minProperties":2}"#,
-        &[r#"{"a":1,"b":2}"#, r#"{"a":1,"c":2}"#, r#"{"a":1,"b":2,"c":3}"#],
+        &[
+            r#"{"a":1,"b":2}"#,
+            r#"{"a":1,"c":2}"#,
+            r#"{"a":1,"b":2,"c":3}"#,
+        ],
         &[r#"{"a":1}"#, "{}"],
     );
-    check(r#"{"properties":{"a":{},"b":{}},"maxProperties":1}"#, &["{}", r#"{"b":1}"#], &[r#"{"a":1,"b":2}"#]);
+    check(
+        r#"{"properties":{"a":{},"b":{}},"maxProperties":1}"#,
+        &["{}", r#"{"b":1}"#],
+        &[r#"{"a":1,"b":2}"#],
+    );
 }
 
 #[test]
 fn twenty_optional_properties_stay_small_and_fast() {
-    let props: Vec<String> = (0..20).map(|i| format!(r#""field_{i}":{{"type":"string"}}"#)).collect();
-    let schema = format!(r#"{{"type":"object","properties":{{{}}}}}"#, props.join(","));
+    let props: Vec<String> = (0..20)
+        .map(|i| format!(r#""field_{i}":{{"type":"string"}}"#))
+        .collect();
+    let schema = format!(
+        r#"{{"type":"object","properties":{{{}}}}}"#,
+        props.join(",")
+    );
     let t = Instant::now();
     let re = regex_from_json_schema_str(&schema, &Config::new()).unwrap();
     assert!(re.len() < 20_000, "regex of {} bytes", re.len());
-    let index = Index::from_json_schema_str(&schema, &crate::common::o200k(), &IndexConfig::new(), &Config::new()).unwrap();
+    let index = Index::from_json_schema_str(
+        &schema,
+        &crate::common::o200k(),
+        &IndexConfig::new(),
+        &Config::new(),
+    )
+    .unwrap();
     let elapsed = t.elapsed();
-    println!("20 optional properties: regex {} bytes, {} states, {:?}", re.len(), index.state_count(), elapsed);
+    println!(
+        "20 optional properties: regex {} bytes, {} states, {:?}",
+        re.len(),
+        index.state_count(),
+        elapsed
+    );
     assert!(elapsed.as_secs() < 20, "index built in {elapsed:?}");
     let dfa = Dfa::new(&re).unwrap();
     assert!(dfa.is_match(br#"{"field_3":"x","field_19":"y"}"#));
@@ -231,8 +353,13 @@ fn twenty_optional_properties_stay_small_and_fast() {
 fn many_properties_compile() {
     // 300 properties, some required: regex syntax limits group nesting, the regex must
     // stay within it and stay small.
-    let props: Vec<String> = (0..300).map(|i| format!(r#""p{i}":{{"type":"integer"}}"#)).collect();
-    let schema = format!(r#"{{"properties":{{{}}},"required":["p7","p150"]}}"#, props.join(","));
+    let props: Vec<String> = (0..300)
+        .map(|i| format!(r#""p{i}":{{"type":"integer"}}"#))
+        .collect();
+    let schema = format!(
+        r#"{{"properties":{{{}}},"required":["p7","p150"]}}"#,
+        props.join(",")
+    );
     // Compact: with the default whitespace the complete DFA of 300 properties is over the
     // work budget (an index builds it lazily; see schema_automata).
     let re = regex_from_json_schema_str(&schema, &Config::new().whitespace(None)).unwrap();
@@ -250,7 +377,11 @@ fn many_properties_compile() {
 
 #[test]
 fn items_and_prefix_items() {
-    check(r#"{"type":"array","items":{"type":"integer"}}"#, &["[]", "[1]", "[1,2,3]"], &["[1,\"a\"]", "[,]", "[1,]"]);
+    check(
+        r#"{"type":"array","items":{"type":"integer"}}"#,
+        &["[]", "[1]", "[1,2,3]"],
+        &["[1,\"a\"]", "[,]", "[1,]"],
+    );
     check(r#"{"type":"array","items":false}"#, &["[]"], &["[1]"]);
     check(
         r#"{"prefixItems":[{"type":"integer"},{"type":"string"}],"items":false}"#,
@@ -263,35 +394,87 @@ fn items_and_prefix_items() {
         &["[true]", "[1,2]"],
     );
     // draft-04 tuple form.
-    check(r#"{"items":[{"type":"integer"}],"additionalItems":{"type":"null"}}"#, &["[1,null,null]", "[]"], &["[1,1]"]);
-    check(r#"{"type":"array","minItems":2,"maxItems":3}"#, &["[1,2]", "[1,2,3]"], &["[1]", "[1,2,3,4]"]);
-    check(r#"{"prefixItems":[{"const":1},{"const":2}],"minItems":1,"maxItems":1}"#, &["[1]"], &["[]", "[1,2]"]);
+    check(
+        r#"{"items":[{"type":"integer"}],"additionalItems":{"type":"null"}}"#,
+        &["[1,null,null]", "[]"],
+        &["[1,1]"],
+    );
+    check(
+        r#"{"type":"array","minItems":2,"maxItems":3}"#,
+        &["[1,2]", "[1,2,3]"],
+        &["[1]", "[1,2,3,4]"],
+    );
+    check(
+        r#"{"prefixItems":[{"const":1},{"const":2}],"minItems":1,"maxItems":1}"#,
+        &["[1]"],
+        &["[]", "[1,2]"],
+    );
 }
 
 #[test]
 fn contains() {
     let s = r#"{"type":"array","items":{"type":"integer"},"contains":{"const":7}}"#;
-    check(s, &["[7]", "[1,7]", "[7,1,2]", "[1,2,7,3]"], &["[]", "[1,2]"]);
+    check(
+        s,
+        &["[7]", "[1,7]", "[7,1,2]", "[1,2,7,3]"],
+        &["[]", "[1,2]"],
+    );
     check(
         r#"{"contains":{"const":7},"minItems":3,"maxItems":4}"#,
         &["[7,0,0]", "[0,0,0,7]"],
         &["[7,0]", "[0,0,0]", "[7,0,0,0,0]"],
     );
-    check(r#"{"contains":{"const":7},"minContains":2}"#, &["[7,7]", "[1,7,2,7,3]"], &["[7]", "[7,1]"]);
-    check(r#"{"contains":{"const":7},"minContains":0}"#, &["[]", "[1]"], &[]);
-    error(r#"{"contains":{"const":7},"maxContains":1}"#, ErrorKind::UnsupportedSchema, &["\"maxContains\"", "at #"]);
+    check(
+        r#"{"contains":{"const":7},"minContains":2}"#,
+        &["[7,7]", "[1,7,2,7,3]"],
+        &["[7]", "[7,1]"],
+    );
+    check(
+        r#"{"contains":{"const":7},"minContains":0}"#,
+        &["[]", "[1]"],
+        &[],
+    );
+    error(
+        r#"{"contains":{"const":7},"maxContains":1}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"maxContains\"", "at #"],
+    );
     // Found by tests/robustness.rs: a huge minItems with contains once wrote one
     // alternative per position until memory ran out (24 GB).
-    error(r#"{"contains":{},"minItems":1e+300}"#, ErrorKind::UnsupportedSchema, &["\"contains\"", "minItems above 256"]);
-    error(r#"{"contains":{},"minItems":257}"#, ErrorKind::UnsupportedSchema, &["minItems above 256"]);
-    check(r#"{"contains":{"const":7},"minItems":3}"#, &["[7,1,2]", "[1,2,7]", "[1,7,2,3]"], &["[7]", "[7,1]", "[1,2,3]"]);
+    error(
+        r#"{"contains":{},"minItems":1e+300}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"contains\"", "minItems above 256"],
+    );
+    error(
+        r#"{"contains":{},"minItems":257}"#,
+        ErrorKind::UnsupportedSchema,
+        &["minItems above 256"],
+    );
+    check(
+        r#"{"contains":{"const":7},"minItems":3}"#,
+        &["[7,1,2]", "[1,2,7]", "[1,7,2,3]"],
+        &["[7]", "[7,1]", "[1,2,3]"],
+    );
 }
 
 #[test]
 fn unique_items() {
-    error(r#"{"type":"array","uniqueItems":true}"#, ErrorKind::UnsupportedSchema, &["\"uniqueItems\"", "at #"]);
-    check(r#"{"type":"array","uniqueItems":true,"maxItems":1}"#, &["[]", "[1]"], &["[1,1]"]);
-    check(r#"{"type":"array","uniqueItems":false,"maxItems":2}"#, &["[1,1]"], &[]);
+    error(
+        r#"{"type":"array","uniqueItems":true}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"uniqueItems\"", "at #"],
+    );
+    check(
+        r#"{"type":"array","uniqueItems":true,"maxItems":1}"#,
+        &["[]", "[1]"],
+        &["[1,1]"],
+    );
+    check(
+        r#"{"type":"array","uniqueItems":false,"maxItems":2}"#,
+        &["[1,1]"],
+        &[],
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -302,7 +485,13 @@ fn lengths_count_characters_and_escapes_count_one() {
     let s = r#"{"type":"string","minLength":2,"maxLength":3}"#;
     check(
         s,
-        &[r#""ab""#, r#""abc""#, r#""é😀""#, r#""a\n""#, r#""\u00e9\"\\""#],
+        &[
+            r#""ab""#,
+            r#""abc""#,
+            r#""é😀""#,
+            r#""a\n""#,
+            r#""\u00e9\"\\""#,
+        ],
         &[r#""a""#, r#""abcd""#, r#""😀""#, r#""\n""#],
     );
 }
@@ -310,12 +499,32 @@ fn lengths_count_characters_and_escapes_count_one() {
 #[test]
 fn patterns() {
     // Unanchored: anywhere in the string.
-    check(r#"{"type":"string","pattern":"ab+"}"#, &[r#""ab""#, r#""xxabbby""#], &[r#""a""#, r#""ba""#]);
-    check(r#"{"type":"string","pattern":"^[a-z]+$"}"#, &[r#""abc""#], &[r#""abc1""#, r#""""#]);
-    check(r#"{"type":"string","pattern":"^a|b$"}"#, &[r#""ax""#, r#""xb""#], &[r#""xa""#]);
+    check(
+        r#"{"type":"string","pattern":"ab+"}"#,
+        &[r#""ab""#, r#""xxabbby""#],
+        &[r#""a""#, r#""ba""#],
+    );
+    check(
+        r#"{"type":"string","pattern":"^[a-z]+$"}"#,
+        &[r#""abc""#],
+        &[r#""abc1""#, r#""""#],
+    );
+    check(
+        r#"{"type":"string","pattern":"^a|b$"}"#,
+        &[r#""ax""#, r#""xb""#],
+        &[r#""xa""#],
+    );
     // ECMA classes: \d is ASCII only; . is no line terminator; JSON escapes inside.
-    check(r#"{"pattern":"^\\d\\w\\s.$"}"#, &[r#""1a x""#, r#""1_\tx""#, r#""1a\n\"""#], &[r#""١a x""#, r#""1a \n""#]);
-    check(r#"{"pattern":"^[\"\\\\]+$"}"#, &[r#""\"\\""#], &[r#""a""#, "\"\"\""]);
+    check(
+        r#"{"pattern":"^\\d\\w\\s.$"}"#,
+        &[r#""1a x""#, r#""1_\tx""#, r#""1a\n\"""#],
+        &[r#""١a x""#, r#""1a \n""#],
+    );
+    check(
+        r#"{"pattern":"^[\"\\\\]+$"}"#,
+        &[r#""\"\\""#],
+        &[r#""a""#, "\"\"\""],
+    );
     check(r#"{"pattern":"^\\p{Lu}{2}$"}"#, &[r#""ÉA""#], &[r#""éA""#]);
     // With lengths, where the pattern has one variable part.
     check(
@@ -323,15 +532,47 @@ fn patterns() {
         &[r#""Ab""#, r#""Abcd""#],
         &[r#""A""#, r#""Abcde""#],
     );
-    check(r#"{"pattern":"^[0-9]{5}$","maxLength":5}"#, &[r#""12345""#], &[r#""1234""#]);
-    error(r#"{"pattern":"^(a|bc)+$","maxLength":4}"#, ErrorKind::UnsupportedSchema, &["\"pattern\""]);
-    error(r#"{"pattern":"(a)\\1"}"#, ErrorKind::UnsupportedSchema, &["\"pattern\"", "backreference"]);
-    error(r#"{"pattern":"a(?=b)"}"#, ErrorKind::UnsupportedSchema, &["lookaround"]);
-    error(r#"{"pattern":"a\\bb"}"#, ErrorKind::UnsupportedSchema, &["word boundary"]);
-    error(r#"{"properties":{"x":{"pattern":"a(^b)"}}}"#, ErrorKind::UnsupportedSchema, &["at #/properties/x"]);
-    error(r#"{"pattern":"["}"#, ErrorKind::UnsupportedSchema, &["\"pattern\""]);
+    check(
+        r#"{"pattern":"^[0-9]{5}$","maxLength":5}"#,
+        &[r#""12345""#],
+        &[r#""1234""#],
+    );
+    error(
+        r#"{"pattern":"^(a|bc)+$","maxLength":4}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"pattern\""],
+    );
+    error(
+        r#"{"pattern":"(a)\\1"}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"pattern\"", "backreference"],
+    );
+    error(
+        r#"{"pattern":"a(?=b)"}"#,
+        ErrorKind::UnsupportedSchema,
+        &["lookaround"],
+    );
+    error(
+        r#"{"pattern":"a\\bb"}"#,
+        ErrorKind::UnsupportedSchema,
+        &["word boundary"],
+    );
+    error(
+        r#"{"properties":{"x":{"pattern":"a(^b)"}}}"#,
+        ErrorKind::UnsupportedSchema,
+        &["at #/properties/x"],
+    );
+    error(
+        r#"{"pattern":"["}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"pattern\""],
+    );
     // Two patterns cannot be intersected.
-    error(r#"{"allOf":[{"pattern":"a"},{"pattern":"b"}]}"#, ErrorKind::UnsupportedSchema, &["\"pattern\""]);
+    error(
+        r#"{"allOf":[{"pattern":"a"},{"pattern":"b"}]}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"pattern\""],
+    );
 }
 
 #[test]
@@ -349,7 +590,13 @@ fn formats() {
     f(
         "date",
         &["2024-02-29", "2000-02-29", "1999-12-31"],
-        &["2023-02-29", "1900-02-29", "2024-04-31", "2024-13-01", "24-01-01"],
+        &[
+            "2023-02-29",
+            "1900-02-29",
+            "2024-04-31",
+            "2024-13-01",
+            "24-01-01",
+        ],
     );
     f(
         "time",
@@ -361,26 +608,63 @@ fn formats() {
         &["2024-01-31T12:30:00Z", "2024-01-31t12:30:00.123-08:00"],
         &["2024-01-31 12:30:00Z", "2024-01-32T12:30:00Z"],
     );
-    f("duration", &["P1Y2M3DT4H5M6S", "PT1M", "P2W", "P1D"], &["P", "PT", "P1Y2D", "P1W1D", "1D"]);
+    f(
+        "duration",
+        &["P1Y2M3DT4H5M6S", "PT1M", "P2W", "P1D"],
+        &["P", "PT", "P1Y2D", "P1W1D", "1D"],
+    );
     f(
         "uuid",
-        &["123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000"],
-        &["123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400g"],
+        &[
+            "123e4567-e89b-12d3-a456-426614174000",
+            "123E4567-E89B-12D3-A456-426614174000",
+        ],
+        &[
+            "123e4567e89b12d3a456426614174000",
+            "123e4567-e89b-12d3-a456-42661417400g",
+        ],
     );
     f(
         "email",
-        &["joe.bloggs@example.com", "a@b", r#"\"joe bloggs\"@example.com"#, "x@[127.0.0.1]", "x@[IPv6:::1]"],
-        &["joe..bloggs@example.com", ".a@b.c", "a@-b.com", "@example.com", "a@b_c.com"],
+        &[
+            "joe.bloggs@example.com",
+            "a@b",
+            r#"\"joe bloggs\"@example.com"#,
+            "x@[127.0.0.1]",
+            "x@[IPv6:::1]",
+        ],
+        &[
+            "joe..bloggs@example.com",
+            ".a@b.c",
+            "a@-b.com",
+            "@example.com",
+            "a@b_c.com",
+        ],
     );
     f(
         "uri",
-        &["https://example.com/a?b=c#d", "urn:isbn:0451450523", "mailto:a@b.c", "http://[::1]:80/"],
+        &[
+            "https://example.com/a?b=c#d",
+            "urn:isbn:0451450523",
+            "mailto:a@b.c",
+            "http://[::1]:80/",
+        ],
         &["//example.com", "example.com", "http://a b", "1http://x"],
     );
-    f("ipv4", &["127.0.0.1", "255.255.255.255", "0.0.0.0"], &["256.0.0.1", "01.0.0.1", "1.2.3", "1.2.3.4.5"]);
+    f(
+        "ipv4",
+        &["127.0.0.1", "255.255.255.255", "0.0.0.0"],
+        &["256.0.0.1", "01.0.0.1", "1.2.3", "1.2.3.4.5"],
+    );
     f(
         "ipv6",
-        &["::1", "::", "2001:db8::8a2e:370:7334", "::ffff:192.168.0.1", "1:2:3:4:5:6:7:8"],
+        &[
+            "::1",
+            "::",
+            "2001:db8::8a2e:370:7334",
+            "::ffff:192.168.0.1",
+            "1:2:3:4:5:6:7:8",
+        ],
         &["1:2:3:4:5:6:7:8:9", "12345::", "1::2::3", ":1"],
     );
     f(
@@ -389,11 +673,21 @@ fn formats() {
         &["-a.com", "a-.com", "a..b", ".a", "a_b.com", "xn--abc.com"],
     );
     // An unknown format is an annotation (JSON Schema 2020-12), unless asked otherwise.
-    check(r#"{"type":"string","format":"iri"}"#, &[r#""anything""#], &["1"]);
-    let e = regex_from_json_schema_str(r#"{"type":"string","format":"iri"}"#, &Config::new().unknown_formats_are_errors(true))
-        .unwrap_err();
+    check(
+        r#"{"type":"string","format":"iri"}"#,
+        &[r#""anything""#],
+        &["1"],
+    );
+    let e = regex_from_json_schema_str(
+        r#"{"type":"string","format":"iri"}"#,
+        &Config::new().unknown_formats_are_errors(true),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
-    assert!(e.message().contains("\"format\"") && e.message().contains("iri"), "{e:?}");
+    assert!(
+        e.message().contains("\"format\"") && e.message().contains("iri"),
+        "{e:?}"
+    );
     // A format only constrains strings: elsewhere it is no error.
     check(r#"{"type":"integer","format":"int32"}"#, &["1"], &[]);
 }
@@ -408,14 +702,37 @@ fn integer_ranges_are_exact() {
         &["-15", "-1", "0", "9", "10", "999", "1234"],
         &["-16", "1235", "-0", "9999"],
     );
-    check(r#"{"type":"integer","exclusiveMinimum":0,"exclusiveMaximum":10}"#, &["1", "9"], &["0", "10"]);
-    check(r#"{"type":"integer","minimum":2.5,"maximum":4.5}"#, &["3", "4"], &["2", "5"]);
-    check(r#"{"type":"integer","minimum":-10.5,"maximum":-2.5}"#, &["-10", "-3"], &["-11", "-2"]);
-    check(r#"{"type":"integer","minimum":99}"#, &["99", "100", "123456789012345678901234567890"], &["98", "-100"]);
-    check(r#"{"type":"integer","maximum":-1}"#, &["-1", "-123456789012345678901"], &["0", "1"]);
+    check(
+        r#"{"type":"integer","exclusiveMinimum":0,"exclusiveMaximum":10}"#,
+        &["1", "9"],
+        &["0", "10"],
+    );
+    check(
+        r#"{"type":"integer","minimum":2.5,"maximum":4.5}"#,
+        &["3", "4"],
+        &["2", "5"],
+    );
+    check(
+        r#"{"type":"integer","minimum":-10.5,"maximum":-2.5}"#,
+        &["-10", "-3"],
+        &["-11", "-2"],
+    );
+    check(
+        r#"{"type":"integer","minimum":99}"#,
+        &["99", "100", "123456789012345678901234567890"],
+        &["98", "-100"],
+    );
+    check(
+        r#"{"type":"integer","maximum":-1}"#,
+        &["-1", "-123456789012345678901"],
+        &["0", "1"],
+    );
     check(
         r#"{"type":"integer","minimum":1e30}"#,
-        &["1000000000000000000000000000000", "10000000000000000000000000000000"],
+        &[
+            "1000000000000000000000000000000",
+            "10000000000000000000000000000000",
+        ],
         &["999999999999999999999999999999"],
     );
     // draft-04 boolean exclusivity.
@@ -424,7 +741,11 @@ fn integer_ranges_are_exact() {
         &["6"],
         &["5", "7"],
     );
-    error(r#"{"type":"integer","minimum":5,"maximum":4}"#, ErrorKind::InvalidSchema, &[]);
+    error(
+        r#"{"type":"integer","minimum":5,"maximum":4}"#,
+        ErrorKind::InvalidSchema,
+        &[],
+    );
 }
 
 #[test]
@@ -439,24 +760,60 @@ fn number_ranges_are_exact() {
         &["-0.5", "0", "-0.999", "0.0"],
         &["-1", "-1.0", "0.1", "-0"],
     );
-    check(r#"{"type":"number","minimum":0}"#, &["0", "1e-7", "1e+21", "3.5"], &["-1", "-1e-7"]);
-    check(r#"{"type":"number","maximum":0.001}"#, &["0.001", "-5", "1e-7", "-1e+21"], &["0.0011", "1e+21"]);
-    check(r#"{"type":"number","minimum":0,"maximum":1e-9}"#, &["0", "0.000000001"], &["0.0000000011"]);
+    check(
+        r#"{"type":"number","minimum":0}"#,
+        &["0", "1e-7", "1e+21", "3.5"],
+        &["-1", "-1e-7"],
+    );
+    check(
+        r#"{"type":"number","maximum":0.001}"#,
+        &["0.001", "-5", "1e-7", "-1e+21"],
+        &["0.0011", "1e+21"],
+    );
+    check(
+        r#"{"type":"number","minimum":0,"maximum":1e-9}"#,
+        &["0", "0.000000001"],
+        &["0.0000000011"],
+    );
 }
 
 #[test]
 fn multiple_of() {
-    check(r#"{"type":"number","multipleOf":0.01}"#, &["1", "1.5", "1.25", "-3.10"], &["1.255", "0.001"]);
+    check(
+        r#"{"type":"number","multipleOf":0.01}"#,
+        &["1", "1.5", "1.25", "-3.10"],
+        &["1.255", "0.001"],
+    );
     check(
         r#"{"type":"number","multipleOf":0.01,"minimum":0,"maximum":1}"#,
         &["0", "0.5", "0.99", "1"],
         &["1.01", "0.005"],
     );
-    check(r#"{"type":"integer","multipleOf":5}"#, &["0", "5", "-10", "1235"], &["1", "12", "-3"]);
-    check(r#"{"type":"integer","multipleOf":4,"minimum":0}"#, &["0", "4", "100", "1236"], &["-4", "2", "1234"]);
-    check(r#"{"type":"integer","multipleOf":3,"minimum":1,"maximum":10}"#, &["3", "6", "9"], &["1", "12", "0"]);
-    check(r#"{"type":"integer","multipleOf":0.5}"#, &["1", "-7"], &["1.5"]);
-    error(r#"{"type":"integer","multipleOf":3}"#, ErrorKind::UnsupportedSchema, &["\"multipleOf\"", "at #"]);
+    check(
+        r#"{"type":"integer","multipleOf":5}"#,
+        &["0", "5", "-10", "1235"],
+        &["1", "12", "-3"],
+    );
+    check(
+        r#"{"type":"integer","multipleOf":4,"minimum":0}"#,
+        &["0", "4", "100", "1236"],
+        &["-4", "2", "1234"],
+    );
+    check(
+        r#"{"type":"integer","multipleOf":3,"minimum":1,"maximum":10}"#,
+        &["3", "6", "9"],
+        &["1", "12", "0"],
+    );
+    check(
+        r#"{"type":"integer","multipleOf":0.5}"#,
+        &["1", "-7"],
+        &["1.5"],
+    );
+    error(
+        r#"{"type":"integer","multipleOf":3}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"multipleOf\"", "at #"],
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -464,17 +821,33 @@ fn multiple_of() {
 
 #[test]
 fn any_of_one_of_all_of() {
-    check(r#"{"anyOf":[{"type":"integer"},{"type":"string","maxLength":1}]}"#, &["1", r#""a""#], &[r#""ab""#, "null"]);
+    check(
+        r#"{"anyOf":[{"type":"integer"},{"type":"string","maxLength":1}]}"#,
+        &["1", r#""a""#],
+        &[r#""ab""#, "null"],
+    );
     // Siblings apply to every branch.
-    check(r#"{"type":"integer","anyOf":[{"minimum":10},{"maximum":-10}]}"#, &["10", "-10"], &["0"]);
+    check(
+        r#"{"type":"integer","anyOf":[{"minimum":10},{"maximum":-10}]}"#,
+        &["10", "-10"],
+        &["0"],
+    );
     // oneOf as anyOf where the branches exclude each other.
-    check(r#"{"oneOf":[{"type":"integer"},{"type":"string"}]}"#, &["1", r#""a""#], &["null"]);
+    check(
+        r#"{"oneOf":[{"type":"integer"},{"type":"string"}]}"#,
+        &["1", r#""a""#],
+        &["null"],
+    );
     check(
         r#"{"type":"object","oneOf":[{"properties":{"kind":{"const":"a"},"x":{"type":"integer"}},"required":["kind"]},{"properties":{"kind":{"const":"b"}},"required":["kind"]}]}"#,
         &[r#"{"kind":"a","x":1}"#, r#"{"kind":"b"}"#],
         &[r#"{"kind":"c"}"#],
     );
-    error(r#"{"oneOf":[{"type":"integer"},{"type":"number"}]}"#, ErrorKind::UnsupportedSchema, &["\"oneOf\"", "at #"]);
+    error(
+        r#"{"oneOf":[{"type":"integer"},{"type":"number"}]}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"oneOf\"", "at #"],
+    );
     // allOf merges, never concatenates.
     check(
         r#"{"allOf":[{"properties":{"a":{"type":"integer"}},"required":["a"]},{"properties":{"b":{"type":"string"}},"required":["b"]},{"properties":{"a":{"minimum":0}}}]}"#,
@@ -486,7 +859,11 @@ fn any_of_one_of_all_of() {
         &[r#""ab""#, r#""abc""#],
         &[r#""a""#, r#""abcd""#],
     );
-    check(r#"{"allOf":[{"type":["integer","string"]},{"type":["string","null"]}]}"#, &[r#""a""#], &["1", "null"]);
+    check(
+        r#"{"allOf":[{"type":["integer","string"]},{"type":["string","null"]}]}"#,
+        &[r#""a""#],
+        &["1", "null"],
+    );
 }
 
 #[test]
@@ -501,12 +878,19 @@ fn refs_and_recursion() {
         &[r#"["a"]"#],
         &["[1]"],
     );
-    check(r##"{"$defs":{"x":{"$anchor":"it","type":"null"}},"$ref":"#it"}"##, &["null"], &["1"]);
+    check(
+        r##"{"$defs":{"x":{"$anchor":"it","type":"null"}},"$ref":"#it"}"##,
+        &["null"],
+        &["1"],
+    );
     // A linked list: recursion to max_recursion_depth, then the optional `next` is absent.
     let list = r##"{"type":"object","properties":{"v":{"type":"integer"},"next":{"$ref":"#"}},"required":["v"]}"##;
     check(
         list,
-        &[r#"{"v":1}"#, r#"{"v":1,"next":{"v":2,"next":{"v":3,"next":{"v":4}}}}"#],
+        &[
+            r#"{"v":1}"#,
+            r#"{"v":1,"next":{"v":2,"next":{"v":3,"next":{"v":4}}}}"#,
+        ],
         &[r#"{"v":1,"next":{"v":2,"next":{"v":3,"next":{"v":4,"next":{"v":5}}}}}"#],
     );
     check_with(
@@ -520,7 +904,11 @@ fn refs_and_recursion() {
         ErrorKind::UnsupportedSchema,
         &["\"$ref\"", "not in this document"],
     );
-    error(r##"{"$ref":"#/$defs/missing"}"##, ErrorKind::InvalidSchema, &["$ref"]);
+    error(
+        r##"{"$ref":"#/$defs/missing"}"##,
+        ErrorKind::InvalidSchema,
+        &["$ref"],
+    );
     // Draft-07: siblings of $ref are ignored.
     check(
         r##"{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"i":{"type":"integer"}},"$ref":"#/definitions/i","maximum":0}"##,
@@ -536,24 +924,60 @@ fn unsupported_keywords_are_errors_naming_keyword_and_location() {
         ErrorKind::UnsupportedSchema,
         &["unsupported keyword \"not\" at #/properties/a"],
     );
-    error(r#"{"if":{"type":"integer"},"then":{"minimum":1}}"#, ErrorKind::UnsupportedSchema, &["\"if\"", "at #"]);
+    error(
+        r#"{"if":{"type":"integer"},"then":{"minimum":1}}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"if\"", "at #"],
+    );
     error(
         r#"{"items":{"patternProperties":{"^a":{}}}}"#,
         ErrorKind::UnsupportedSchema,
         &["\"patternProperties\" at #/items"],
     );
     // Supported now (a presence condition): "a" only with "b".
-    check(r#"{"dependentRequired":{"a":["b"]}}"#, &["{}"], &[r#"{"a":1}"#]);
-    error(r#"{"propertyNames":{"maxLength":3}}"#, ErrorKind::UnsupportedSchema, &["\"propertyNames\""]);
-    error(r##"{"$dynamicRef":"#x"}"##, ErrorKind::UnsupportedSchema, &["\"$dynamicRef\""]);
+    check(
+        r#"{"dependentRequired":{"a":["b"]}}"#,
+        &["{}"],
+        &[r#"{"a":1}"#],
+    );
+    error(
+        r#"{"propertyNames":{"maxLength":3}}"#,
+        ErrorKind::UnsupportedSchema,
+        &["\"propertyNames\""],
+    );
+    error(
+        r##"{"$dynamicRef":"#x"}"##,
+        ErrorKind::UnsupportedSchema,
+        &["\"$dynamicRef\""],
+    );
     // Malformed.
-    error(r#"{"type":"str"}"#, ErrorKind::InvalidSchema, &["\"type\"", "str"]);
-    error(r#"{"minLength":-1}"#, ErrorKind::InvalidSchema, &["\"minLength\""]);
-    error(r#"{"properties":{"a":3}}"#, ErrorKind::InvalidSchema, &["#/properties/a"]);
+    error(
+        r#"{"type":"str"}"#,
+        ErrorKind::InvalidSchema,
+        &["\"type\"", "str"],
+    );
+    error(
+        r#"{"minLength":-1}"#,
+        ErrorKind::InvalidSchema,
+        &["\"minLength\""],
+    );
+    error(
+        r#"{"properties":{"a":3}}"#,
+        ErrorKind::InvalidSchema,
+        &["#/properties/a"],
+    );
     error("[", ErrorKind::InvalidSchema, &["not valid JSON"]);
     // `not` that only excludes types is supported.
-    check(r#"{"not":{"type":["string","object","array"]}}"#, &["1", "null", "true"], &[r#""a""#, "[]"]);
-    check(r#"{"type":"number","not":{"type":"integer"}}"#, &["1.5"], &["1", "2"]);
+    check(
+        r#"{"not":{"type":["string","object","array"]}}"#,
+        &["1", "null", "true"],
+        &[r#""a""#, "[]"],
+    );
+    check(
+        r#"{"type":"number","not":{"type":"integer"}}"#,
+        &["1.5"],
+        &["1", "2"],
+    );
     // Annotations and unknown keywords are ignored.
     check(
         r#"{"type":"integer","title":"t","description":"d","examples":[1],"default":1,"x-custom":{"not":{}}}"#,
@@ -572,19 +996,45 @@ fn whitespace_option() {
     check_with(
         s,
         &ws,
-        &[r#"{"a":[1,2]}"#, "{ \"a\" : [ 1 ,\n2 ] }", "{\n \"a\": []\n}"],
+        &[
+            r#"{"a":[1,2]}"#,
+            "{ \"a\" : [ 1 ,\n2 ] }",
+            "{\n \"a\": []\n}",
+        ],
         &["{   \"a\":[]}", " {\"a\":[]}"],
     );
     // The default: nothing, one space, or a newline and up to 12 spaces or 4 tabs.
     check(
         s,
-        &[r#"{"a":[1,2]}"#, r#"{ "a": [1, 2] }"#, "{\n  \"a\": [\n    1,\n    2\n  ]\n}", "{\n\t\"a\": []\n}"],
-        &["{  \"a\":[]}", "{\n\n\"a\":[]}", "{\r\n\"a\":[]}", "{\n             \"a\":[]}", "{\n\t\t\t\t\t\"a\":[]}"],
+        &[
+            r#"{"a":[1,2]}"#,
+            r#"{ "a": [1, 2] }"#,
+            "{\n  \"a\": [\n    1,\n    2\n  ]\n}",
+            "{\n\t\"a\": []\n}",
+        ],
+        &[
+            "{  \"a\":[]}",
+            "{\n\n\"a\":[]}",
+            "{\r\n\"a\":[]}",
+            "{\n             \"a\":[]}",
+            "{\n\t\t\t\t\t\"a\":[]}",
+        ],
     );
-    assert_eq!(Config::new().get_whitespace(), Some(logitmask::json_schema::DEFAULT_WHITESPACE));
+    assert_eq!(
+        Config::new().get_whitespace(),
+        Some(logitmask::json_schema::DEFAULT_WHITESPACE)
+    );
     // Compact: None or "".
-    for compact in [Config::new().whitespace(None), Config::new().whitespace(Some(""))] {
-        check_with(s, &compact, &[r#"{"a":[1,2]}"#], &[r#"{ "a":[1,2]}"#, "{\"a\":[1, 2]}"]);
+    for compact in [
+        Config::new().whitespace(None),
+        Config::new().whitespace(Some("")),
+    ] {
+        check_with(
+            s,
+            &compact,
+            &[r#"{"a":[1,2]}"#],
+            &[r#"{ "a":[1,2]}"#, "{\"a\":[1, 2]}"],
+        );
     }
     let e = regex_from_json_schema_str("{}", &Config::new().whitespace(Some(r"\s*"))).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
@@ -613,14 +1063,24 @@ fn size_limits_are_errors() {
     // A large count is data in the automaton, not an unrolled regex: a lazy index
     // builds at once and holds only the states its walks reach...
     let schema = r#"{"type":"array","items":{"type":"string","maxLength":5000}}"#;
-    let lazy = Index::from_json_schema_str(schema, &crate::common::o200k(), &IndexConfig::new().lazy(true), &Config::new())
-        .unwrap();
+    let lazy = Index::from_json_schema_str(
+        schema,
+        &crate::common::o200k(),
+        &IndexConfig::new().lazy(true),
+        &Config::new(),
+    )
+    .unwrap();
     let first = lazy.allowed_tokens(lazy.initial_state()).unwrap();
     assert!(!first.is_empty());
     assert!(lazy.state_count() < 100, "{}", lazy.state_count());
     // ... while an eager one must build every state and meets max_states.
-    let e = Index::from_json_schema_str(schema, &crate::common::o200k(), &IndexConfig::new().max_states(2_000), &Config::new())
-        .unwrap_err();
+    let e = Index::from_json_schema_str(
+        schema,
+        &crate::common::o200k(),
+        &IndexConfig::new().max_states(2_000),
+        &Config::new(),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TooManyStates, "{e:?}");
     assert!(t.elapsed().as_secs() < 30);
 }
@@ -679,13 +1139,19 @@ fn sample(dfa: &Dfa, dist: &[u32], seed: u64, budget: usize) -> Vec<u8> {
         if dfa.is_final(s) && (out.len() >= budget || next() % 4 == 0) {
             return out;
         }
-        let moves: Vec<(u8, u32)> = (0..=255u8).map(|b| (b, dfa.step(s, b))).filter(|&(_, t)| t != 0).collect();
+        let moves: Vec<(u8, u32)> = (0..=255u8)
+            .map(|b| (b, dfa.step(s, b)))
+            .filter(|&(_, t)| t != 0)
+            .collect();
         if moves.is_empty() {
             assert!(dfa.is_final(s));
             return out;
         }
         let (b, t) = if out.len() >= budget {
-            *moves.iter().min_by_key(|&&(_, t)| dist[t as usize]).unwrap()
+            *moves
+                .iter()
+                .min_by_key(|&&(_, t)| dist[t as usize])
+                .unwrap()
         } else {
             // Prefer ASCII now and then, so that text stays readable and varied.
             let ascii: Vec<&(u8, u32)> = moves.iter().filter(|(b, _)| *b < 0x80).collect();
@@ -742,8 +1208,16 @@ fn prepared() -> &'static Vec<Prepared> {
                 let dfa = compile(s, &Config::new());
                 let dist = distances(&dfa);
                 let schema: serde_json::Value = serde_json::from_str(s).unwrap();
-                let validator = jsonschema::options().should_validate_formats(true).build(&schema).unwrap();
-                Prepared { dfa, dist, validator, schema }
+                let validator = jsonschema::options()
+                    .should_validate_formats(true)
+                    .build(&schema)
+                    .unwrap();
+                Prepared {
+                    dfa,
+                    dist,
+                    validator,
+                    schema,
+                }
             })
             .collect()
     })
@@ -790,7 +1264,12 @@ impl Gen {
         self.0.below_u64(n.max(1))
     }
 
-    fn instance(&mut self, s: &serde_json::Value, root: &serde_json::Value, depth: usize) -> String {
+    fn instance(
+        &mut self,
+        s: &serde_json::Value,
+        root: &serde_json::Value,
+        depth: usize,
+    ) -> String {
         use serde_json::Value as V;
         let obj = match s {
             V::Object(o) => o,
@@ -817,10 +1296,11 @@ impl Gen {
             return serde_json::to_string(v).unwrap();
         }
         let num = |k: &str| obj.get(k).and_then(V::as_f64);
-        let ty = obj
-            .get("type")
-            .and_then(V::as_str)
-            .unwrap_or(["null", "boolean", "integer", "number", "string", "array", "object"][self.below(7) as usize]);
+        let ty = obj.get("type").and_then(V::as_str).unwrap_or(
+            [
+                "null", "boolean", "integer", "number", "string", "array", "object",
+            ][self.below(7) as usize],
+        );
         match ty {
             "null" => "null".into(),
             "boolean" => {
@@ -831,8 +1311,14 @@ impl Gen {
                 }
             }
             "integer" | "number" => {
-                let lo = num("minimum").or(num("exclusiveMinimum")).unwrap_or(-1e6).max(-1e12);
-                let hi = num("maximum").or(num("exclusiveMaximum")).unwrap_or(1e6).min(1e12);
+                let lo = num("minimum")
+                    .or(num("exclusiveMinimum"))
+                    .unwrap_or(-1e6)
+                    .max(-1e12);
+                let hi = num("maximum")
+                    .or(num("exclusiveMaximum"))
+                    .unwrap_or(1e6)
+                    .min(1e12);
                 let x = lo + (hi - lo) * (self.below(1_000_001) as f64 / 1e6);
                 if ty == "integer" {
                     format!("{}", x.round() as i64)
@@ -842,7 +1328,11 @@ impl Gen {
                     // JSON.stringify of a multiple computed exactly in decimal.
                     let d = m.to_string().split('.').nth(1).map_or(0, str::len);
                     let t = format!("{v:.d$}");
-                    let t = if t.contains('.') { t.trim_end_matches('0').trim_end_matches('.').to_string() } else { t };
+                    let t = if t.contains('.') {
+                        t.trim_end_matches('0').trim_end_matches('.').to_string()
+                    } else {
+                        t
+                    };
                     if t == "-0" {
                         "0".into()
                     } else {
@@ -876,13 +1366,18 @@ impl Gen {
                         "^[A-Z]{2}-[0-9]{3}$" => &["AB-123", "ZZ-000"],
                         _ => &["x1", "abx9", "é x0 \""],
                     };
-                    return serde_json::to_string(samples[self.below(samples.len() as u64) as usize]).unwrap();
+                    return serde_json::to_string(
+                        samples[self.below(samples.len() as u64) as usize],
+                    )
+                    .unwrap();
                 }
                 let max = num("maxLength").unwrap_or(6.0) as u64;
                 let min = num("minLength").unwrap_or(0.0) as u64;
                 let n = min + self.below(max - min + 1);
                 let alphabet = ['a', 'Z', '0', ' ', 'é', '😀', '"', '\\', '\n', '/'];
-                let s: String = (0..n).map(|_| alphabet[self.below(alphabet.len() as u64) as usize]).collect();
+                let s: String = (0..n)
+                    .map(|_| alphabet[self.below(alphabet.len() as u64) as usize])
+                    .collect();
                 serde_json::to_string(&s).unwrap()
             }
             "array" => {
@@ -932,7 +1427,10 @@ impl Gen {
                 }
                 if let Some(extra @ V::Object(_)) = obj.get("additionalProperties") {
                     for i in 0..self.below(3) {
-                        members.push(format!("\"x{i}\":{}", self.instance(extra, root, depth + 1)));
+                        members.push(format!(
+                            "\"x{i}\":{}",
+                            self.instance(extra, root, depth + 1)
+                        ));
                     }
                 }
                 format!("{{{}}}", members.join(","))
@@ -954,12 +1452,16 @@ fn ordered<'a>(
     let mut keys: Vec<(usize, String)> = props
         .keys()
         .map(|k| {
-            let pos = text.and_then(|t| t.find(&format!("\"{k}\":"))).unwrap_or(usize::MAX);
+            let pos = text
+                .and_then(|t| t.find(&format!("\"{k}\":")))
+                .unwrap_or(usize::MAX);
             (pos, k.clone())
         })
         .collect();
     keys.sort();
-    keys.into_iter().map(|(_, k)| (k.clone(), &props[&k])).collect()
+    keys.into_iter()
+        .map(|(_, k)| (k.clone(), &props[&k]))
+        .collect()
 }
 
 fn contains_value(hay: &serde_json::Value, needle: &serde_json::Value) -> bool {
@@ -972,4 +1474,3 @@ fn contains_value(hay: &serde_json::Value, needle: &serde_json::Value) -> bool {
         _ => false,
     }
 }
-

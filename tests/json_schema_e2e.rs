@@ -15,11 +15,18 @@ use logitmask::json_schema::{self, Config};
 use logitmask::{Guide, Index, IndexConfig};
 
 fn bench_schemas() -> Vec<(String, serde_json::Value)> {
-    let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/testdata/bench-cases.json")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/testdata/bench-cases.json"
+    ))
+    .unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let mut out: Vec<(String, serde_json::Value)> =
-        v["json_schemas"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let mut out: Vec<(String, serde_json::Value)> = v["json_schemas"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
@@ -32,20 +39,30 @@ fn random_guide_walks_validate() {
     let structural: Vec<u32> = (0..vocab.size() as u32)
         .filter(|&id| {
             !vocab.is_eos(id)
-                && vocab
-                    .token_bytes(id)
-                    .is_some_and(|b| !b.is_empty() && b.len() <= 4 && b.iter().any(|c| b"\"{}[],:".contains(c)))
+                && vocab.token_bytes(id).is_some_and(|b| {
+                    !b.is_empty() && b.len() <= 4 && b.iter().any(|c| b"\"{}[],:".contains(c))
+                })
         })
         .collect();
     for (name, schema) in bench_schemas() {
-        let validator = jsonschema::options().should_validate_formats(true).build(&schema).unwrap();
+        let validator = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .unwrap();
         let t = Instant::now();
         // The text API keeps the schema's property order; the Value API is tested too.
         let text = serde_json::to_string(&schema).unwrap();
-        let index = Arc::new(Index::from_json_schema_str(&text, &vocab, &IndexConfig::new(), &Config::new()).unwrap());
-        let by_value =
-            Index::from_json_schema(&schema, &vocab, &IndexConfig::new().lazy(true), &json_schema::Config::new())
-                .unwrap();
+        let index = Arc::new(
+            Index::from_json_schema_str(&text, &vocab, &IndexConfig::new(), &Config::new())
+                .unwrap(),
+        );
+        let by_value = Index::from_json_schema(
+            &schema,
+            &vocab,
+            &IndexConfig::new().lazy(true),
+            &json_schema::Config::new(),
+        )
+        .unwrap();
         assert_eq!(by_value.pattern(), index.pattern());
         println!(
             "{name}: regex {} bytes, {} states, index built in {:?}",
@@ -110,13 +127,14 @@ fn random_guide_walks_validate() {
             }
             total_tokens += steps;
             assert!(guide.is_finished());
-            let text = String::from_utf8(bytes).unwrap_or_else(|e| panic!("{name} walk {walk}: not UTF-8: {e}"));
+            let text = String::from_utf8(bytes)
+                .unwrap_or_else(|e| panic!("{name} walk {walk}: not UTF-8: {e}"));
             // JSON numbers have no range; serde_json stops at f64's. Numbers beyond it
             // (`1e400`, 400 digits) stand in as `1e300` for the check: these schemas put
             // no bounds on numbers, so only their type matters.
             let checked = finite_numbers(&text);
-            let value: serde_json::Value =
-                serde_json::from_str(&checked).unwrap_or_else(|e| panic!("{name} walk {walk}: not JSON ({e}): {text}"));
+            let value: serde_json::Value = serde_json::from_str(&checked)
+                .unwrap_or_else(|e| panic!("{name} walk {walk}: not JSON ({e}): {text}"));
             if let Err(e) = validator.validate(&value) {
                 panic!("{name} walk {walk}: does not validate ({e}): {text}");
             }
@@ -127,4 +145,3 @@ fn random_guide_walks_validate() {
         println!("  200 walks, {total_tokens} tokens in all");
     }
 }
-

@@ -18,9 +18,9 @@
 //! `LOGITMASK_UPDATE_BASELINE=1` to rewrite the baseline after an improvement.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use logitmask::json_schema::Config;
 use logitmask::{ErrorKind, Index, IndexConfig, Vocabulary};
@@ -335,7 +335,11 @@ impl<'a> Orderer<'a> {
                         let (k, x) = &members[i];
                         let sch = Self::member_schemas(&parts, k);
                         let subs = self.serialize(x, &sch, out_cap);
-                        let head = format!("{}{}:", if n > 0 { "," } else { "" }, serde_json::to_string(k).unwrap());
+                        let head = format!(
+                            "{}{}:",
+                            if n > 0 { "," } else { "" },
+                            serde_json::to_string(k).unwrap()
+                        );
                         acc = join(&acc, &subs, &head, out_cap);
                     }
                     for a in acc {
@@ -409,7 +413,11 @@ fn all_orders(v: &J, cap: usize) -> Vec<String> {
                 let mut acc = vec![String::from("{")];
                 for (n, &i) in perm.iter().enumerate() {
                     let (k, x) = &members[i];
-                    let head = format!("{}{}:", if n > 0 { "," } else { "" }, serde_json::to_string(k).unwrap());
+                    let head = format!(
+                        "{}{}:",
+                        if n > 0 { "," } else { "" },
+                        serde_json::to_string(k).unwrap()
+                    );
                     acc = join(&acc, &all_orders(x, cap), &head, cap);
                 }
                 outs.extend(acc.into_iter().map(|a| a + "}"));
@@ -468,11 +476,18 @@ fn baseline_path() -> PathBuf {
 fn files() -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     fn walk(dir: &Path, rel: &str, out: &mut Vec<(String, PathBuf)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         entries.sort();
         for p in entries {
             let name = p.file_name().unwrap().to_string_lossy().to_string();
-            let r = if rel.is_empty() { name.clone() } else { format!("{rel}/{name}") };
+            let r = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
             if p.is_dir() {
                 walk(&p, &r, out);
             } else if name.ends_with(".json") {
@@ -508,7 +523,14 @@ fn bytes_vocab() -> Arc<Vocabulary> {
     Arc::new(Vocabulary::new(tokens, &[256]).unwrap())
 }
 
-fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<String>, BTreeMap<&'static str, usize>) {
+fn run_suite(
+    config: &Config,
+    verbose: bool,
+) -> (
+    BTreeMap<String, Counts>,
+    Vec<String>,
+    BTreeMap<&'static str, usize>,
+) {
     let vocab = bytes_vocab();
     let mut results: BTreeMap<String, Counts> = BTreeMap::new();
     let mut false_positives: Vec<String> = Vec::new();
@@ -516,7 +538,9 @@ fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<S
     for (name, path) in files() {
         let text = std::fs::read_to_string(&path).unwrap();
         let groups: J = serde_json::from_str(&text).unwrap();
-        let J::Arr(groups) = groups else { panic!("{name}: not an array") };
+        let J::Arr(groups) = groups else {
+            panic!("{name}: not an array")
+        };
         let mut c = Counts::default();
         for g in &groups {
             let desc = match g.get("description") {
@@ -524,9 +548,14 @@ fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<S
                 _ => String::new(),
             };
             let schema = g.get("schema").unwrap();
-            let J::Arr(tests) = g.get("tests").unwrap() else { panic!() };
+            let J::Arr(tests) = g.get("tests").unwrap() else {
+                panic!()
+            };
             c.schemas += 1;
-            let nvalid = tests.iter().filter(|t| matches!(t.get("valid"), Some(J::Bool(true)))).count();
+            let nvalid = tests
+                .iter()
+                .filter(|t| matches!(t.get("valid"), Some(J::Bool(true))))
+                .count();
             let mut text = String::new();
             schema.schema_text(&mut text);
             // Formats are assertions in the suite's optional/format tests only.
@@ -535,7 +564,12 @@ fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<S
             } else {
                 config.clone()
             };
-            let index = match Index::from_json_schema_str(&text, &vocab, &IndexConfig::new().lazy(true), &file_config) {
+            let index = match Index::from_json_schema_str(
+                &text,
+                &vocab,
+                &IndexConfig::new().lazy(true),
+                &file_config,
+            ) {
                 Ok(r) => r,
                 Err(e) => {
                     c.unsupported += 1;
@@ -573,7 +607,10 @@ fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<S
                     if forms.iter().any(|f| dfa.is_match(f.as_bytes())) {
                         c.valid_matched += 1;
                     } else if verbose {
-                        println!("  [{name}] {desc} / {tdesc}: valid instance not matched: {}", forms[0]);
+                        println!(
+                            "  [{name}] {desc} / {tdesc}: valid instance not matched: {}",
+                            forms[0]
+                        );
                     }
                 } else {
                     let forms = all_orders(data, 5000);
@@ -593,7 +630,10 @@ fn run_suite(config: &Config, verbose: bool) -> (BTreeMap<String, Counts>, Vec<S
 /// `additionalProperties` is absent.
 #[test]
 fn suite_json_schema_semantics() {
-    check("semantics", &Config::new().allow_additional_properties(true));
+    check(
+        "semantics",
+        &Config::new().allow_additional_properties(true),
+    );
 }
 
 /// The defaults (no undeclared properties next to declared ones).
@@ -613,7 +653,14 @@ fn check(section: &str, config: &Config) {
     for (name, c) in &results {
         table.push_str(&format!(
             "{:<45} {:>7} {:>8} {:>11} {:>7}/{:<5} {:>8}/{:<6}\n",
-            name, c.schemas, c.compiled, c.unsupported, c.valid_matched, c.valid, c.invalid_rejected, c.invalid
+            name,
+            c.schemas,
+            c.compiled,
+            c.unsupported,
+            c.valid_matched,
+            c.valid,
+            c.invalid_rejected,
+            c.invalid
         ));
         total.schemas += c.schemas;
         total.compiled += c.compiled;
@@ -638,12 +685,24 @@ fn check(section: &str, config: &Config) {
     // The baseline file holds one section per configuration; each test rewrites its own.
     let update = std::env::var("LOGITMASK_UPDATE_BASELINE").is_ok_and(|v| v == "1");
     let _guard = BASELINE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut file: BaselineFile =
-        std::fs::read_to_string(baseline_path()).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+    let mut file: BaselineFile = std::fs::read_to_string(baseline_path())
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
     if update {
         file.about = "Per-file results of tests/json_schema_suite.rs, one section per configuration; regenerate with LOGITMASK_UPDATE_BASELINE=1 cargo test --test lib json_schema_suite::".into();
-        file.sections.insert(section.to_string(), Section { total, files: results });
-        std::fs::write(baseline_path(), serde_json::to_string_pretty(&file).unwrap() + "\n").unwrap();
+        file.sections.insert(
+            section.to_string(),
+            Section {
+                total,
+                files: results,
+            },
+        );
+        std::fs::write(
+            baseline_path(),
+            serde_json::to_string_pretty(&file).unwrap() + "\n",
+        )
+        .unwrap();
         println!("baseline [{section}] rewritten");
         return;
     }
@@ -678,7 +737,11 @@ fn check(section: &str, config: &Config) {
             improvements.join("\n")
         );
     }
-    assert!(regressions.is_empty(), "[{section}] regressions against the baseline:\n{}", regressions.join("\n"));
+    assert!(
+        regressions.is_empty(),
+        "[{section}] regressions against the baseline:\n{}",
+        regressions.join("\n")
+    );
 }
 
 static BASELINE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());

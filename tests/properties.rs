@@ -36,7 +36,6 @@ type TestResult = Result<(), TestCaseError>;
 // generates and shrinks; the seed is part of it).
 // ---------------------------------------------------------------------------------------
 
-
 // ---------------------------------------------------------------------------------------
 // Regex grammar
 // ---------------------------------------------------------------------------------------
@@ -49,7 +48,10 @@ const CLASSES: [(&str, &[&str]); 7] = [
     ("[a-c]", &["a", "b", "c"]),
     ("[é中]", &["é", "中"]),
     ("[a-cé]", &["a", "b", "c", "é"]),
-    ("[^a]", &["b", "c", "é", "中", "z", "\n", "😀", "\u{7f}", "\u{80}"]),
+    (
+        "[^a]",
+        &["b", "c", "é", "中", "z", "\n", "😀", "\u{7f}", "\u{80}"],
+    ),
     ("[^ab中]", &["c", "é", "x", "\u{10FFFF}"]),
     (".", &["a", "é", "中", "😀", "z", " "]),
 ];
@@ -157,7 +159,9 @@ impl Ast {
             }
             Ast::Star(a) => (0..rng.below(4)).for_each(|_| a.sample(rng, out)),
             Ast::Plus(a) => (0..1 + rng.below(3)).for_each(|_| a.sample(rng, out)),
-            Ast::Rep(a, m, n) => (0..*m + rng.below((n - m + 1) as usize) as u32).for_each(|_| a.sample(rng, out)),
+            Ast::Rep(a, m, n) => {
+                (0..*m + rng.below((n - m + 1) as usize) as u32).for_each(|_| a.sample(rng, out))
+            }
             Ast::Group(a) => a.sample(rng, out),
         }
     }
@@ -239,17 +243,39 @@ struct VocabSpec {
 const ALPHABET_BYTES: [u8; 8] = [b'a', b'b', b'c', 0xC3, 0xA9, 0xE4, 0xB8, 0xAD];
 
 fn extra_tokens() -> impl Strategy<Value = Vec<(Vec<usize>, u8, u8)>> {
-    prop::collection::vec((prop::collection::vec(0..UNITS.len(), 1..5), 0..3u8, 0..3u8), 0..40)
+    prop::collection::vec(
+        (prop::collection::vec(0..UNITS.len(), 1..5), 0..3u8, 0..3u8),
+        0..40,
+    )
 }
 
 fn eos_strategy() -> impl Strategy<Value = Vec<Eos>> {
-    prop::collection::vec(prop_oneof![Just(Eos::AbsentAtEnd), Just(Eos::Special), Just(Eos::LooksLikeText)], 1..3)
+    prop::collection::vec(
+        prop_oneof![
+            Just(Eos::AbsentAtEnd),
+            Just(Eos::Special),
+            Just(Eos::LooksLikeText)
+        ],
+        1..3,
+    )
 }
 
 fn vocab_spec() -> impl Strategy<Value = VocabSpec> {
-    (extra_tokens(), prop::collection::vec(any::<usize>(), 0..8), 0..4usize, eos_strategy(), any::<u64>()).prop_map(
-        |(extra, dups, gaps, eos, shuffle)| VocabSpec { extra, dups, gaps, eos, shuffle, dropped: Vec::new() },
+    (
+        extra_tokens(),
+        prop::collection::vec(any::<usize>(), 0..8),
+        0..4usize,
+        eos_strategy(),
+        any::<u64>(),
     )
+        .prop_map(|(extra, dups, gaps, eos, shuffle)| VocabSpec {
+            extra,
+            dups,
+            gaps,
+            eos,
+            shuffle,
+            dropped: Vec::new(),
+        })
 }
 
 fn lacking_vocab_spec() -> impl Strategy<Value = VocabSpec> {
@@ -259,8 +285,12 @@ fn lacking_vocab_spec() -> impl Strategy<Value = VocabSpec> {
         prop::collection::vec(any::<u8>(), 0..60),
     )
         .prop_map(|(mut spec, drop_alpha, drop_other)| {
-            let mut dropped: Vec<u8> =
-                ALPHABET_BYTES.iter().zip(&drop_alpha).filter(|(_, &d)| d).map(|(&b, _)| b).collect();
+            let mut dropped: Vec<u8> = ALPHABET_BYTES
+                .iter()
+                .zip(&drop_alpha)
+                .filter(|(_, &d)| d)
+                .map(|(&b, _)| b)
+                .collect();
             dropped.extend(drop_other);
             if dropped.is_empty() {
                 dropped.push(b'a');
@@ -275,7 +305,10 @@ fn lacking_vocab_spec() -> impl Strategy<Value = VocabSpec> {
 /// The id-indexed token list and the EOS ids of a spec.
 fn build_tokens(spec: &VocabSpec) -> (Vec<Option<Vec<u8>>>, Vec<u32>) {
     let mut rng = Rng::new(spec.shuffle);
-    let mut texts: Vec<Vec<u8>> = (0..=255u8).filter(|b| !spec.dropped.contains(b)).map(|b| vec![b]).collect();
+    let mut texts: Vec<Vec<u8>> = (0..=255u8)
+        .filter(|b| !spec.dropped.contains(b))
+        .map(|b| vec![b])
+        .collect();
     for (units, front, back) in &spec.extra {
         let whole: Vec<u8> = units.iter().flat_map(|&u| UNITS[u].bytes()).collect();
         let a = (*front as usize).min(whole.len());
@@ -297,7 +330,8 @@ fn build_tokens(spec: &VocabSpec) -> (Vec<Option<Vec<u8>>>, Vec<u32>) {
         let j = rng.below(i + 1);
         texts.swap(i, j);
     }
-    let mut entries: Vec<(Option<Vec<u8>>, bool)> = texts.into_iter().map(|t| (Some(t), false)).collect();
+    let mut entries: Vec<(Option<Vec<u8>>, bool)> =
+        texts.into_iter().map(|t| (Some(t), false)).collect();
     for _ in 0..spec.gaps {
         let at = rng.below(entries.len() + 1);
         entries.insert(at, (None, false));
@@ -315,7 +349,12 @@ fn build_tokens(spec: &VocabSpec) -> (Vec<Option<Vec<u8>>>, Vec<u32>) {
             }
         }
     }
-    let eos = entries.iter().enumerate().filter(|(_, e)| e.1).map(|(i, _)| i as u32).collect();
+    let eos = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.1)
+        .map(|(i, _)| i as u32)
+        .collect();
     (entries.into_iter().map(|e| e.0).collect(), eos)
 }
 
@@ -328,12 +367,21 @@ fn make_vocab(spec: &VocabSpec) -> Arc<Vocabulary> {
 fn text_tokens(vocab: &Vocabulary) -> Vec<(u32, Vec<u8>)> {
     (0..vocab.size() as u32)
         .filter(|&id| !vocab.is_eos(id))
-        .filter_map(|id| vocab.token_bytes(id).filter(|b| !b.is_empty()).map(|b| (id, b.to_vec())))
+        .filter_map(|id| {
+            vocab
+                .token_bytes(id)
+                .filter(|b| !b.is_empty())
+                .map(|b| (id, b.to_vec()))
+        })
         .collect()
 }
 
 fn minimize_strategy() -> impl Strategy<Value = Minimize> {
-    prop_oneof![Just(Minimize::Auto), Just(Minimize::Never), Just(Minimize::Always)]
+    prop_oneof![
+        Just(Minimize::Auto),
+        Just(Minimize::Never),
+        Just(Minimize::Always)
+    ]
 }
 
 fn config(lazy: bool, minimize: Minimize) -> IndexConfig {
@@ -345,7 +393,8 @@ fn config(lazy: bool, minimize: Minimize) -> IndexConfig {
 // ---------------------------------------------------------------------------------------
 
 fn oracle(pattern: &str) -> regex_automata::meta::Regex {
-    regex_automata::meta::Regex::new(&format!("^(?:{pattern})$")).expect("the grammar yields valid regexes")
+    regex_automata::meta::Regex::new(&format!("^(?:{pattern})$"))
+        .expect("the grammar yields valid regexes")
 }
 
 /// Over the reference automaton and whole tokens: the states reachable from the start
@@ -374,7 +423,11 @@ fn token_reach(r: &RefDfa, texts: &[(u32, Vec<u8>)]) -> TokenReach {
             }
         }
     }
-    let mut coacc: HashSet<u32> = witness.keys().copied().filter(|&s| r.fin[s as usize]).collect();
+    let mut coacc: HashSet<u32> = witness
+        .keys()
+        .copied()
+        .filter(|&s| r.fin[s as usize])
+        .collect();
     let mut stack: Vec<u32> = coacc.iter().copied().collect();
     while let Some(t) = stack.pop() {
         for &p in preds.get(&t).map(Vec::as_slice).unwrap_or(&[]) {
@@ -391,12 +444,16 @@ fn token_reach(r: &RefDfa, texts: &[(u32, Vec<u8>)]) -> TokenReach {
 // ---------------------------------------------------------------------------------------
 
 fn row_vec(index: &Index, s: StateId) -> Result<Vec<u32>, TestCaseError> {
-    let row = index.allowed_tokens(s).map_err(|e| TestCaseError::fail(format!("allowed_tokens({s:?}): {e:?}")))?;
+    let row = index
+        .allowed_tokens(s)
+        .map_err(|e| TestCaseError::fail(format!("allowed_tokens({s:?}): {e:?}")))?;
     Ok(row.to_vec())
 }
 
 fn next(index: &Index, s: StateId, t: u32) -> Result<Option<StateId>, TestCaseError> {
-    index.next_state(s, t).map_err(|e| TestCaseError::fail(format!("next_state({s:?}, {t}): {e:?}")))
+    index
+        .next_state(s, t)
+        .map_err(|e| TestCaseError::fail(format!("next_state({s:?}, {t}): {e:?}")))
 }
 
 /// For every token id: `allowed_tokens(s).contains(t) == next_state(s, t).is_some()`,
@@ -407,15 +464,30 @@ fn check_row_consistency(index: &Index, s: StateId) -> TestResult {
     let vocab = index.vocabulary();
     for t in 0..vocab.size() as u32 {
         let n = next(index, s, t)?;
-        prop_assert_eq!(row.contains(t), n.is_some(), "state {:?} token {}: contains vs next_state", s, t);
+        prop_assert_eq!(
+            row.contains(t),
+            n.is_some(),
+            "state {:?} token {}: contains vs next_state",
+            s,
+            t
+        );
         if vocab.is_eos(t) {
-            prop_assert_eq!(n.is_some(), index.is_final(s).unwrap(), "EOS allowed iff final");
+            prop_assert_eq!(
+                n.is_some(),
+                index.is_final(s).unwrap(),
+                "EOS allowed iff final"
+            );
             if let Some(n) = n {
                 prop_assert_eq!(n, s, "EOS keeps the state");
             }
         }
         if vocab.token_bytes(t).is_none_or(<[u8]>::is_empty) && !vocab.is_eos(t) {
-            prop_assert!(n.is_none(), "token {} without text is allowed in {:?}", t, s);
+            prop_assert!(
+                n.is_none(),
+                "token {} without text is allowed in {:?}",
+                t,
+                s
+            );
         }
     }
     prop_assert_eq!(index.vocab_size(), vocab.size());
@@ -433,7 +505,9 @@ fn expected_row(r: &RefDfa, rs: u32, vocab: &Vocabulary, coacc: Option<&HashSet<
             }
             continue;
         }
-        let Some(b) = vocab.token_bytes(t).filter(|b| !b.is_empty()) else { continue };
+        let Some(b) = vocab.token_bytes(t).filter(|b| !b.is_empty()) else {
+            continue;
+        };
         let end = r.viable(rs, b);
         if end != 0 && coacc.is_none_or(|c| c.contains(&end)) {
             out.push(t);
@@ -468,10 +542,25 @@ fn check_exact_rows(
             s,
             String::from_utf8_lossy(&text)
         );
-        prop_assert!(!row.is_empty(), "dead end: state {:?} after {:?} allows nothing", s, text);
+        prop_assert!(
+            !row.is_empty(),
+            "dead end: state {:?} after {:?} allows nothing",
+            s,
+            text
+        );
         let fin = index.is_final(s).unwrap();
-        prop_assert_eq!(fin, r.fin[rs as usize], "finality vs reference after {:?}", text);
-        prop_assert_eq!(fin, meta.is_match(&text[..]), "finality vs meta regex after {:?}", text);
+        prop_assert_eq!(
+            fin,
+            r.fin[rs as usize],
+            "finality vs reference after {:?}",
+            text
+        );
+        prop_assert_eq!(
+            fin,
+            meta.is_match(&text[..]),
+            "finality vs meta regex after {:?}",
+            text
+        );
         if checked_rows.insert(s) {
             check_row_consistency(index, s)?;
         }
@@ -508,9 +597,17 @@ fn check_no_dead_ends(index: &Index) -> TestResult {
         for t in row.iter() {
             let n = next(index, s, t)?;
             let Some(n) = n else {
-                return Err(TestCaseError::fail(format!("token {t} in the row of {s:?} has no next state")));
+                return Err(TestCaseError::fail(format!(
+                    "token {t} in the row of {s:?} has no next state"
+                )));
             };
-            prop_assert!(set.contains(&n), "token {} leads from {:?} to {:?}, which has no row", t, s, n);
+            prop_assert!(
+                set.contains(&n),
+                "token {} leads from {:?} to {:?}, which has no row",
+                t,
+                s,
+                n
+            );
             if vocab.is_eos(t) {
                 prop_assert!(index.is_final(s).unwrap());
             }
@@ -518,7 +615,11 @@ fn check_no_dead_ends(index: &Index) -> TestResult {
         }
     }
     // Backward from the final states.
-    let mut ok: HashSet<StateId> = states.iter().copied().filter(|&s| index.is_final(s).unwrap()).collect();
+    let mut ok: HashSet<StateId> = states
+        .iter()
+        .copied()
+        .filter(|&s| index.is_final(s).unwrap())
+        .collect();
     let mut stack: Vec<StateId> = ok.iter().copied().collect();
     while let Some(t) = stack.pop() {
         for &p in preds.get(&t).map(Vec::as_slice).unwrap_or(&[]) {
@@ -541,24 +642,43 @@ fn check_no_dead_ends(index: &Index) -> TestResult {
             }
         }
     }
-    prop_assert_eq!(&reach, &set, "states() is not the set of states reachable through tokens");
+    prop_assert_eq!(
+        &reach,
+        &set,
+        "states() is not the set of states reachable through tokens"
+    );
     Ok(())
 }
 
 /// (a) Random guide walks, uniform over the allowed tokens, until EOS (or `max` steps).
 /// Never stuck, EOS offered exactly when the oracle fully matches, finished text matches.
-fn check_random_walks(index: &Arc<Index>, meta: &regex_automata::meta::Regex, rng: &mut Rng, walks: usize) -> TestResult {
+fn check_random_walks(
+    index: &Arc<Index>,
+    meta: &regex_automata::meta::Regex,
+    rng: &mut Rng,
+    walks: usize,
+) -> TestResult {
     let vocab = index.vocabulary().clone();
     for _ in 0..walks {
         let mut guide = Guide::new(index.clone());
         let mut text = Vec::new();
         for _step in 0..60 {
             let allowed = guide.allowed_tokens().unwrap().to_vec();
-            prop_assert!(!allowed.is_empty(), "stuck after {:?}", String::from_utf8_lossy(&text));
+            prop_assert!(
+                !allowed.is_empty(),
+                "stuck after {:?}",
+                String::from_utf8_lossy(&text)
+            );
             let full = meta.is_match(&text[..]);
             prop_assert_eq!(guide.can_finish(), full, "can_finish after {:?}", text);
             for &e in vocab.eos_token_ids() {
-                prop_assert_eq!(allowed.contains(&e), full, "EOS {} offered iff full match, after {:?}", e, text);
+                prop_assert_eq!(
+                    allowed.contains(&e),
+                    full,
+                    "EOS {} offered iff full match, after {:?}",
+                    e,
+                    text
+                );
             }
             // EOS is 1-2 ids among hundreds: take it a quarter of the time when offered.
             let t = match vocab.eos_token_ids().first() {
@@ -566,10 +686,16 @@ fn check_random_walks(index: &Arc<Index>, meta: &regex_automata::meta::Regex, rn
                 _ => allowed[rng.below(allowed.len())],
             };
             prop_assert!(guide.is_allowed(t).unwrap());
-            guide.advance(t).map_err(|e| TestCaseError::fail(format!("advance({t}) refused an allowed token: {e:?}")))?;
+            guide.advance(t).map_err(|e| {
+                TestCaseError::fail(format!("advance({t}) refused an allowed token: {e:?}"))
+            })?;
             if vocab.is_eos(t) {
                 prop_assert!(guide.is_finished());
-                prop_assert!(meta.is_match(&text[..]), "finished text {:?} does not match", text);
+                prop_assert!(
+                    meta.is_match(&text[..]),
+                    "finished text {:?} does not match",
+                    text
+                );
                 let after = guide.allowed_tokens().unwrap().to_vec();
                 prop_assert_eq!(&after[..], vocab.eos_token_ids());
                 break;
@@ -595,7 +721,12 @@ fn check_produces(index: &Arc<Index>, s: &[u8], ids: &[u32], how: &str) -> TestR
         }
         pos += vocab.token_bytes(t).unwrap().len();
     }
-    prop_assert!(guide.can_finish(), "{} tokenization of {:?}: cannot finish", how, String::from_utf8_lossy(s));
+    prop_assert!(
+        guide.can_finish(),
+        "{} tokenization of {:?}: cannot finish",
+        how,
+        String::from_utf8_lossy(s)
+    );
     for &e in vocab.eos_token_ids() {
         prop_assert!(guide.is_allowed(e).unwrap());
     }
@@ -607,18 +738,32 @@ fn check_produces(index: &Arc<Index>, s: &[u8], ids: &[u32], how: &str) -> TestR
 }
 
 /// Segmentations of `s` into text tokens: single bytes, greedy longest, random.
-fn segmentations(texts: &[(u32, Vec<u8>)], s: &[u8], rng: &mut Rng) -> Vec<(&'static str, Vec<u32>)> {
-    let single: HashMap<u8, Vec<u32>> = texts.iter().filter(|(_, b)| b.len() == 1).fold(HashMap::new(), |mut m, (id, b)| {
-        m.entry(b[0]).or_insert_with(Vec::new).push(*id);
-        m
-    });
-    let bytes: Vec<u32> = s.iter().map(|b| single[b][rng.below(single[b].len())]).collect();
+fn segmentations(
+    texts: &[(u32, Vec<u8>)],
+    s: &[u8],
+    rng: &mut Rng,
+) -> Vec<(&'static str, Vec<u32>)> {
+    let single: HashMap<u8, Vec<u32>> =
+        texts
+            .iter()
+            .filter(|(_, b)| b.len() == 1)
+            .fold(HashMap::new(), |mut m, (id, b)| {
+                m.entry(b[0]).or_insert_with(Vec::new).push(*id);
+                m
+            });
+    let bytes: Vec<u32> = s
+        .iter()
+        .map(|b| single[b][rng.below(single[b].len())])
+        .collect();
     let mut greedy = Vec::new();
     let mut random = Vec::new();
     for (out, longest) in [(&mut greedy, true), (&mut random, false)] {
         let mut pos = 0;
         while pos < s.len() {
-            let cands: Vec<&(u32, Vec<u8>)> = texts.iter().filter(|(_, b)| s[pos..].starts_with(b)).collect();
+            let cands: Vec<&(u32, Vec<u8>)> = texts
+                .iter()
+                .filter(|(_, b)| s[pos..].starts_with(b))
+                .collect();
             let pick = if longest {
                 let max = cands.iter().map(|c| c.1.len()).max().unwrap();
                 let longs: Vec<_> = cands.iter().filter(|c| c.1.len() == max).collect();
@@ -630,7 +775,11 @@ fn segmentations(texts: &[(u32, Vec<u8>)], s: &[u8], rng: &mut Rng) -> Vec<(&'st
             pos += pick.1.len();
         }
     }
-    vec![("single-byte", bytes), ("greedy", greedy), ("random", random)]
+    vec![
+        ("single-byte", bytes),
+        ("greedy", greedy),
+        ("random", random),
+    ]
 }
 
 /// Random members of the language of the reference automaton (a walk that stops at final
@@ -664,7 +813,13 @@ fn ref_sample(r: &RefDfa, rng: &mut Rng) -> Vec<u8> {
 /// (`same_dfa`), the pairing is also one to one; a lazy index that determinizes on
 /// demand numbers and splits states its own way, and a minimized `a` is then a function
 /// of `b`'s state (one minimal state per residual language).
-fn check_same_language(a: &Index, b: &Index, what: &str, same_dfa: bool, a_minimal: bool) -> TestResult {
+fn check_same_language(
+    a: &Index,
+    b: &Index,
+    what: &str,
+    same_dfa: bool,
+    a_minimal: bool,
+) -> TestResult {
     let vocab = a.vocabulary().clone();
     let start = (a.initial_state(), b.initial_state());
     let mut seen = HashSet::from([start]);
@@ -674,15 +829,33 @@ fn check_same_language(a: &Index, b: &Index, what: &str, same_dfa: bool, a_minim
     while let Some((sa, sb)) = queue.pop_front() {
         let ra = row_vec(a, sa)?;
         let rb = row_vec(b, sb)?;
-        prop_assert_eq!(&ra, &rb, "{}: rows differ at paired states {:?} / {:?}", what, sa, sb);
-        prop_assert_eq!(a.is_final(sa).unwrap(), b.is_final(sb).unwrap(), "{}: finality differs", what);
+        prop_assert_eq!(
+            &ra,
+            &rb,
+            "{}: rows differ at paired states {:?} / {:?}",
+            what,
+            sa,
+            sb
+        );
+        prop_assert_eq!(
+            a.is_final(sa).unwrap(),
+            b.is_final(sb).unwrap(),
+            "{}: finality differs",
+            what
+        );
         if same_dfa {
             let prev = *map.entry(sa).or_insert(sb);
             prop_assert_eq!(prev, sb, "{}: state {:?} pairs with two states", what, sa);
         }
         if same_dfa || a_minimal {
             let prev = *back.entry(sb).or_insert(sa);
-            prop_assert_eq!(prev, sa, "{}: state {:?} of the second pairs with two states", what, sb);
+            prop_assert_eq!(
+                prev,
+                sa,
+                "{}: state {:?} of the second pairs with two states",
+                what,
+                sb
+            );
         }
         for &t in &ra {
             if vocab.is_eos(t) {
@@ -690,7 +863,11 @@ fn check_same_language(a: &Index, b: &Index, what: &str, same_dfa: bool, a_minim
             }
             let na = next(a, sa, t)?.unwrap();
             let nb = next(b, sb, t)?;
-            let Some(nb) = nb else { return Err(TestCaseError::fail(format!("{what}: token {t} has no next state"))) };
+            let Some(nb) = nb else {
+                return Err(TestCaseError::fail(format!(
+                    "{what}: token {t} has no next state"
+                )));
+            };
             if seen.insert((na, nb)) {
                 queue.push_back((na, nb));
             }
@@ -703,8 +880,11 @@ fn check_same_language(a: &Index, b: &Index, what: &str, same_dfa: bool, a_minim
 /// and serializes to the same bytes.
 fn check_round_trip(x: &Index) -> TestResult {
     let vocab = x.vocabulary().clone();
-    let bytes = x.to_bytes().map_err(|e| TestCaseError::fail(format!("to_bytes: {e:?}")))?;
-    let y = Index::from_bytes(&bytes, &vocab).map_err(|e| TestCaseError::fail(format!("from_bytes: {e:?}")))?;
+    let bytes = x
+        .to_bytes()
+        .map_err(|e| TestCaseError::fail(format!("to_bytes: {e:?}")))?;
+    let y = Index::from_bytes(&bytes, &vocab)
+        .map_err(|e| TestCaseError::fail(format!("from_bytes: {e:?}")))?;
     prop_assert_eq!(x.states(), y.states());
     prop_assert_eq!(x.state_count(), y.state_count());
     prop_assert_eq!(x.initial_state(), y.initial_state());
@@ -713,7 +893,13 @@ fn check_round_trip(x: &Index) -> TestResult {
         prop_assert_eq!(row_vec(x, s)?, row_vec(&y, s)?, "row of {:?}", s);
         prop_assert_eq!(x.is_final(s).unwrap(), y.is_final(s).unwrap());
         for t in 0..vocab.size() as u32 {
-            prop_assert_eq!(next(x, s, t)?, next(&y, s, t)?, "next_state({:?}, {})", s, t);
+            prop_assert_eq!(
+                next(x, s, t)?,
+                next(&y, s, t)?,
+                "next_state({:?}, {})",
+                s,
+                t
+            );
         }
     }
     prop_assert_eq!(y.to_bytes().unwrap(), bytes, "re-serialization differs");
@@ -724,17 +910,31 @@ fn check_round_trip(x: &Index) -> TestResult {
 // The properties
 // ---------------------------------------------------------------------------------------
 
-fn build(pattern: &str, vocab: &Arc<Vocabulary>, lazy: bool, m: Minimize) -> Result<Arc<Index>, TestCaseError> {
+fn build(
+    pattern: &str,
+    vocab: &Arc<Vocabulary>,
+    lazy: bool,
+    m: Minimize,
+) -> Result<Arc<Index>, TestCaseError> {
     Index::with_config(pattern, vocab, &config(lazy, m))
         .map(Arc::new)
-        .map_err(|e| TestCaseError::fail(format!("index for {pattern:?} (lazy {lazy}, {m:?}): {e:?}")))
+        .map_err(|e| {
+            TestCaseError::fail(format!("index for {pattern:?} (lazy {lazy}, {m:?}): {e:?}"))
+        })
 }
 
 /// `cases` per property, or `PROPTEST_CASES` when set (e.g. for a long exploratory run).
 fn proptest_config(cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(cases);
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
     ProptestConfig {
-        cases, failure_persistence: None, max_shrink_iters: 2_000, ..ProptestConfig::default() }
+        cases,
+        failure_persistence: None,
+        max_shrink_iters: 2_000,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
@@ -921,9 +1121,30 @@ proptest! {
 
 /// Pieces of patterns with anchors, line anchors (LF and CRLF) and ASCII word boundaries.
 const LOOK_PIECES: [&str; 24] = [
-    "a", "b", " ", "\\n", "\\r", "é", "a*", "[ab]+", "(a|\\n)?", "^", "$", "(?m:^)", "(?m:$)", "(?Rm:^)", "(?Rm:$)",
-    r"(?-u:\b)", r"(?-u:\B)", r"\A", r"\z", r"(?-u:\b{start})", r"(?-u:\b{end})", r"(?-u:\b{start-half})",
-    r"(?-u:\b{end-half})", "(?:^|a)",
+    "a",
+    "b",
+    " ",
+    "\\n",
+    "\\r",
+    "é",
+    "a*",
+    "[ab]+",
+    "(a|\\n)?",
+    "^",
+    "$",
+    "(?m:^)",
+    "(?m:$)",
+    "(?Rm:^)",
+    "(?Rm:$)",
+    r"(?-u:\b)",
+    r"(?-u:\B)",
+    r"\A",
+    r"\z",
+    r"(?-u:\b{start})",
+    r"(?-u:\b{end})",
+    r"(?-u:\b{start-half})",
+    r"(?-u:\b{end-half})",
+    "(?:^|a)",
 ];
 
 fn look_pattern() -> impl Strategy<Value = String> {
@@ -1012,10 +1233,16 @@ fn minimization_keeps_bounded_repetitions() {
         for minimize in [Minimize::Never, Minimize::Auto, Minimize::Always] {
             let dfa = Dfa::with_config(p, &logitmask::DfaConfig::new().minimize(minimize)).unwrap();
             for s in yes {
-                assert!(dfa.is_match(s.as_bytes()), "{p} ({minimize:?}) should match {s:?}");
+                assert!(
+                    dfa.is_match(s.as_bytes()),
+                    "{p} ({minimize:?}) should match {s:?}"
+                );
             }
             for s in no {
-                assert!(!dfa.is_match(s.as_bytes()), "{p} ({minimize:?}) must not match {s:?}");
+                assert!(
+                    !dfa.is_match(s.as_bytes()),
+                    "{p} ({minimize:?}) must not match {s:?}"
+                );
             }
         }
     }
@@ -1025,7 +1252,11 @@ fn minimization_keeps_bounded_repetitions() {
     let mut guide = Guide::new(index);
     guide.advance(u32::from(b'a')).unwrap();
     guide.advance(u32::from(b'a')).unwrap();
-    assert_eq!(guide.allowed_tokens().unwrap().to_vec(), [256], "a third 'a' must not be allowed");
+    assert_eq!(
+        guide.allowed_tokens().unwrap().to_vec(),
+        [256],
+        "a third 'a' must not be allowed"
+    );
 }
 
 /// The oracles themselves can fail: a wrong row, a wrong final, a sampler mismatch.
@@ -1048,7 +1279,11 @@ fn oracles_detect_errors() {
     // Rendering: quantifiers wrap non-atoms; alternation inside concatenation is grouped.
     let ast = Ast::Concat(vec![
         Ast::Alt(vec![Ast::Lit(0), Ast::Empty]),
-        Ast::Rep(Box::new(Ast::Concat(vec![Ast::Lit(3), Ast::Class(4)])), 1, 2),
+        Ast::Rep(
+            Box::new(Ast::Concat(vec![Ast::Lit(3), Ast::Class(4)])),
+            1,
+            2,
+        ),
         Ast::Star(Box::new(Ast::Group(Box::new(Ast::Lit(4))))),
     ]);
     assert_eq!(ast.render(), "(?:a|)(?:é[^a]){1,2}(中)*");
@@ -1070,9 +1305,16 @@ fn vocab_specs_are_as_described() {
     assert_eq!(tokens.len(), 256 + 3 + 2 + 2 + 2);
     assert_eq!(tokens[eos[0] as usize].as_deref(), Some(&b"a"[..]));
     assert_eq!(tokens[eos[1] as usize], None);
-    assert!(tokens.iter().any(|t| t.as_deref() == Some(&[0xA9, 0xE4, 0xB8][..])), "partial UTF-8 at both ends");
-    assert!(tokens.iter().any(|t| t.as_deref() == Some(&[][..])), "an empty token");
+    assert!(
+        tokens
+            .iter()
+            .any(|t| t.as_deref() == Some(&[0xA9, 0xE4, 0xB8][..])),
+        "partial UTF-8 at both ends"
+    );
+    assert!(
+        tokens.iter().any(|t| t.as_deref() == Some(&[][..])),
+        "an empty token"
+    );
     let vocab = make_vocab(&spec);
     assert!(vocab.is_byte_complete());
 }
-

@@ -19,8 +19,6 @@ use crate::common::Rng;
 use logitmask::{Guide, Index, IndexConfig, StateId, Vocabulary};
 use regex_automata::meta::Regex;
 
-
-
 /// Token lookup for one vocabulary.
 struct Lookup {
     vocab: Arc<Vocabulary>,
@@ -39,16 +37,27 @@ impl Lookup {
             if vocab.is_eos(id) {
                 continue;
             }
-            let Some(b) = vocab.token_bytes(id).filter(|b| !b.is_empty()) else { continue };
+            let Some(b) = vocab.token_bytes(id).filter(|b| !b.is_empty()) else {
+                continue;
+            };
             if b.len() == 1 && byte_id[b[0] as usize] == u32::MAX {
                 byte_id[b[0] as usize] = id;
             }
             max_len = max_len.max(b.len());
             by_bytes.entry(b.to_vec()).or_default().push(id);
         }
-        assert!(byte_id.iter().all(|&i| i != u32::MAX), "a real vocabulary has every single byte");
+        assert!(
+            byte_id.iter().all(|&i| i != u32::MAX),
+            "a real vocabulary has every single byte"
+        );
         let eos = vocab.eos_token_ids()[0];
-        Lookup { vocab, by_bytes, max_len, byte_id, eos }
+        Lookup {
+            vocab,
+            by_bytes,
+            max_len,
+            byte_id,
+            eos,
+        }
     }
 
     /// Greedy longest-allowed-token tokenization of `s` through a guide, then EOS.
@@ -71,16 +80,23 @@ impl Lookup {
                 }
             }
             let Some((id, l)) = pick else {
-                return Err(format!("no allowed token continues at byte {pos} ({:?})", String::from_utf8_lossy(&s[pos..])));
+                return Err(format!(
+                    "no allowed token continues at byte {pos} ({:?})",
+                    String::from_utf8_lossy(&s[pos..])
+                ));
             };
-            guide.advance(id).map_err(|e| format!("advance({id}) refused an allowed token: {e:?}"))?;
+            guide
+                .advance(id)
+                .map_err(|e| format!("advance({id}) refused an allowed token: {e:?}"))?;
             pos += l;
             count += 1;
         }
         if !guide.can_finish() {
             return Err("the whole string was consumed but EOS is not allowed".into());
         }
-        guide.advance(self.eos).map_err(|e| format!("EOS refused: {e:?}"))?;
+        guide
+            .advance(self.eos)
+            .map_err(|e| format!("EOS refused: {e:?}"))?;
         assert!(guide.is_finished());
         Ok(count)
     }
@@ -185,34 +201,58 @@ fn check_eager_states(name: &str, index: &Index, lk: &Lookup, rng: &mut Rng) {
     for &s in &states {
         let row = index.allowed_tokens(s).unwrap();
         assert!(!row.is_empty(), "{name}: state {s:?} allows nothing");
-        assert_eq!(row.contains(lk.eos), index.is_final(s).unwrap(), "{name}: EOS vs final at {s:?}");
+        assert_eq!(
+            row.contains(lk.eos),
+            index.is_final(s).unwrap(),
+            "{name}: EOS vs final at {s:?}"
+        );
         // Sampled ids: membership agrees with next_state.
         for _ in 0..64 {
             let t = rng.below(size as usize) as u32;
             let n = index.next_state(s, t).unwrap();
-            assert_eq!(row.contains(t), n.is_some(), "{name}: state {s:?} token {t}");
+            assert_eq!(
+                row.contains(t),
+                n.is_some(),
+                "{name}: state {s:?} token {t}"
+            );
             if let Some(n) = n {
-                assert!(set.contains(&n), "{name}: token {t} from {s:?} leads to {n:?} without a row");
+                assert!(
+                    set.contains(&n),
+                    "{name}: token {t} from {s:?} leads to {n:?} without a row"
+                );
             }
         }
         // Sampled allowed tokens.
         let ids = row.to_vec();
         for _ in 0..16 {
             let t = ids[rng.below(ids.len())];
-            let n = index.next_state(s, t).unwrap().expect("allowed token has a next state");
-            assert!(set.contains(&n), "{name}: allowed token {t} from {s:?} leads to {n:?} without a row");
+            let n = index
+                .next_state(s, t)
+                .unwrap()
+                .expect("allowed token has a next state");
+            assert!(
+                set.contains(&n),
+                "{name}: allowed token {t} from {s:?} leads to {n:?} without a row"
+            );
         }
         // Single-byte edges for co-reachability.
         for b in 0..=255u8 {
             let t = lk.byte_id[b as usize];
             if let Some(n) = index.next_state(s, t).unwrap() {
                 assert!(row.contains(t));
-                assert!(set.contains(&n), "{name}: byte {b} from {s:?} leads to {n:?} without a row");
+                assert!(
+                    set.contains(&n),
+                    "{name}: byte {b} from {s:?} leads to {n:?} without a row"
+                );
                 preds.entry(n).or_default().push(s);
             }
         }
     }
-    let mut ok: HashSet<StateId> = states.iter().copied().filter(|&s| index.is_final(s).unwrap()).collect();
+    let mut ok: HashSet<StateId> = states
+        .iter()
+        .copied()
+        .filter(|&s| index.is_final(s).unwrap())
+        .collect();
     assert!(!ok.is_empty(), "{name}: no final state");
     let mut stack: Vec<StateId> = ok.iter().copied().collect();
     while let Some(t) = stack.pop() {
@@ -223,7 +263,10 @@ fn check_eager_states(name: &str, index: &Index, lk: &Lookup, rng: &mut Rng) {
         }
     }
     for &s in &states {
-        assert!(ok.contains(&s), "{name}: no final state is reachable from {s:?}");
+        assert!(
+            ok.contains(&s),
+            "{name}: no final state is reachable from {s:?}"
+        );
     }
 }
 
@@ -231,7 +274,11 @@ fn check_eager_states(name: &str, index: &Index, lk: &Lookup, rng: &mut Rng) {
 /// each row is exactly the text tokens whose bytes keep the text completable per the
 /// reference (plus EOS where final), and finality agrees. Returns the pairs visited.
 fn check_exact_rows(name: &str, index: &Index, r: &RefDfa, lk: &Lookup, max_pairs: usize) -> usize {
-    let texts: Vec<(u32, &[u8])> = lk.by_bytes.iter().flat_map(|(b, ids)| ids.iter().map(move |&id| (id, &b[..]))).collect();
+    let texts: Vec<(u32, &[u8])> = lk
+        .by_bytes
+        .iter()
+        .flat_map(|(b, ids)| ids.iter().map(move |&id| (id, &b[..])))
+        .collect();
     let start = (index.initial_state(), 1u32);
     let mut seen = HashSet::from([start]);
     let mut queue = std::collections::VecDeque::from([start]);
@@ -239,11 +286,20 @@ fn check_exact_rows(name: &str, index: &Index, r: &RefDfa, lk: &Lookup, max_pair
     while let Some((s, rs)) = queue.pop_front() {
         visited += 1;
         let row = index.allowed_tokens(s).unwrap();
-        assert_eq!(index.is_final(s).unwrap(), r.fin[rs as usize], "{name}: finality of {s:?}");
+        assert_eq!(
+            index.is_final(s).unwrap(),
+            r.fin[rs as usize],
+            "{name}: finality of {s:?}"
+        );
         let mut expected = 0;
         for &(t, b) in &texts {
             let end = r.viable(rs, b);
-            assert_eq!(row.contains(t), end != 0, "{name}: state {s:?}, token {t} {:?}", String::from_utf8_lossy(b));
+            assert_eq!(
+                row.contains(t),
+                end != 0,
+                "{name}: state {s:?}, token {t} {:?}",
+                String::from_utf8_lossy(b)
+            );
             if end != 0 {
                 expected += 1;
                 let n = index.next_state(s, t).unwrap().unwrap();
@@ -253,13 +309,24 @@ fn check_exact_rows(name: &str, index: &Index, r: &RefDfa, lk: &Lookup, max_pair
             }
         }
         let eos = lk.vocab.eos_token_ids().len() * usize::from(r.fin[rs as usize]);
-        assert_eq!(row.len(), expected + eos, "{name}: row of {s:?} has ids beyond the reference's");
+        assert_eq!(
+            row.len(),
+            expected + eos,
+            "{name}: row of {s:?} has ids beyond the reference's"
+        );
     }
     visited
 }
 
 /// Seeded random walks through an eager and a lazy guide in lockstep.
-fn check_random_walks(name: &str, eager: &Arc<Index>, lazy: &Arc<Index>, meta: &Regex, lk: &Lookup, rng: &mut Rng) -> usize {
+fn check_random_walks(
+    name: &str,
+    eager: &Arc<Index>,
+    lazy: &Arc<Index>,
+    meta: &Regex,
+    lk: &Lookup,
+    rng: &mut Rng,
+) -> usize {
     let mut finished = 0;
     for walk in 0..12 {
         let mut ge = Guide::new(eager.clone());
@@ -268,10 +335,24 @@ fn check_random_walks(name: &str, eager: &Arc<Index>, lazy: &Arc<Index>, meta: &
         for step in 0..60 {
             let re = ge.allowed_tokens().unwrap();
             let rl = gl.allowed_tokens().unwrap();
-            assert!(!re.is_empty(), "{name}: walk {walk} stuck after {:?}", String::from_utf8_lossy(&text));
-            assert_eq!(*re, *rl, "{name}: eager and lazy rows differ after {:?}", String::from_utf8_lossy(&text));
+            assert!(
+                !re.is_empty(),
+                "{name}: walk {walk} stuck after {:?}",
+                String::from_utf8_lossy(&text)
+            );
+            assert_eq!(
+                *re,
+                *rl,
+                "{name}: eager and lazy rows differ after {:?}",
+                String::from_utf8_lossy(&text)
+            );
             let full = meta.is_match(&text[..]);
-            assert_eq!(ge.can_finish(), full, "{name}: can_finish after {:?}", String::from_utf8_lossy(&text));
+            assert_eq!(
+                ge.can_finish(),
+                full,
+                "{name}: can_finish after {:?}",
+                String::from_utf8_lossy(&text)
+            );
             assert_eq!(gl.can_finish(), full);
             assert_eq!(re.contains(lk.eos), full);
             // Finish a third of the time when possible (EOS is 1 id among thousands).
@@ -283,7 +364,10 @@ fn check_random_walks(name: &str, eager: &Arc<Index>, lazy: &Arc<Index>, meta: &
                 let k = rng.below(re.len());
                 let t = re.iter().nth(k).unwrap();
                 if rng.below(2) == 0 {
-                    let short: Vec<u32> = (0..=255u8).map(|b| lk.byte_id[b as usize]).filter(|&t| re.contains(t)).collect();
+                    let short: Vec<u32> = (0..=255u8)
+                        .map(|b| lk.byte_id[b as usize])
+                        .filter(|&t| re.contains(t))
+                        .collect();
                     if short.is_empty() {
                         t
                     } else {
@@ -293,16 +377,26 @@ fn check_random_walks(name: &str, eager: &Arc<Index>, lazy: &Arc<Index>, meta: &
                     t
                 }
             };
-            ge.advance(t).unwrap_or_else(|e| panic!("{name}: eager refused allowed token {t}: {e:?}"));
-            gl.advance(t).unwrap_or_else(|e| panic!("{name}: lazy refused token {t} that eager allows: {e:?}"));
+            ge.advance(t)
+                .unwrap_or_else(|e| panic!("{name}: eager refused allowed token {t}: {e:?}"));
+            gl.advance(t).unwrap_or_else(|e| {
+                panic!("{name}: lazy refused token {t} that eager allows: {e:?}")
+            });
             if t == lk.eos {
-                assert!(meta.is_match(&text[..]), "{name}: finished with {:?}, not a full match", String::from_utf8_lossy(&text));
+                assert!(
+                    meta.is_match(&text[..]),
+                    "{name}: finished with {:?}, not a full match",
+                    String::from_utf8_lossy(&text)
+                );
                 assert!(ge.is_finished() && gl.is_finished());
                 finished += 1;
                 break;
             }
             text.extend_from_slice(lk.vocab.token_bytes(t).unwrap());
-            assert_eq!(eager.is_final(ge.state()).unwrap(), lazy.is_final(gl.state()).unwrap());
+            assert_eq!(
+                eager.is_final(ge.state()).unwrap(),
+                lazy.is_final(gl.state()).unwrap()
+            );
         }
     }
     finished
@@ -310,14 +404,27 @@ fn check_random_walks(name: &str, eager: &Arc<Index>, lazy: &Arc<Index>, meta: &
 
 fn check_round_trip(name: &str, index: &Index, vocab: &Arc<Vocabulary>) {
     let bytes = index.to_bytes().unwrap();
-    let loaded = Index::from_bytes(&bytes, vocab).unwrap_or_else(|e| panic!("{name}: from_bytes: {e:?}"));
-    assert_eq!(loaded.states(), index.states(), "{name}: states after round trip");
+    let loaded =
+        Index::from_bytes(&bytes, vocab).unwrap_or_else(|e| panic!("{name}: from_bytes: {e:?}"));
+    assert_eq!(
+        loaded.states(),
+        index.states(),
+        "{name}: states after round trip"
+    );
     assert_eq!(loaded.initial_state(), index.initial_state());
     for s in index.states() {
-        assert_eq!(*loaded.allowed_tokens(s).unwrap(), *index.allowed_tokens(s).unwrap(), "{name}: row of {s:?}");
+        assert_eq!(
+            *loaded.allowed_tokens(s).unwrap(),
+            *index.allowed_tokens(s).unwrap(),
+            "{name}: row of {s:?}"
+        );
         assert_eq!(loaded.is_final(s).unwrap(), index.is_final(s).unwrap());
     }
-    assert_eq!(loaded.to_bytes().unwrap(), bytes, "{name}: re-serialization differs");
+    assert_eq!(
+        loaded.to_bytes().unwrap(),
+        bytes,
+        "{name}: re-serialization differs"
+    );
     assert_eq!(loaded.distinct_row_count(), index.distinct_row_count());
 }
 
@@ -326,13 +433,18 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
     let lk = Lookup::new(vocab.clone());
     let mut rng = Rng::new(seed);
     let regexes = crate::common::bench_regexes();
-    assert_eq!(regexes.len(), 9, "bench-cases.json has the nine outlines-core regexes");
+    assert_eq!(
+        regexes.len(),
+        9,
+        "bench-cases.json has the nine outlines-core regexes"
+    );
     for (name, pattern) in &regexes {
         let name = &format!("{vocab_name}/{name}");
         let t = std::time::Instant::now();
         let meta = oracle(pattern);
         let eager = Arc::new(Index::with_config(pattern, &vocab, &IndexConfig::new()).unwrap());
-        let lazy = Arc::new(Index::with_config(pattern, &vocab, &IndexConfig::new().lazy(true)).unwrap());
+        let lazy =
+            Arc::new(Index::with_config(pattern, &vocab, &IndexConfig::new().lazy(true)).unwrap());
         assert!(!eager.is_lazy() && lazy.is_lazy());
         let build = t.elapsed();
 
@@ -342,21 +454,46 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
 
         let (yes, no) = samples(name.split('/').nth(1).unwrap());
         for s in yes {
-            assert!(meta.is_match(s.as_bytes()), "{name}: sample {s:?} does not match per the meta regex");
-            assert!(eager.dfa().unwrap().is_match(s.as_bytes()), "{name}: Dfa::is_match({s:?}) is false");
+            assert!(
+                meta.is_match(s.as_bytes()),
+                "{name}: sample {s:?} does not match per the meta regex"
+            );
+            assert!(
+                eager.dfa().unwrap().is_match(s.as_bytes()),
+                "{name}: Dfa::is_match({s:?}) is false"
+            );
             for index in [&eager, &lazy] {
                 index.allowed_tokens(index.initial_state()).unwrap();
-                lk.produce_greedy(index, s.as_bytes())
-                    .unwrap_or_else(|e| panic!("{name} (lazy {}): {s:?} cannot be produced: {e}", index.is_lazy()));
-                assert!(lk.produce_bytes(index, s.as_bytes()), "{name}: {s:?} byte by byte");
+                lk.produce_greedy(index, s.as_bytes()).unwrap_or_else(|e| {
+                    panic!(
+                        "{name} (lazy {}): {s:?} cannot be produced: {e}",
+                        index.is_lazy()
+                    )
+                });
+                assert!(
+                    lk.produce_bytes(index, s.as_bytes()),
+                    "{name}: {s:?} byte by byte"
+                );
             }
         }
         for s in no {
-            assert!(!meta.is_match(s.as_bytes()), "{name}: negative sample {s:?} matches per the meta regex");
-            assert!(!eager.dfa().unwrap().is_match(s.as_bytes()), "{name}: Dfa::is_match({s:?}) is true");
+            assert!(
+                !meta.is_match(s.as_bytes()),
+                "{name}: negative sample {s:?} matches per the meta regex"
+            );
+            assert!(
+                !eager.dfa().unwrap().is_match(s.as_bytes()),
+                "{name}: Dfa::is_match({s:?}) is true"
+            );
             for index in [&eager, &lazy] {
-                assert!(!lk.produce_bytes(index, s.as_bytes()), "{name}: non-matching {s:?} was produced byte by byte");
-                assert!(lk.produce_greedy(index, s.as_bytes()).is_err(), "{name}: non-matching {s:?} was produced");
+                assert!(
+                    !lk.produce_bytes(index, s.as_bytes()),
+                    "{name}: non-matching {s:?} was produced byte by byte"
+                );
+                assert!(
+                    lk.produce_greedy(index, s.as_bytes()).is_err(),
+                    "{name}: non-matching {s:?} was produced"
+                );
             }
         }
 
@@ -367,7 +504,10 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
         // A lazy index completes its rows when serialized. Its DFA, determinized on
         // demand, is not minimized: at least as many states as the eager index.
         let lazy_bytes = lazy.to_bytes().unwrap();
-        assert!(lazy.state_count() >= eager.state_count(), "{name}: completed lazy vs eager state count");
+        assert!(
+            lazy.state_count() >= eager.state_count(),
+            "{name}: completed lazy vs eager state count"
+        );
         let loaded = Index::from_bytes(&lazy_bytes, &vocab).unwrap();
         assert_eq!(loaded.state_count(), lazy.state_count());
         eprintln!(
@@ -398,7 +538,13 @@ fn bench_regexes_with_o200k() {
 #[test]
 fn helpers_detect_failures() {
     let vocab = Arc::new(
-        Vocabulary::new((0..=255u8).map(|b| Some(vec![b])).chain([Some(b"12".to_vec()), None]), &[257]).unwrap(),
+        Vocabulary::new(
+            (0..=255u8)
+                .map(|b| Some(vec![b]))
+                .chain([Some(b"12".to_vec()), None]),
+            &[257],
+        )
+        .unwrap(),
     );
     let lk = Lookup::new(vocab.clone());
     let index = Arc::new(Index::new(r"[0-9]{2}/[0-9]{2}", &vocab).unwrap());

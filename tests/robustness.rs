@@ -20,9 +20,55 @@ fn vocab() -> Arc<Vocabulary> {
 /// Regex-looking noise: metacharacters are frequent so that parsing goes deep.
 fn pattern() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![
-        "a", "b", "(", ")", "[", "]", "{", "}", "?", "*", "+", "|", "\\", "^", "$", ".", "-", ",", "0", "9", "d",
-        "w", "s", "b", "p", "u", "x", "(?", ":", "=", "!", "<", ">", "&&", "~~", "é", "\u{10FFFF}", "{2,3}",
-        "{1000}", "\\d", "\\w", "\\b", "\\B", "(?i)", "(?-u:", "[^", "\\x", "\\u{", "P{Greek}",
+        "a",
+        "b",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "?",
+        "*",
+        "+",
+        "|",
+        "\\",
+        "^",
+        "$",
+        ".",
+        "-",
+        ",",
+        "0",
+        "9",
+        "d",
+        "w",
+        "s",
+        "b",
+        "p",
+        "u",
+        "x",
+        "(?",
+        ":",
+        "=",
+        "!",
+        "<",
+        ">",
+        "&&",
+        "~~",
+        "é",
+        "\u{10FFFF}",
+        "{2,3}",
+        "{1000}",
+        "\\d",
+        "\\w",
+        "\\b",
+        "\\B",
+        "(?i)",
+        "(?-u:",
+        "[^",
+        "\\x",
+        "\\u{",
+        "P{Greek}",
     ]);
     prop::collection::vec(atoms, 0..24).prop_map(|v| v.concat())
 }
@@ -89,9 +135,48 @@ proptest! {
 /// ECMA-262-looking noise for the `pattern` keyword.
 fn ecma_pattern() -> impl Strategy<Value = String> {
     let atoms = prop::sample::select(vec![
-        "a", "(", ")", "[", "]", "{", "}", "?", "*", "+", "|", "\\", "^", "$", ".", "-", "1", ",", "\\d", "\\w",
-        "\\s", "\\b", "\\u", "\\u{", "\\uD800", "\\uDC00", "\\x", "\\c", "\\0", "\\p{L}", "\\P{", "(?:", "(?=",
-        "(?<n>", "\\k<n>", "\\1", "[^", "{2,1}", "{1001}", "é", "\u{1F600}", "]]",
+        "a",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "?",
+        "*",
+        "+",
+        "|",
+        "\\",
+        "^",
+        "$",
+        ".",
+        "-",
+        "1",
+        ",",
+        "\\d",
+        "\\w",
+        "\\s",
+        "\\b",
+        "\\u",
+        "\\u{",
+        "\\uD800",
+        "\\uDC00",
+        "\\x",
+        "\\c",
+        "\\0",
+        "\\p{L}",
+        "\\P{",
+        "(?:",
+        "(?=",
+        "(?<n>",
+        "\\k<n>",
+        "\\1",
+        "[^",
+        "{2,1}",
+        "{1001}",
+        "é",
+        "\u{1F600}",
+        "]]",
     ]);
     prop::collection::vec(atoms, 0..16).prop_map(|v| v.concat())
 }
@@ -136,15 +221,44 @@ fn schema_soup() -> impl Strategy<Value = serde_json::Value> {
         Just(json!(["a", 1, null])),
     ];
     let keys = prop::sample::select(vec![
-        "type", "properties", "required", "additionalProperties", "items", "prefixItems", "minItems", "maxItems",
-        "contains", "minLength", "maxLength", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
-        "exclusiveMaximum", "multipleOf", "enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref", "$defs", "a",
-        "minProperties", "maxProperties", "uniqueItems", "if", "then",
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "contains",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "enum",
+        "const",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "$ref",
+        "$defs",
+        "a",
+        "minProperties",
+        "maxProperties",
+        "uniqueItems",
+        "if",
+        "then",
     ]);
     leaf.prop_recursive(4, 48, 6, move |inner| {
         prop_oneof![
-            prop::collection::vec((keys.clone(), inner.clone()), 0..6)
-                .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())),
+            prop::collection::vec((keys.clone(), inner.clone()), 0..6).prop_map(
+                |kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+            ),
             prop::collection::vec(inner, 0..4).prop_map(Value::Array),
         ]
     })
@@ -253,16 +367,36 @@ fn loaders_and_the_schema_compiler_have_work_budgets() {
 
     let json = r#"{"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}}"#;
     let exact = json.len() as u64 + 2 * 32;
-    let e = Vocabulary::from_tokenizer_json(json, &LoadOptions::new().max_work(exact - 1)).unwrap_err();
+    let e =
+        Vocabulary::from_tokenizer_json(json, &LoadOptions::new().max_work(exact - 1)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
     assert!(e.message().contains("max_work / maxWork"), "{e}");
-    assert_eq!(Vocabulary::from_tokenizer_json(json, &LoadOptions::new().max_work(exact)).unwrap().size(), 2);
+    assert_eq!(
+        Vocabulary::from_tokenizer_json(json, &LoadOptions::new().max_work(exact))
+            .unwrap()
+            .size(),
+        2
+    );
 
     let ranks = "IQ== 0\nIg== 1\n"; // three lines (the last empty), one special token
     let exact = ranks.len() as u64 + 4 * 32;
-    let e = Vocabulary::from_tiktoken(ranks, &[("<|end|>", 2)], &LoadOptions::new().max_work(exact - 1)).unwrap_err();
+    let e = Vocabulary::from_tiktoken(
+        ranks,
+        &[("<|end|>", 2)],
+        &LoadOptions::new().max_work(exact - 1),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
-    assert_eq!(Vocabulary::from_tiktoken(ranks, &[("<|end|>", 2)], &LoadOptions::new().max_work(exact)).unwrap().size(), 3);
+    assert_eq!(
+        Vocabulary::from_tiktoken(
+            ranks,
+            &[("<|end|>", 2)],
+            &LoadOptions::new().max_work(exact)
+        )
+        .unwrap()
+        .size(),
+        3
+    );
 
     // anyOf groups side by side multiply: 4^6 combinations of objects.
     let group = |k: usize| {
@@ -275,7 +409,10 @@ fn loaders_and_the_schema_compiler_have_work_budgets() {
     let schema = serde_json::json!({"allOf": (0..6).map(group).collect::<Vec<_>>()});
     let e = regex_from_json_schema(&schema, &Config::new().max_work(100_000)).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
-    assert!(e.message().contains("JSON Schema") && e.message().contains("max_work / maxWork"), "{e}");
+    assert!(
+        e.message().contains("JSON Schema") && e.message().contains("max_work / maxWork"),
+        "{e}"
+    );
     // A small schema fits a small budget; the same budget fails the same way twice.
     assert!(regex_from_json_schema(&group(0), &Config::new().max_work(100_000)).is_ok());
     let again = regex_from_json_schema(&schema, &Config::new().max_work(100_000)).unwrap_err();

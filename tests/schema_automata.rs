@@ -28,13 +28,20 @@ fn accepts(index: &Index, text: &str) -> bool {
 fn check(schema: &str, config: &Config, valid: &[&str], invalid: &[&str]) -> Index {
     let vocab = bytes_vocab();
     for lazy in [true, false] {
-        let index = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().lazy(lazy), config)
-            .unwrap_or_else(|e| panic!("{schema}: {e:?}"));
+        let index =
+            Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().lazy(lazy), config)
+                .unwrap_or_else(|e| panic!("{schema}: {e:?}"));
         for t in valid {
-            assert!(accepts(&index, t), "{schema} (lazy {lazy}) refuses valid {t}");
+            assert!(
+                accepts(&index, t),
+                "{schema} (lazy {lazy}) refuses valid {t}"
+            );
         }
         for t in invalid {
-            assert!(!accepts(&index, t), "{schema} (lazy {lazy}) accepts invalid {t}");
+            assert!(
+                !accepts(&index, t),
+                "{schema} (lazy {lazy}) accepts invalid {t}"
+            );
         }
     }
     Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().lazy(true), config).unwrap()
@@ -43,7 +50,12 @@ fn check(schema: &str, config: &Config, valid: &[&str], invalid: &[&str]) -> Ind
 #[test]
 fn pattern_with_a_length_it_does_not_imply_is_an_intersection() {
     let schema = r#"{"type":"string","pattern":"^[a-z]+(-[a-z]+)*$","minLength":3,"maxLength":5}"#;
-    check(schema, &Config::new(), &[r#""abc""#, r#""ab-cd""#, r#""a-b""#], &[r#""ab""#, r#""abcdef""#, r#""ab-""#, r#""AB-c""#]);
+    check(
+        schema,
+        &Config::new(),
+        &[r#""abc""#, r#""ab-cd""#, r#""a-b""#],
+        &[r#""ab""#, r#""abcdef""#, r#""ab-""#, r#""AB-c""#],
+    );
     // The regex text cannot say it, and says why.
     let e = regex_from_json_schema_str(schema, &Config::new()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
@@ -57,14 +69,23 @@ fn several_patterns_and_formats_on_one_string_intersect() {
         schema,
         &Config::new(),
         &[r#""0b4e9a12-3c4d-4e5f-8a6b-7c8d9e0f1a2b""#],
-        &[r#""1b4e9a12-3c4d-4e5f-8a6b-7c8d9e0f1a2b""#, r#""0B4E9A12-3C4D-4E5F-8A6B-7C8D9E0F1A2B""#, r#""0abc""#],
+        &[
+            r#""1b4e9a12-3c4d-4e5f-8a6b-7c8d9e0f1a2b""#,
+            r#""0B4E9A12-3C4D-4E5F-8A6B-7C8D9E0F1A2B""#,
+            r#""0abc""#,
+        ],
     );
 }
 
 #[test]
 fn unknown_formats_are_annotations_unless_asked() {
     let schema = r#"{"type":"string","format":"color","maxLength":4}"#;
-    check(schema, &Config::new(), &[r#""red""#, r#""""#], &[r#""green""#, "1"]);
+    check(
+        schema,
+        &Config::new(),
+        &[r#""red""#, r#""""#],
+        &[r#""green""#, "1"],
+    );
     let e = Index::from_json_schema_str(
         schema,
         &bytes_vocab(),
@@ -82,23 +103,46 @@ fn not_required_forbids_the_key_exactly() {
     let props = r#""properties":{"a":{"type":"integer"},"b":{"type":"integer"}}"#;
     // Not both.
     let schema = format!(r#"{{"type":"object",{props},"not":{{"required":["a","b"]}}}}"#);
-    check(&schema, &config, &[r#"{"a":1}"#, r#"{"b":2}"#, "{}", r#"{"c":3}"#], &[r#"{"a":1,"b":2}"#]);
+    check(
+        &schema,
+        &config,
+        &[r#"{"a":1}"#, r#"{"b":2}"#, "{}", r#"{"c":3}"#],
+        &[r#"{"a":1,"b":2}"#],
+    );
     // Neither (not anyOf = allOf of nots), also as an undeclared key.
     let schema = r#"{"type":"object","not":{"anyOf":[{"required":["x"]},{"required":["y"]}]}}"#;
-    check(schema, &config, &["{}", r#"{"z":1}"#], &[r#"{"x":1}"#, r#"{"y":{}}"#, r#"{"z":1,"x":2}"#]);
+    check(
+        schema,
+        &config,
+        &["{}", r#"{"z":1}"#],
+        &[r#"{"x":1}"#, r#"{"y":{}}"#, r#"{"z":1,"x":2}"#],
+    );
     // not not = the schema itself; not of a type.
     let schema = r#"{"not":{"not":{"type":"object","required":["k"]}}}"#;
     check(schema, &config, &[r#"{"k":null}"#], &["{}", "1", r#""k""#]);
     let schema = r#"{"not":{"type":["object","array","string","boolean","null"]}}"#;
-    check(schema, &config, &["1", "-2.5"], &["{}", "[]", r#""1""#, "true", "null"]);
+    check(
+        schema,
+        &config,
+        &["1", "-2.5"],
+        &["{}", "[]", r#""1""#, "true", "null"],
+    );
 }
 
 #[test]
 fn large_counts_stay_small_in_lazy_mode() {
     let schema = r#"{"type":"array","items":{"type":"string","maxLength":32767},"maxItems":1000}"#;
     // Lazy only: an eager build would have to reach every count.
-    let index = Index::from_json_schema_str(schema, &bytes_vocab(), &IndexConfig::new().lazy(true), &Config::new()).unwrap();
-    assert!(accepts(&index, r#"["a","bc"]"#) && accepts(&index, "[]") && !accepts(&index, r#"["a",1]"#));
+    let index = Index::from_json_schema_str(
+        schema,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        &Config::new(),
+    )
+    .unwrap();
+    assert!(
+        accepts(&index, r#"["a","bc"]"#) && accepts(&index, "[]") && !accepts(&index, r#"["a",1]"#)
+    );
     let long = format!(r#"["{}"]"#, "x".repeat(2000));
     assert!(accepts(&index, &long));
     assert!(index.memory_usage() < 16 << 20, "{}", index.memory_usage());
@@ -114,8 +158,20 @@ fn pattern_properties_split_undeclared_names_exactly() {
     check(
         schema,
         &config,
-        &[r#"{"x-id":12}"#, r#"{"x-a":1}"#, r#"{"b":"s"}"#, r#"{"x-id":10,"x-b":-1,"c":""}"#, "{}"],
-        &[r#"{"x-id":9}"#, r#"{"x-id":"s"}"#, r#"{"x-a":"s"}"#, r#"{"b":1}"#, r#"{"x-a":1.5}"#],
+        &[
+            r#"{"x-id":12}"#,
+            r#"{"x-a":1}"#,
+            r#"{"b":"s"}"#,
+            r#"{"x-id":10,"x-b":-1,"c":""}"#,
+            "{}",
+        ],
+        &[
+            r#"{"x-id":9}"#,
+            r#"{"x-id":"s"}"#,
+            r#"{"x-a":"s"}"#,
+            r#"{"b":1}"#,
+            r#"{"x-a":1.5}"#,
+        ],
     );
     // Overlapping patterns: a name matching both takes both schemas.
     let schema = r#"{"type":"object","patternProperties":{"^a":{"type":"integer"},"b$":{"minimum":5}},"additionalProperties":false}"#;
@@ -132,7 +188,10 @@ fn dependencies_are_presence_conditions() {
     let config = Config::new().allow_additional_properties(true);
     let props = r#""properties":{"card":{"type":"string"},"billing":{"type":"string"},"cvv":{"type":"integer"}}"#;
     // dependentRequired (2019-09+) and draft-04..07 dependencies with a list.
-    for deps in [r#""dependentRequired":{"card":["billing"]}"#, r#""dependencies":{"card":["billing"]}"#] {
+    for deps in [
+        r#""dependentRequired":{"card":["billing"]}"#,
+        r#""dependencies":{"card":["billing"]}"#,
+    ] {
         let schema = format!(r#"{{"type":"object",{props},{deps}}}"#);
         check(
             &schema,
@@ -150,7 +209,11 @@ fn dependencies_are_presence_conditions() {
         check(
             &schema,
             &config,
-            &["{}", r#"{"billing":"x","cvv":1}"#, r#"{"card":"1","cvv":2}"#],
+            &[
+                "{}",
+                r#"{"billing":"x","cvv":1}"#,
+                r#"{"card":"1","cvv":2}"#,
+            ],
             &[r#"{"card":"1"}"#, r#"{"card":"1","billing":"x","cvv":1}"#],
         );
     }

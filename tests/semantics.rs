@@ -11,7 +11,9 @@ use std::cmp::Reverse;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use logitmask::{Dfa, ErrorKind, Guide, GuideConfig, Index, IndexConfig, StateId, Vocabulary, Walk};
+use logitmask::{
+    Dfa, ErrorKind, Guide, GuideConfig, Index, IndexConfig, StateId, Vocabulary, Walk,
+};
 use regex_automata::meta::Regex;
 
 // ---------------------------------------------------------------------------------------
@@ -85,10 +87,15 @@ fn generate(index: &Arc<Index>, text: &[u8]) -> Result<Vec<u32>, String> {
         pos += bytes.len();
     }
     if !guide.can_finish() {
-        return Err(format!("{:?} is complete but the guide cannot finish", String::from_utf8_lossy(text)));
+        return Err(format!(
+            "{:?} is complete but the guide cannot finish",
+            String::from_utf8_lossy(text)
+        ));
     }
     let eos = *vocab.eos_token_ids().first().ok_or("no EOS id")?;
-    guide.advance(eos).map_err(|e| format!("EOS refused: {e:?}"))?;
+    guide
+        .advance(eos)
+        .map_err(|e| format!("EOS refused: {e:?}"))?;
     if !guide.is_finished() {
         return Err("not finished after EOS".into());
     }
@@ -96,7 +103,11 @@ fn generate(index: &Arc<Index>, text: &[u8]) -> Result<Vec<u32>, String> {
 }
 
 fn bench_regex(name: &str) -> String {
-    crate::common::bench_regexes().into_iter().find(|(n, _)| n == name).unwrap_or_else(|| panic!("no bench regex {name}")).1
+    crate::common::bench_regexes()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no bench regex {name}"))
+        .1
 }
 
 fn full_match_oracle(pattern: &str) -> Regex {
@@ -104,12 +115,19 @@ fn full_match_oracle(pattern: &str) -> Regex {
 }
 
 fn mask_bits(mask: &[u32]) -> Vec<u32> {
-    (0..mask.len() as u32 * 32).filter(|&i| mask[(i >> 5) as usize] >> (i & 31) & 1 == 1).collect()
+    (0..mask.len() as u32 * 32)
+        .filter(|&i| mask[(i >> 5) as usize] >> (i & 31) & 1 == 1)
+        .collect()
 }
 
 fn kept_logits(logits: &[f32], value: f32) -> Vec<u32> {
-    assert!(logits.iter().all(|&x| x == value || x == f32::NEG_INFINITY), "a logit was changed to something else");
-    (0..logits.len() as u32).filter(|&i| logits[i as usize] == value).collect()
+    assert!(
+        logits.iter().all(|&x| x == value || x == f32::NEG_INFINITY),
+        "a logit was changed to something else"
+    );
+    (0..logits.len() as u32)
+        .filter(|&i| logits[i as usize] == value)
+        .collect()
 }
 
 /// FNV-1a 64, as documented for the checksum at the end of a serialized index.
@@ -131,7 +149,11 @@ fn assert_same_rows(a: &Index, b: &Index) -> usize {
     seen.insert((a.initial_state(), b.initial_state()));
     while let Some((sa, sb)) = queue.pop_front() {
         let ra = allowed(a, sa);
-        assert_eq!(ra, allowed(b, sb), "rows differ at paired states {sa:?} / {sb:?}");
+        assert_eq!(
+            ra,
+            allowed(b, sb),
+            "rows differ at paired states {sa:?} / {sb:?}"
+        );
         assert_eq!(a.is_final(sa).unwrap(), b.is_final(sb).unwrap());
         for t in 0..size {
             let (na, nb) = (a.next_state(sa, t).unwrap(), b.next_state(sb, t).unwrap());
@@ -153,14 +175,25 @@ fn assert_same_rows(a: &Index, b: &Index) -> usize {
 #[test]
 fn dfa_walk_reports_partial_full_and_dead() {
     let dfa = Dfa::new("0|[1-9][0-9]*").unwrap();
-    assert!(matches!(dfa.walk(dfa.start(), b"12"), Walk::Alive { is_match: true, .. }));
-    assert!(matches!(dfa.walk(dfa.start(), b"0"), Walk::Alive { is_match: true, .. }));
+    assert!(matches!(
+        dfa.walk(dfa.start(), b"12"),
+        Walk::Alive { is_match: true, .. }
+    ));
+    assert!(matches!(
+        dfa.walk(dfa.start(), b"0"),
+        Walk::Alive { is_match: true, .. }
+    ));
     assert_eq!(dfa.walk(dfa.start(), b"01"), Walk::Dead);
     assert_eq!(dfa.walk(dfa.start(), b"1a"), Walk::Dead);
     let dfa = Dfa::new("abc").unwrap();
-    let Walk::Alive { state, is_match } = dfa.walk(dfa.start(), b"ab") else { panic!("ab is a prefix") };
+    let Walk::Alive { state, is_match } = dfa.walk(dfa.start(), b"ab") else {
+        panic!("ab is a prefix")
+    };
     assert!(!is_match);
-    assert!(matches!(dfa.walk(state, b"c"), Walk::Alive { is_match: true, .. }));
+    assert!(matches!(
+        dfa.walk(state, b"c"),
+        Walk::Alive { is_match: true, .. }
+    ));
     assert_eq!(dfa.walk(state, b"cc"), Walk::Dead);
     // Unknown states walk to Dead instead of panicking.
     assert_eq!(dfa.walk(u32::MAX, b"a"), Walk::Dead);
@@ -178,9 +211,16 @@ fn end_to_end_small_vocabulary() {
     assert_eq!(allowed(&index, after_zero), [6], "after \"0\" only EOS");
     let after_12 = index.next_state(s0, 3).unwrap().unwrap();
     assert_eq!(allowed(&index, after_12), [2, 3, 4, 5, 6]);
-    assert_eq!(index.next_state(after_12, 1).unwrap(), None, "\"1a\" never fits");
+    assert_eq!(
+        index.next_state(after_12, 1).unwrap(),
+        None,
+        "\"1a\" never fits"
+    );
     // Same text, same state: "1" "2" ends where "12" does.
-    let one_two = index.next_state(index.next_state(s0, 4).unwrap().unwrap(), 2).unwrap().unwrap();
+    let one_two = index
+        .next_state(index.next_state(s0, 4).unwrap().unwrap(), 2)
+        .unwrap()
+        .unwrap();
     assert_eq!(one_two, after_12);
 }
 
@@ -191,7 +231,11 @@ fn walks_multi_byte_tokens() {
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [0, 1]);
     let s_ab = walk(&index, &["ab"]);
-    assert_eq!(allowed(&index, s_ab), [2, 3], "\"c\" and \"ca\" continue \"ab\"; \"bc\" does not");
+    assert_eq!(
+        allowed(&index, s_ab),
+        [2, 3],
+        "\"c\" and \"ca\" continue \"ab\"; \"bc\" does not"
+    );
     let s_abc = walk(&index, &["abc"]);
     assert_eq!(walk(&index, &["ab", "c"]), s_abc);
     assert!(index.is_final(s_abc).unwrap());
@@ -199,20 +243,40 @@ fn walks_multi_byte_tokens() {
     // A token that spans the repetition boundary.
     let s_abca = walk(&index, &["ab", "ca"]);
     assert!(!index.is_final(s_abca).unwrap());
-    assert_eq!(allowed(&index, s_abca), [4], "only \"bc\" completes \"abca\"");
+    assert_eq!(
+        allowed(&index, s_abca),
+        [4],
+        "only \"bc\" completes \"abca\""
+    );
     let s_abcabc = walk(&index, &["ab", "ca", "bc"]);
     assert!(index.is_final(s_abcabc).unwrap());
     assert_eq!(allowed(&index, s_abcabc), allowed(&index, s_abc));
 
     // Characters split across tokens at any byte: "日本" is e6 97 a5 e6 9c ac.
     let v = Arc::new(
-        Vocabulary::new([Some(&b"\xe6\x97"[..]), Some(b"\xa5\xe6\x9c"), Some(b"\xac"), Some(b"\xa5")], &[]).unwrap(),
+        Vocabulary::new(
+            [
+                Some(&b"\xe6\x97"[..]),
+                Some(b"\xa5\xe6\x9c"),
+                Some(b"\xac"),
+                Some(b"\xa5"),
+            ],
+            &[],
+        )
+        .unwrap(),
     );
     let index = Index::new("日本", &v).unwrap();
     let s = index.next_state(index.initial_state(), 0).unwrap().unwrap();
-    assert_eq!(allowed(&index, s), [1], "only the token crossing the character boundary");
+    assert_eq!(
+        allowed(&index, s),
+        [1],
+        "only the token crossing the character boundary"
+    );
     let s = index.next_state(s, 1).unwrap().unwrap();
-    assert!(!index.is_final(s).unwrap(), "half a character is not a match");
+    assert!(
+        !index.is_final(s).unwrap(),
+        "half a character is not a match"
+    );
     let s = index.next_state(s, 2).unwrap().unwrap();
     assert!(index.is_final(s).unwrap());
 }
@@ -223,9 +287,18 @@ fn ids_with_the_same_bytes_are_allowed_together() {
     let index = Arc::new(Index::new("a+b?", &v).unwrap());
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [0, 2, 3, 4, 5]);
-    let next: Vec<_> = [0, 2, 4].iter().map(|&t| index.next_state(s0, t).unwrap()).collect();
-    assert!(next[0].is_some() && next.iter().all(|n| *n == next[0]), "{next:?}");
-    assert_eq!(index.next_state(s0, 3).unwrap(), index.next_state(s0, 5).unwrap());
+    let next: Vec<_> = [0, 2, 4]
+        .iter()
+        .map(|&t| index.next_state(s0, t).unwrap())
+        .collect();
+    assert!(
+        next[0].is_some() && next.iter().all(|n| *n == next[0]),
+        "{next:?}"
+    );
+    assert_eq!(
+        index.next_state(s0, 3).unwrap(),
+        index.next_state(s0, 5).unwrap()
+    );
     let mut mask = [0u32; 1];
     Guide::new(index.clone()).fill_mask(&mut mask).unwrap();
     assert_eq!(mask[0], 0b11_1101);
@@ -267,18 +340,28 @@ fn rare_tokens_are_plain_bytes() {
     let index = Index::new(".", &v).unwrap();
     // U+FFFD, its first two bytes, "€", its first byte, ▁, Ġ and space are characters
     // or their beginnings; 0xFF, a lone continuation byte and EOS are not.
-    assert_eq!(allowed(&index, index.initial_state()), [0, 2, 4, 5, 7, 8, 9]);
+    assert_eq!(
+        allowed(&index, index.initial_state()),
+        [0, 2, 4, 5, 7, 8, 9]
+    );
     let s = index.next_state(index.initial_state(), 5).unwrap().unwrap();
     assert_eq!(allowed(&index, s), [6]);
 
     let index = Index::new(" ", &v).unwrap();
-    assert_eq!(allowed(&index, index.initial_state()), [9], "▁ and Ġ are not spaces here");
+    assert_eq!(
+        allowed(&index, index.initial_state()),
+        [9],
+        "▁ and Ġ are not spaces here"
+    );
 
     // 0xFF is never part of a match, whatever the pattern.
     for p in [r"(?s:.)*", r"[^a]+", r"\W+"] {
         let index = Index::new(p, &v).unwrap();
         for s in index.states() {
-            assert!(!allowed(&index, s).contains(&1), "{p}: 0xFF allowed in {s:?}");
+            assert!(
+                !allowed(&index, s).contains(&1),
+                "{p}: 0xFF allowed in {s:?}"
+            );
         }
     }
 }
@@ -296,15 +379,25 @@ fn eos_is_allowed_exactly_in_full_match_states() {
     for text in ["", "a", "ab", "abc", "abcc", "abccd", "ac", "ad"] {
         let mut s = index.initial_state();
         for b in text.bytes() {
-            s = index.next_state(s, u32::from(b)).unwrap().unwrap_or_else(|| panic!("{text:?}"));
+            s = index
+                .next_state(s, u32::from(b))
+                .unwrap()
+                .unwrap_or_else(|| panic!("{text:?}"));
         }
         let full = oracle.is_match(text);
         assert_eq!(index.is_final(s).unwrap(), full, "{text:?}");
         assert_eq!(allowed(&index, s).contains(&eos), full, "{text:?}");
-        assert_eq!(index.next_state(s, eos).unwrap(), full.then_some(s), "{text:?}");
+        assert_eq!(
+            index.next_state(s, eos).unwrap(),
+            full.then_some(s),
+            "{text:?}"
+        );
     }
     // "a" fully matches and still continues: EOS and "b" together.
-    let s = index.next_state(index.initial_state(), u32::from(b'a')).unwrap().unwrap();
+    let s = index
+        .next_state(index.initial_state(), u32::from(b'a'))
+        .unwrap()
+        .unwrap();
     let row = allowed(&index, s);
     assert!(row.contains(&eos) && row.contains(&u32::from(b'b')) && row.contains(&u32::from(b'd')));
 }
@@ -315,7 +408,10 @@ fn finished_guide_allows_only_eos() {
     let index = Arc::new(Index::new("ab*", &v).unwrap());
     let mut guide = Guide::new(index.clone());
     assert!(!guide.can_finish());
-    assert_eq!(guide.advance(2).unwrap_err().kind(), ErrorKind::TokenNotAllowed);
+    assert_eq!(
+        guide.advance(2).unwrap_err().kind(),
+        ErrorKind::TokenNotAllowed
+    );
     guide.advance(0).unwrap();
     assert!(guide.can_finish() && !guide.is_finished());
     let state = guide.state();
@@ -333,7 +429,10 @@ fn finished_guide_allows_only_eos() {
     // Text after EOS is refused and changes nothing; EOS again is allowed.
     for t in [0, 1, 3] {
         assert!(!guide.is_allowed(t).unwrap());
-        assert_eq!(guide.advance(t).unwrap_err().kind(), ErrorKind::TokenNotAllowed);
+        assert_eq!(
+            guide.advance(t).unwrap_err().kind(),
+            ErrorKind::TokenNotAllowed
+        );
         assert!(guide.is_finished() && guide.state() == state);
     }
     assert!(guide.is_allowed(2).unwrap());
@@ -343,7 +442,13 @@ fn finished_guide_allows_only_eos() {
 
 #[test]
 fn several_eos_ids() {
-    let v = Arc::new(Vocabulary::new([Some("a"), Some("</s>"), Some("<|eot|>"), Some("b")], &[2, 1, 2]).unwrap());
+    let v = Arc::new(
+        Vocabulary::new(
+            [Some("a"), Some("</s>"), Some("<|eot|>"), Some("b")],
+            &[2, 1, 2],
+        )
+        .unwrap(),
+    );
     assert_eq!(v.eos_token_ids(), [1, 2]);
     let index = Arc::new(Index::new("ab?", &v).unwrap());
     let s0 = index.initial_state();
@@ -371,10 +476,17 @@ fn zero_eos_ids_rely_on_can_finish() {
     assert!(!guide.can_finish());
     guide.advance(0).unwrap();
     assert!(guide.can_finish());
-    assert_eq!(guide.allowed_tokens().unwrap().to_vec(), [1], "no EOS id to offer");
+    assert_eq!(
+        guide.allowed_tokens().unwrap().to_vec(),
+        [1],
+        "no EOS id to offer"
+    );
     guide.advance(1).unwrap();
     assert!(guide.can_finish() && !guide.is_finished());
-    assert!(guide.allowed_tokens().unwrap().is_empty(), "nothing may follow \"ab\"");
+    assert!(
+        guide.allowed_tokens().unwrap().is_empty(),
+        "nothing may follow \"ab\""
+    );
     let mut logits = [0.0f32; 2];
     guide.mask_logits(&mut logits).unwrap();
     assert_eq!(logits, [f32::NEG_INFINITY; 2]);
@@ -384,16 +496,36 @@ fn zero_eos_ids_rely_on_can_finish() {
 #[test]
 fn tokens_without_text_are_never_allowed() {
     // 0 "a", 1 "" (empty), 2 no token, 3 EOS carrying the bytes "b", 4 "b", 5 EOS "<eos>"
-    let v =
-        Arc::new(Vocabulary::new([Some("a"), Some(""), None, Some("b"), Some("b"), Some("<eos>")], &[3, 5]).unwrap());
+    let v = Arc::new(
+        Vocabulary::new(
+            [
+                Some("a"),
+                Some(""),
+                None,
+                Some("b"),
+                Some("b"),
+                Some("<eos>"),
+            ],
+            &[3, 5],
+        )
+        .unwrap(),
+    );
     let index = Arc::new(Index::new("ab?", &v).unwrap());
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [0]);
     let s1 = index.next_state(s0, 0).unwrap().unwrap();
-    assert_eq!(allowed(&index, s1), [3, 4, 5], "id 3 as EOS, never as the text \"b\"");
+    assert_eq!(
+        allowed(&index, s1),
+        [3, 4, 5],
+        "id 3 as EOS, never as the text \"b\""
+    );
     let s2 = index.next_state(s1, 4).unwrap().unwrap();
     assert_ne!(s2, s1);
-    assert_eq!(index.next_state(s1, 3).unwrap(), Some(s1), "EOS keeps the state, it does not add \"b\"");
+    assert_eq!(
+        index.next_state(s1, 3).unwrap(),
+        Some(s1),
+        "EOS keeps the state, it does not add \"b\""
+    );
     for s in [s0, s1, s2] {
         for t in [1, 2] {
             assert_eq!(index.next_state(s, t).unwrap(), None);
@@ -401,7 +533,11 @@ fn tokens_without_text_are_never_allowed() {
     }
     let lazy = Index::with_config("(a|b)*", &v, &IndexConfig::new().lazy(true)).unwrap();
     let row = allowed(&lazy, lazy.initial_state());
-    assert_eq!(row, [0, 3, 4, 5], "even where everything is allowed, empty and absent ids are not");
+    assert_eq!(
+        row,
+        [0, 3, 4, 5],
+        "even where everything is allowed, empty and absent ids are not"
+    );
 
     let mut g = Guide::new(index.clone());
     for t in [1, 2, 3, 5] {
@@ -435,8 +571,14 @@ fn advance_errors_leave_the_guide_unchanged() {
         assert!(!g.is_finished());
         assert_eq!(g.allowed_tokens().unwrap().to_vec(), [1]);
     }
-    assert_eq!(g.is_allowed(3).unwrap_err().kind(), ErrorKind::UnknownTokenId);
-    assert_eq!(index.next_state(state, 3).unwrap_err().kind(), ErrorKind::UnknownTokenId);
+    assert_eq!(
+        g.is_allowed(3).unwrap_err().kind(),
+        ErrorKind::UnknownTokenId
+    );
+    assert_eq!(
+        index.next_state(state, 3).unwrap_err().kind(),
+        ErrorKind::UnknownTokenId
+    );
     // The refused steps are not in the history: one rollback returns to the start.
     g.rollback(1).unwrap();
     assert_eq!(g.state(), index.initial_state());
@@ -466,7 +608,10 @@ fn regex_the_vocabulary_cannot_complete_is_an_error() {
     }
     // Only a loop the vocabulary can never leave.
     let v = vocab(&["a", "b", "<eos>"], &[2]);
-    assert_eq!(Index::new("(a|b)*c", &v).unwrap_err().kind(), ErrorKind::InvalidRegex);
+    assert_eq!(
+        Index::new("(a|b)*c", &v).unwrap_err().kind(),
+        ErrorKind::InvalidRegex
+    );
 }
 
 #[test]
@@ -475,12 +620,19 @@ fn dead_end_paths_are_pruned_when_the_vocabulary_lacks_a_byte() {
     let with_d = vocab(&["a", "b", "c", "<eos>", "d"], &[3]);
     let eager = Index::new("a(b|cd)", &without_d).unwrap();
     let after_a = eager.next_state(eager.initial_state(), 0).unwrap().unwrap();
-    assert_eq!(allowed(&eager, after_a), [1], "\"c\" would lead into a dead end");
+    assert_eq!(
+        allowed(&eager, after_a),
+        [1],
+        "\"c\" would lead into a dead end"
+    );
     assert_eq!(eager.next_state(after_a, 2).unwrap(), None);
     assert_eq!(eager.state_count(), 3, "start, after \"a\", after \"ab\"");
 
     let lazy = Index::with_config("a(b|cd)", &without_d, &IndexConfig::new().lazy(true)).unwrap();
-    assert!(!lazy.is_lazy(), "lazy mode falls back to eager when a byte is missing");
+    assert!(
+        !lazy.is_lazy(),
+        "lazy mode falls back to eager when a byte is missing"
+    );
     let after_a = lazy.next_state(lazy.initial_state(), 0).unwrap().unwrap();
     assert_eq!(allowed(&lazy, after_a), [1]);
     assert_same_rows(&eager, &lazy);
@@ -489,7 +641,10 @@ fn dead_end_paths_are_pruned_when_the_vocabulary_lacks_a_byte() {
     let index = Index::new("a(b|cd)", &with_d).unwrap();
     let after_a = index.next_state(index.initial_state(), 0).unwrap().unwrap();
     assert_eq!(allowed(&index, after_a), [1, 2]);
-    assert!(index.state_count() > eager.state_count(), "the state after \"ac\" is kept");
+    assert!(
+        index.state_count() > eager.state_count(),
+        "the state after \"ac\" is kept"
+    );
 
     // The pruned index survives serialization.
     let loaded = Index::from_bytes(&eager.to_bytes().unwrap(), &without_d).unwrap();
@@ -500,25 +655,42 @@ fn dead_end_paths_are_pruned_when_the_vocabulary_lacks_a_byte() {
 // The two outlines-core 0.2.14 defects
 // ---------------------------------------------------------------------------------------
 
-const DATES: [&str; 5] = ["12/05/2023", "1/5/1999", "2023/05/12", "31.12.99", "12/05/20"];
+const DATES: [&str; 5] = [
+    "12/05/2023",
+    "1/5/1999",
+    "2023/05/12",
+    "31.12.99",
+    "12/05/20",
+];
 
 #[test]
 fn outlines_defect_date_regex_generates_every_date_byte_vocabulary() {
     let pattern = bench_regex("date");
     let (v, eos) = byte_vocab(&[b"12", b"05", b"2023", b"1999", b"20", b"23"]);
     for lazy in [false, true] {
-        let index = Arc::new(Index::with_config(&pattern, &v, &IndexConfig::new().lazy(lazy)).unwrap());
+        let index =
+            Arc::new(Index::with_config(&pattern, &v, &IndexConfig::new().lazy(lazy)).unwrap());
         for date in DATES {
-            let ids = generate(&index, date.as_bytes()).unwrap_or_else(|e| panic!("{date} (lazy {lazy}): {e}"));
-            assert!(ids.len() < date.len(), "{date}: multi-byte tokens were used");
+            let ids = generate(&index, date.as_bytes())
+                .unwrap_or_else(|e| panic!("{date} (lazy {lazy}): {e}"));
+            assert!(
+                ids.len() < date.len(),
+                "{date}: multi-byte tokens were used"
+            );
         }
         // After "12/05/20" both EOS (two-digit year) and "23" (four-digit year) fit.
         let mut s = index.initial_state();
         for t in ["12", "/", "05", "/", "20"] {
-            s = index.next_state(s, id_of(&v, t.as_bytes())).unwrap().unwrap();
+            s = index
+                .next_state(s, id_of(&v, t.as_bytes()))
+                .unwrap()
+                .unwrap();
         }
         let row = allowed(&index, s);
-        assert!(row.contains(&eos) && row.contains(&id_of(&v, b"23")), "lazy {lazy}");
+        assert!(
+            row.contains(&eos) && row.contains(&id_of(&v, b"23")),
+            "lazy {lazy}"
+        );
         assert!(!row.contains(&id_of(&v, b"2023")));
     }
 }
@@ -526,12 +698,20 @@ fn outlines_defect_date_regex_generates_every_date_byte_vocabulary() {
 #[test]
 fn outlines_defect_date_regex_generates_every_date_real_vocabularies() {
     let pattern = bench_regex("date");
-    for (name, v) in [("r50k", crate::common::r50k()), ("o200k", crate::common::o200k())] {
-        let index = Arc::new(Index::with_config(&pattern, &v, &IndexConfig::new().lazy(true)).unwrap());
+    for (name, v) in [
+        ("r50k", crate::common::r50k()),
+        ("o200k", crate::common::o200k()),
+    ] {
+        let index =
+            Arc::new(Index::with_config(&pattern, &v, &IndexConfig::new().lazy(true)).unwrap());
         assert!(index.is_lazy(), "{name} holds every byte");
         for date in DATES {
-            let ids = generate(&index, date.as_bytes()).unwrap_or_else(|e| panic!("{name} {date}: {e}"));
-            assert!(ids.len() < date.len(), "{name} {date}: {ids:?} used only single bytes");
+            let ids =
+                generate(&index, date.as_bytes()).unwrap_or_else(|e| panic!("{name} {date}: {e}"));
+            assert!(
+                ids.len() < date.len(),
+                "{name} {date}: {ids:?} used only single bytes"
+            );
         }
     }
 }
@@ -539,7 +719,10 @@ fn outlines_defect_date_regex_generates_every_date_real_vocabularies() {
 #[test]
 fn outlines_defect_space_after_full_match_is_allowed() {
     let pattern = "[A-Z][a-z]+( [A-Z][a-z]+)?";
-    let v = vocab(&["A", "bc", "Abc", " ", "D", " D", "e", "<eos>", " De", "  "], &[7]);
+    let v = vocab(
+        &["A", "bc", "Abc", " ", "D", " D", "e", "<eos>", " De", "  "],
+        &[7],
+    );
     for lazy in [false, true] {
         let index = Index::with_config(pattern, &v, &IndexConfig::new().lazy(lazy)).unwrap();
         for path in [&["Abc"][..], &["A", "bc"][..]] {
@@ -549,7 +732,11 @@ fn outlines_defect_space_after_full_match_is_allowed() {
             assert_eq!(allowed(&index, s), [1, 3, 5, 6, 7, 8], "{path:?}");
         }
         let s = walk(&index, &["Abc", " "]);
-        assert_eq!(allowed(&index, s), [0, 2, 4], "after the space only a capital");
+        assert_eq!(
+            allowed(&index, s),
+            [0, 2, 4],
+            "after the space only a capital"
+        );
         let s = walk(&index, &["Abc", " D"]);
         assert!(!index.is_final(s).unwrap());
         assert_eq!(allowed(&index, s), [1, 6]);
@@ -561,7 +748,14 @@ fn outlines_defect_space_after_full_match_real_vocabulary() {
     // Every r50k token is checked after "Abc" against an independent description of what
     // may follow: more lowercase letters, then optionally a space, a capital, lowercase.
     let v = crate::common::r50k();
-    let index = Arc::new(Index::with_config("[A-Z][a-z]+( [A-Z][a-z]+)?", &v, &IndexConfig::new().lazy(true)).unwrap());
+    let index = Arc::new(
+        Index::with_config(
+            "[A-Z][a-z]+( [A-Z][a-z]+)?",
+            &v,
+            &IndexConfig::new().lazy(true),
+        )
+        .unwrap(),
+    );
     let follow = Regex::new(r"\A(?:[a-z]*(?: (?:[A-Z][a-z]*)?)?)\z").unwrap();
     let mut guide = Guide::new(index.clone());
     for b in b"Abc" {
@@ -582,7 +776,11 @@ fn outlines_defect_space_after_full_match_real_vocabulary() {
     }
     expected.push(50256);
     assert_eq!(row.to_vec(), expected);
-    assert!(row.contains(id_of(&v, b" ")) && row.contains(id_of(&v, b" D")) && row.contains(id_of(&v, b" Def")));
+    assert!(
+        row.contains(id_of(&v, b" "))
+            && row.contains(id_of(&v, b" D"))
+            && row.contains(id_of(&v, b" Def"))
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -598,7 +796,11 @@ fn real_vocabulary_first_row_is_exactly_the_viable_prefixes() {
     let index = Index::with_config(pattern, &v, &IndexConfig::new().lazy(true)).unwrap();
     let row = allowed(&index, index.initial_state());
     let expected: Vec<u32> = (0..v.size() as u32)
-        .filter(|&id| !v.is_eos(id) && v.token_bytes(id).is_some_and(|b| !b.is_empty() && viable.is_match(b)))
+        .filter(|&id| {
+            !v.is_eos(id)
+                && v.token_bytes(id)
+                    .is_some_and(|b| !b.is_empty() && viable.is_match(b))
+        })
         .collect();
     assert!(expected.len() > 100, "r50k has many digit tokens");
     assert_eq!(row, expected);
@@ -613,7 +815,12 @@ fn masks_pad_longer_buffers_and_reject_shorter_ones() {
     // 40 ids: not a multiple of 32, so the last mask word is partly padding.
     let mut tokens: Vec<String> = ('a'..='z').map(String::from).collect();
     tokens.extend(('0'..='9').map(String::from));
-    tokens.extend(["ab".to_string(), "<eos>".to_string(), "bb".to_string(), "zz".to_string()]);
+    tokens.extend([
+        "ab".to_string(),
+        "<eos>".to_string(),
+        "bb".to_string(),
+        "zz".to_string(),
+    ]);
     let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
     let v = vocab(&refs, &[37]);
     assert_eq!(v.size(), 40);
@@ -621,9 +828,13 @@ fn masks_pad_longer_buffers_and_reject_shorter_ones() {
     let mut guide = Guide::new(index.clone());
     let expected_start: Vec<u32> = (0..26).chain([36, 38, 39]).collect();
     // Two dense rows: at the start, and after "a" (letters, "9", EOS).
-    for (step, expected) in
-        [(None, expected_start), (Some(0u32), (0..26).chain([35, 36, 37, 38, 39]).collect::<Vec<_>>())]
-    {
+    for (step, expected) in [
+        (None, expected_start),
+        (
+            Some(0u32),
+            (0..26).chain([35, 36, 37, 38, 39]).collect::<Vec<_>>(),
+        ),
+    ] {
         if let Some(t) = step {
             guide.advance(t).unwrap();
         }
@@ -635,7 +846,10 @@ fn masks_pad_longer_buffers_and_reject_shorter_ones() {
         assert_eq!(mask_bits(&mask), expected);
         let e = guide.mask_logits(&mut [0.0; 39]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::BufferTooSmall);
-        assert!(e.message().contains("39") && e.message().contains("40"), "{e}");
+        assert!(
+            e.message().contains("39") && e.message().contains("40"),
+            "{e}"
+        );
         let e = guide.fill_mask(&mut [0; 1]).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::BufferTooSmall);
         // An exact-size buffer works.
@@ -653,13 +867,19 @@ fn masks_pad_longer_buffers_and_reject_shorter_ones() {
     let mut mask = vec![u32::MAX; 3];
     guide.fill_mask(&mut mask).unwrap();
     assert_eq!(mask_bits(&mask), [37]);
-    assert_eq!(guide.mask_logits(&mut []).unwrap_err().kind(), ErrorKind::BufferTooSmall);
+    assert_eq!(
+        guide.mask_logits(&mut []).unwrap_err().kind(),
+        ErrorKind::BufferTooSmall
+    );
     // Finished: only EOS, padding still cleared.
     guide.advance(37).unwrap();
     let mut logits = vec![0.5f32; 50];
     guide.mask_logits(&mut logits).unwrap();
     assert_eq!(kept_logits(&logits, 0.5), [37]);
-    assert_eq!(guide.fill_mask(&mut [0; 1]).unwrap_err().kind(), ErrorKind::BufferTooSmall);
+    assert_eq!(
+        guide.fill_mask(&mut [0; 1]).unwrap_err().kind(),
+        ErrorKind::BufferTooSmall
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -678,7 +898,10 @@ fn rollback_is_bounded_by_max_rollback() {
     }
     let e = g.rollback(3).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::RollbackTooFar);
-    assert!(e.message().contains('3') && e.message().contains('2'), "{e}");
+    assert!(
+        e.message().contains('3') && e.message().contains('2'),
+        "{e}"
+    );
     assert_eq!(g.state(), states[3], "a failed rollback changes nothing");
     assert_eq!(g.allowed_tokens().unwrap().to_vec(), [1]);
     g.rollback(2).unwrap();
@@ -726,18 +949,34 @@ fn bogus_state_ids_are_invalid_state() {
         let n = index.dfa().map_or(1000, |d| d.state_count()) as u32;
         for bogus in [0, n, n + 1, u32::MAX] {
             let s = StateId::new(bogus);
-            assert_eq!(index.allowed_tokens(s).unwrap_err().kind(), ErrorKind::InvalidState, "{bogus}");
+            assert_eq!(
+                index.allowed_tokens(s).unwrap_err().kind(),
+                ErrorKind::InvalidState,
+                "{bogus}"
+            );
             let e = index.next_state(s, 0).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidState);
             assert!(e.message().contains(&bogus.to_string()), "{e}");
-            assert_eq!(index.is_final(s).unwrap_err().kind(), ErrorKind::InvalidState);
+            assert_eq!(
+                index.is_final(s).unwrap_err().kind(),
+                ErrorKind::InvalidState
+            );
         }
         // Still usable afterwards.
         assert!(!allowed(index, index.initial_state()).is_empty());
     }
     // A DFA state reached only in the middle of a token is not a state of the index.
-    let Walk::Alive { state: mid, .. } = sparse.dfa().unwrap().walk(sparse.dfa().unwrap().start(), b"a") else { panic!() };
-    assert_eq!(sparse.allowed_tokens(StateId::new(mid)).unwrap_err().kind(), ErrorKind::InvalidState);
+    let Walk::Alive { state: mid, .. } = sparse
+        .dfa()
+        .unwrap()
+        .walk(sparse.dfa().unwrap().start(), b"a")
+    else {
+        panic!()
+    };
+    assert_eq!(
+        sparse.allowed_tokens(StateId::new(mid)).unwrap_err().kind(),
+        ErrorKind::InvalidState
+    );
     assert_eq!(sparse.state_count(), 2);
 }
 
@@ -764,10 +1003,17 @@ fn serialization_round_trip_keeps_every_row() {
         assert_eq!(allowed(&loaded, s), allowed(&index, s), "{s:?}");
         assert_eq!(loaded.is_final(s).unwrap(), index.is_final(s).unwrap());
         for t in 0..v.size() as u32 {
-            assert_eq!(loaded.next_state(s, t).unwrap(), index.next_state(s, t).unwrap());
+            assert_eq!(
+                loaded.next_state(s, t).unwrap(),
+                index.next_state(s, t).unwrap()
+            );
         }
     }
-    assert_eq!(loaded.to_bytes().unwrap(), bytes, "serialization is deterministic");
+    assert_eq!(
+        loaded.to_bytes().unwrap(),
+        bytes,
+        "serialization is deterministic"
+    );
     let loaded = Arc::new(loaded);
     generate(&loaded, b"12/05/2023").unwrap();
 }
@@ -778,15 +1024,25 @@ fn truncated_bytes_are_corrupt() {
     let bytes = index.to_bytes().unwrap();
     for len in 0..bytes.len() {
         match Index::from_bytes(&bytes[..len], &v) {
-            Err(e) => assert_eq!(e.kind(), ErrorKind::CorruptIndex, "truncated to {len}: {e:?}"),
+            Err(e) => assert_eq!(
+                e.kind(),
+                ErrorKind::CorruptIndex,
+                "truncated to {len}: {e:?}"
+            ),
             Ok(_) => panic!("truncated to {len} bytes loaded"),
         }
     }
     let mut longer = bytes.clone();
     longer.push(0);
-    assert_eq!(Index::from_bytes(&longer, &v).unwrap_err().kind(), ErrorKind::CorruptIndex);
+    assert_eq!(
+        Index::from_bytes(&longer, &v).unwrap_err().kind(),
+        ErrorKind::CorruptIndex
+    );
     for foreign in [&b""[..], b"hello, world", b"LOGITMSK", &[0u8; 64]] {
-        assert_eq!(Index::from_bytes(foreign, &v).unwrap_err().kind(), ErrorKind::CorruptIndex);
+        assert_eq!(
+            Index::from_bytes(foreign, &v).unwrap_err().kind(),
+            ErrorKind::CorruptIndex
+        );
     }
 }
 
@@ -801,7 +1057,11 @@ fn flipped_bytes_are_corrupt() {
             match catch_unwind(AssertUnwindSafe(|| Index::from_bytes(&bad, &v))) {
                 Err(_) => panic!("from_bytes panicked with byte {pos} ^ {flip:#x}"),
                 Ok(Ok(_)) => panic!("byte {pos} ^ {flip:#x} loaded"),
-                Ok(Err(e)) => assert_eq!(e.kind(), ErrorKind::CorruptIndex, "byte {pos} ^ {flip:#x}: {e:?}"),
+                Ok(Err(e)) => assert_eq!(
+                    e.kind(),
+                    ErrorKind::CorruptIndex,
+                    "byte {pos} ^ {flip:#x}: {e:?}"
+                ),
             }
         }
     }
@@ -819,7 +1079,9 @@ fn exercise(index: &Arc<Index>) {
     }
     let mut guide = Guide::new(index.clone());
     for _ in 0..12 {
-        let Ok(row) = guide.allowed_tokens() else { break };
+        let Ok(row) = guide.allowed_tokens() else {
+            break;
+        };
         let mut mask = vec![0u32; size.div_ceil(32) as usize];
         let _ = guide.fill_mask(&mut mask);
         let mut logits = vec![0.0f32; size as usize];
@@ -877,19 +1139,30 @@ fn corrupt_bytes_with_a_valid_checksum_never_panic() {
     let sum = fnv1a64(&same[..body]);
     same[body..].copy_from_slice(&sum.to_le_bytes());
     assert!(Index::from_bytes(&same, &v).is_ok());
-    assert!(loaded_ok < body * 4, "every flip loaded: the structure is not checked at all");
+    assert!(
+        loaded_ok < body * 4,
+        "every flip loaded: the structure is not checked at all"
+    );
 
     // Truncated bodies and random multi-byte damage, each with a valid checksum.
-    let load = |bad: &[u8], what: &str| match catch_unwind(AssertUnwindSafe(|| match Index::from_bytes(bad, &v) {
-        Ok(loaded) => {
-            exercise(&Arc::new(loaded));
-            None
+    let load = |bad: &[u8], what: &str| match catch_unwind(AssertUnwindSafe(|| {
+        match Index::from_bytes(bad, &v) {
+            Ok(loaded) => {
+                exercise(&Arc::new(loaded));
+                None
+            }
+            Err(e) => Some(e.kind()),
         }
-        Err(e) => Some(e.kind()),
     })) {
         Err(_) => panic!("panic on {what}"),
         Ok(Some(kind)) => {
-            assert!(matches!(kind, ErrorKind::CorruptIndex | ErrorKind::VocabularyMismatch), "{what}: {kind:?}")
+            assert!(
+                matches!(
+                    kind,
+                    ErrorKind::CorruptIndex | ErrorKind::VocabularyMismatch
+                ),
+                "{what}: {kind:?}"
+            )
         }
         Ok(None) => {}
     };
@@ -925,7 +1198,9 @@ fn another_vocabulary_is_a_mismatch() {
     assert_eq!(other_bytes.size(), v.size());
     let (bigger, _) = byte_vocab(&[b"12", b"05", b"2023", b"1999", b"20", b"x"]);
     // The same tokens with another EOS id.
-    let tokens: Vec<Option<Vec<u8>>> = (0..v.size() as u32).map(|id| v.token_bytes(id).map(<[u8]>::to_vec)).collect();
+    let tokens: Vec<Option<Vec<u8>>> = (0..v.size() as u32)
+        .map(|id| v.token_bytes(id).map(<[u8]>::to_vec))
+        .collect();
     let other_eos = Arc::new(Vocabulary::new(tokens, &[0]).unwrap());
     assert_eq!(other_eos.size(), v.size());
     for other in [&other_bytes, &bigger, &other_eos] {
@@ -940,10 +1215,14 @@ fn another_vocabulary_is_a_mismatch() {
 #[test]
 fn lazy_index_serializes_complete_rows() {
     let (v, eager) = date_index();
-    let lazy = Index::with_config(&bench_regex("date"), &v, &IndexConfig::new().lazy(true)).unwrap();
+    let lazy =
+        Index::with_config(&bench_regex("date"), &v, &IndexConfig::new().lazy(true)).unwrap();
     assert!(lazy.is_lazy());
     allowed(&lazy, lazy.initial_state());
-    assert!(lazy.state_count() < eager.state_count(), "only the first row so far");
+    assert!(
+        lazy.state_count() < eager.state_count(),
+        "only the first row so far"
+    );
     let before = lazy.state_count();
     let bytes = lazy.to_bytes().unwrap();
     assert!(lazy.state_count() > before, "to_bytes completed the rows");
@@ -966,10 +1245,18 @@ fn lazy_index_serializes_complete_rows() {
 #[test]
 fn dfa_size_limit_is_an_error_naming_the_limit() {
     let (v, _) = byte_vocab(&[]);
-    let e = Index::with_config(r"\w{10}", &v, &IndexConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
+    let e = Index::with_config(
+        r"\w{10}",
+        &v,
+        &IndexConfig::new().dfa_size_limit(Some(1000)),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
     assert!(e.message().contains("1000"), "{e}");
-    assert!(e.message().contains(r"\\w{10}") || e.message().contains(r"\w{10}"), "{e}");
+    assert!(
+        e.message().contains(r"\\w{10}") || e.message().contains(r"\w{10}"),
+        "{e}"
+    );
     assert!(Index::new(r"\w{10}", &v).is_ok());
 }
 
@@ -984,11 +1271,15 @@ fn max_states_is_an_error_naming_the_limit() {
     assert!(e.message().contains('3'), "{e}");
     assert!(Index::with_config("abcdef", &v, &IndexConfig::new().max_states(n)).is_ok());
     assert_eq!(
-        Index::with_config("abcdef", &v, &IndexConfig::new().max_states(n - 1)).unwrap_err().kind(),
+        Index::with_config("abcdef", &v, &IndexConfig::new().max_states(n - 1))
+            .unwrap_err()
+            .kind(),
         ErrorKind::TooManyStates
     );
     // Lazy: the cap bites when rows are computed, and the index keeps working.
-    let lazy = Arc::new(Index::with_config("abcdef", &v, &IndexConfig::new().lazy(true).max_states(3)).unwrap());
+    let lazy = Arc::new(
+        Index::with_config("abcdef", &v, &IndexConfig::new().lazy(true).max_states(3)).unwrap(),
+    );
     let mut g = Guide::new(lazy.clone());
     let mut err = None;
     for b in b"abcdef" {
@@ -1004,35 +1295,68 @@ fn max_states_is_an_error_naming_the_limit() {
     assert_eq!(err.kind(), ErrorKind::TooManyStates);
     assert_eq!(lazy.state_count(), 3);
     assert!(lazy.allowed_tokens(lazy.initial_state()).is_ok());
-    assert_eq!(lazy.to_bytes().unwrap_err().kind(), ErrorKind::TooManyStates);
+    assert_eq!(
+        lazy.to_bytes().unwrap_err().kind(),
+        ErrorKind::TooManyStates
+    );
 }
 
 #[test]
 fn huge_patterns_are_errors_not_hangs() {
     let (v, _) = byte_vocab(&[]);
     let e = Index::new("a{1000}{1000}", &v).unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::DfaTooLarge | ErrorKind::InvalidRegex), "{e:?}");
+    assert!(
+        matches!(e.kind(), ErrorKind::DfaTooLarge | ErrorKind::InvalidRegex),
+        "{e:?}"
+    );
     // A 2 MB alternation of distinct literals.
-    let words: Vec<String> = (0..260_000u32).map(|i| format!("{:07x}", i.wrapping_mul(2_654_435_761))).collect();
+    let words: Vec<String> = (0..260_000u32)
+        .map(|i| format!("{:07x}", i.wrapping_mul(2_654_435_761)))
+        .collect();
     let pattern = words.join("|");
     assert!(pattern.len() > 2_000_000);
     let e = Index::new(&pattern, &v).unwrap_err();
-    assert!(matches!(e.kind(), ErrorKind::DfaTooLarge | ErrorKind::InvalidRegex), "{e:?}");
-    assert!(e.message().len() < 2_000, "the message quotes the whole pattern: {} bytes", e.message().len());
+    assert!(
+        matches!(e.kind(), ErrorKind::DfaTooLarge | ErrorKind::InvalidRegex),
+        "{e:?}"
+    );
+    assert!(
+        e.message().len() < 2_000,
+        "the message quotes the whole pattern: {} bytes",
+        e.message().len()
+    );
     assert!(e.message().contains(&words[0]), "{e}");
 }
 
 #[test]
 fn invalid_regex_messages_contain_the_pattern() {
     let (v, _) = byte_vocab(&[]);
-    for pattern in ["(ab", "[z-a]", "a{2,1}", r"\bfoo", "[a&&b]", "a$b", "*x", r"\p{NoSuchClass}"] {
+    for pattern in [
+        "(ab",
+        "[z-a]",
+        "a{2,1}",
+        r"\bfoo",
+        "[a&&b]",
+        "a$b",
+        "*x",
+        r"\p{NoSuchClass}",
+    ] {
         let e = Index::new(pattern, &v).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidRegex, "{pattern}: {e:?}");
         let quoted = format!("{pattern:?}");
-        assert!(e.message().contains(pattern) || e.message().contains(&quoted), "{pattern}: {e}");
-        assert_eq!(Dfa::new(pattern).unwrap_err().kind(), ErrorKind::InvalidRegex);
+        assert!(
+            e.message().contains(pattern) || e.message().contains(&quoted),
+            "{pattern}: {e}"
+        );
+        assert_eq!(
+            Dfa::new(pattern).unwrap_err().kind(),
+            ErrorKind::InvalidRegex
+        );
     }
-    assert!(Index::new("[a&&b]", &v).unwrap_err().message().contains("no string"));
+    assert!(Index::new("[a&&b]", &v)
+        .unwrap_err()
+        .message()
+        .contains("no string"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1059,13 +1383,19 @@ fn index_is_send_sync_and_shared_across_threads() {
                 let mut out = Vec::new();
                 for round in 0..5 {
                     let date = DATES[(i + round) % DATES.len()];
-                    out.push(generate(&index, date.as_bytes()).unwrap_or_else(|e| panic!("thread {i}: {date}: {e}")));
+                    out.push(
+                        generate(&index, date.as_bytes())
+                            .unwrap_or_else(|e| panic!("thread {i}: {date}: {e}")),
+                    );
                 }
                 out
             })
         })
         .collect();
-    let results: Vec<Vec<Vec<u32>>> = handles.into_iter().map(|h| h.join().expect("no panic in a thread")).collect();
+    let results: Vec<Vec<Vec<u32>>> = handles
+        .into_iter()
+        .map(|h| h.join().expect("no panic in a thread"))
+        .collect();
     // Every thread tokenized the same date the same way.
     for (i, r) in results.iter().enumerate() {
         for (round, ids) in r.iter().enumerate() {
@@ -1087,7 +1417,8 @@ fn degenerate_vocabularies() {
     let empty = Arc::new(Vocabulary::new(Vec::<Option<&str>>::new(), &[]).unwrap());
     assert_eq!(empty.size(), 0);
     for lazy in [false, true] {
-        let index = Arc::new(Index::with_config("a*", &empty, &IndexConfig::new().lazy(lazy)).unwrap());
+        let index =
+            Arc::new(Index::with_config("a*", &empty, &IndexConfig::new().lazy(lazy)).unwrap());
         assert!(allowed(&index, index.initial_state()).is_empty());
         let guide = Guide::new(index.clone());
         assert!(guide.can_finish());
@@ -1098,9 +1429,14 @@ fn degenerate_vocabularies() {
         assert_eq!(padded, [f32::NEG_INFINITY; 3]);
         let loaded = Index::from_bytes(&index.to_bytes().unwrap(), &empty).unwrap();
         assert_same_rows(&index, &loaded);
-        assert_eq!(Guide::new(index).advance(0).unwrap_err().kind(), ErrorKind::UnknownTokenId);
         assert_eq!(
-            Index::with_config("a", &empty, &IndexConfig::new().lazy(lazy)).unwrap_err().kind(),
+            Guide::new(index).advance(0).unwrap_err().kind(),
+            ErrorKind::UnknownTokenId
+        );
+        assert_eq!(
+            Index::with_config("a", &empty, &IndexConfig::new().lazy(lazy))
+                .unwrap_err()
+                .kind(),
             ErrorKind::InvalidRegex
         );
     }
@@ -1112,12 +1448,16 @@ fn degenerate_vocabularies() {
     let mut g = Guide::new(index);
     g.advance(0).unwrap();
     assert!(g.is_finished());
-    assert_eq!(Index::new("x?y", &only_eos).unwrap_err().kind(), ErrorKind::InvalidRegex);
+    assert_eq!(
+        Index::new("x?y", &only_eos).unwrap_err().kind(),
+        ErrorKind::InvalidRegex
+    );
 
     // Exactly 32 and 64 ids: masks end on a word boundary.
     for n in [32u32, 64] {
-        let tokens: Vec<Option<Vec<u8>>> =
-            (0..n).map(|i| Some(vec![b'a' + (i % 26) as u8, b'0' + (i / 26) as u8])).collect();
+        let tokens: Vec<Option<Vec<u8>>> = (0..n)
+            .map(|i| Some(vec![b'a' + (i % 26) as u8, b'0' + (i / 26) as u8]))
+            .collect();
         let v = Arc::new(Vocabulary::new(tokens, &[n - 1]).unwrap());
         let index = Arc::new(Index::new("([a-z][0-9])+", &v).unwrap());
         let guide = Guide::new(index);
@@ -1125,7 +1465,10 @@ fn degenerate_vocabularies() {
         guide.fill_mask(&mut mask).unwrap();
         assert_eq!(mask_bits(&mask), (0..n - 1).collect::<Vec<_>>());
         assert_eq!(
-            guide.fill_mask(&mut vec![0u32; n as usize / 32 - 1]).unwrap_err().kind(),
+            guide
+                .fill_mask(&mut vec![0u32; n as usize / 32 - 1])
+                .unwrap_err()
+                .kind(),
             ErrorKind::BufferTooSmall
         );
         let mut logits = vec![0.5f32; n as usize + 1];
@@ -1148,8 +1491,9 @@ fn real_vocabulary_rows_equal_direct_walks() {
             let mut expected: Vec<u32> = (0..v.size() as u32)
                 .filter(|&id| !v.is_eos(id))
                 .filter(|&id| {
-                    v.token_bytes(id)
-                        .is_some_and(|b| !b.is_empty() && matches!(dfa.walk(s.as_u32(), b), Walk::Alive { .. }))
+                    v.token_bytes(id).is_some_and(|b| {
+                        !b.is_empty() && matches!(dfa.walk(s.as_u32(), b), Walk::Alive { .. })
+                    })
                 })
                 .collect();
             if eager.is_final(s).unwrap() {
@@ -1158,6 +1502,9 @@ fn real_vocabulary_rows_equal_direct_walks() {
             assert_eq!(allowed(&eager, s), expected, "{name}: state {s:?}");
         }
         let lazy = Index::with_config(&pattern, &v, &IndexConfig::new().lazy(true)).unwrap();
-        assert!(assert_same_rows(&eager, &lazy) >= eager.state_count(), "{name}");
+        assert!(
+            assert_same_rows(&eager, &lazy) >= eager.state_count(),
+            "{name}"
+        );
     }
 }

@@ -47,18 +47,33 @@ fn random_pattern(rng: &mut Rng) -> String {
 fn random_string_schema(rng: &mut Rng) -> String {
     let mut keys = vec![r#""type":"string""#.to_string()];
     if rng.chance(1, 2) {
-        keys.push(format!(r#""maxLength":{}"#, [1, 4, 16, 31, 32, 33, 100][rng.below(7)]));
+        keys.push(format!(
+            r#""maxLength":{}"#,
+            [1, 4, 16, 31, 32, 33, 100][rng.below(7)]
+        ));
     }
     if rng.chance(1, 3) {
         keys.push(format!(r#""minLength":{}"#, rng.below(6)));
     }
     if rng.chance(1, 3) {
-        let patterns = [r"^[a-z0-9-]+$", r"^[A-Z][a-z]*$", r"^\\d{3}-\\d{4}$", r"^[^q]*$", r"^.*x$"];
-        keys.push(format!(r#""pattern":"{}""#, patterns[rng.below(patterns.len())]));
+        let patterns = [
+            r"^[a-z0-9-]+$",
+            r"^[A-Z][a-z]*$",
+            r"^\\d{3}-\\d{4}$",
+            r"^[^q]*$",
+            r"^.*x$",
+        ];
+        keys.push(format!(
+            r#""pattern":"{}""#,
+            patterns[rng.below(patterns.len())]
+        ));
     }
     if rng.chance(1, 4) {
         let formats = ["date-time", "email", "uuid", "uri"];
-        keys = vec![r#""type":"string""#.into(), format!(r#""format":"{}""#, formats[rng.below(formats.len())])];
+        keys = vec![
+            r#""type":"string""#.into(),
+            format!(r#""format":"{}""#, formats[rng.below(formats.len())]),
+        ];
     }
     format!("{{{}}}", keys.join(","))
 }
@@ -68,23 +83,41 @@ fn random_schema(rng: &mut Rng) -> String {
         .map(|i| {
             let value = match rng.below(4) {
                 0 => r#"{"type":"integer"}"#.to_string(),
-                1 => format!(r#"{{"type":"array","items":{},"maxItems":3}}"#, random_string_schema(rng)),
+                1 => format!(
+                    r#"{{"type":"array","items":{},"maxItems":3}}"#,
+                    random_string_schema(rng)
+                ),
                 _ => random_string_schema(rng),
             };
             format!(r#""p{i}":{value}"#)
         })
         .collect();
-    format!(r#"{{"type":"object","properties":{{{}}},"required":["p0"]}}"#, props.join(","))
+    format!(
+        r#"{{"type":"object","properties":{{{}}},"required":["p0"]}}"#,
+        props.join(",")
+    )
 }
 
 /// Walks `a` (slices) and `b` (whole-trie walks) side by side with random allowed
 /// tokens for `steps` steps, `walks` times; every row must be equal.
-fn assert_same_rows_along_walks(a: &Index, b: &Index, rng: &mut Rng, walks: usize, steps: usize, what: &str) {
+fn assert_same_rows_along_walks(
+    a: &Index,
+    b: &Index,
+    rng: &mut Rng,
+    walks: usize,
+    steps: usize,
+    what: &str,
+) {
     for _ in 0..walks {
         let (mut sa, mut sb) = (a.initial_state(), b.initial_state());
         for step in 0..steps {
             let (ra, rb) = (a.allowed_tokens(sa).unwrap(), b.allowed_tokens(sb).unwrap());
-            assert!(*ra == *rb, "{what}: step {step}: {} ids through slices, {} by a whole walk", ra.len(), rb.len());
+            assert!(
+                *ra == *rb,
+                "{what}: step {step}: {} ids through slices, {} by a whole walk",
+                ra.len(),
+                rb.len()
+            );
             let text: Vec<u32> = ra.iter().filter(|&id| !a.vocabulary().is_eos(id)).collect();
             if text.is_empty() {
                 break;
@@ -113,7 +146,10 @@ fn check_patterns(vocab: &Arc<Vocabulary>, seed: u64, cases: usize) {
         assert_eq!(b.sliced_row_count(), 0);
     }
     // Not a vacuous pass: a good share of the rows computed went through slices.
-    assert!(sliced * 5 >= rows, "only {sliced} of {rows} rows used slices");
+    assert!(
+        sliced * 5 >= rows,
+        "only {sliced} of {rows} rows used slices"
+    );
 }
 
 #[test]
@@ -146,7 +182,10 @@ fn sliced_rows_equal_whole_walks_for_random_schemas() {
         sliced += a.sliced_row_count();
     }
     assert!(compiled >= 30, "only {compiled} of 40 schemas compiled");
-    assert!(sliced * 5 >= rows, "only {sliced} of {rows} rows used slices");
+    assert!(
+        sliced * 5 >= rows,
+        "only {sliced} of {rows} rows used slices"
+    );
 }
 
 #[test]
@@ -155,18 +194,32 @@ fn a_count_that_runs_out_is_covered_only_as_far_as_it_goes() {
     // refused although every one of their characters is a string character.
     let vocab = Arc::new(
         Vocabulary::new(
-            (0..=255u8).map(|b| Some(vec![b])).chain(["ab", "abc", "abcd", "abcde", "a\"", "\"", "é"].map(|t| Some(t.as_bytes().to_vec()))),
+            (0..=255u8).map(|b| Some(vec![b])).chain(
+                ["ab", "abc", "abcd", "abcde", "a\"", "\"", "é"]
+                    .map(|t| Some(t.as_bytes().to_vec())),
+            ),
             &[],
         )
         .unwrap(),
     );
     let a = Index::with_config(r#""[^"\\\x00-\x1F]{0,3}""#, &vocab, &lazy(true)).unwrap();
     let b = Index::with_config(r#""[^"\\\x00-\x1F]{0,3}""#, &vocab, &lazy(false)).unwrap();
-    let open = a.next_state(a.initial_state(), u32::from(b'"')).unwrap().unwrap();
+    let open = a
+        .next_state(a.initial_state(), u32::from(b'"'))
+        .unwrap()
+        .unwrap();
     let row = a.allowed_tokens(open).unwrap();
-    let id = |t: &str| 256 + ["ab", "abc", "abcd", "abcde", "a\"", "\"", "é"].iter().position(|x| *x == t).unwrap() as u32;
+    let id = |t: &str| {
+        256 + ["ab", "abc", "abcd", "abcde", "a\"", "\"", "é"]
+            .iter()
+            .position(|x| *x == t)
+            .unwrap() as u32
+    };
     assert!(row.contains(id("abc")) && row.contains(id("a\"")) && row.contains(id("é")));
     assert!(!row.contains(id("abcd")) && !row.contains(id("abcde")));
-    let open_b = b.next_state(b.initial_state(), u32::from(b'"')).unwrap().unwrap();
+    let open_b = b
+        .next_state(b.initial_state(), u32::from(b'"'))
+        .unwrap()
+        .unwrap();
     assert!(*row == *b.allowed_tokens(open_b).unwrap());
 }

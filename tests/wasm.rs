@@ -12,14 +12,18 @@ use logitmask::wasm::{JsGuide, JsIndex, JsLogitsBuffer, JsVocabulary};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
 
-
 /// The `code` property of a thrown error.
 fn code(err: JsValue) -> String {
-    Reflect::get(&err, &"code".into()).ok().and_then(|c| c.as_string()).unwrap_or_else(|| format!("no code: {err:?}"))
+    Reflect::get(&err, &"code".into())
+        .ok()
+        .and_then(|c| c.as_string())
+        .unwrap_or_else(|| format!("no code: {err:?}"))
 }
 
 fn message(err: &JsValue) -> String {
-    err.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()
+    err.dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .unwrap_or_default()
 }
 
 /// ids: 0 "a", 1 "b", 2 "ab", 3 none, 4 "x", 5 EOS, 6 "b" again.
@@ -49,7 +53,10 @@ fn vocabulary_reports_size_eos_and_bytes() {
     let v = toy_vocab();
     assert_eq!(v.size(), 7);
     assert_eq!(v.eos_token_ids(), vec![5]);
-    assert_eq!(v.token_bytes(JsValue::from(2.0)).unwrap(), Some(b"ab".to_vec()));
+    assert_eq!(
+        v.token_bytes(JsValue::from(2.0)).unwrap(),
+        Some(b"ab".to_vec())
+    );
     assert_eq!(v.token_bytes(JsValue::from(3.0)).unwrap(), None);
     assert_eq!(v.token_bytes(JsValue::from(99.0)).unwrap(), None);
 }
@@ -58,18 +65,33 @@ fn vocabulary_reports_size_eos_and_bytes() {
 fn eager_and_lazy_walk_to_finish() {
     let v = toy_vocab();
     for lazy in [false, true] {
-        let index = JsIndex::from_regex("(ab)+".into(), &v, options(&[("lazy", lazy.into())])).unwrap();
+        let index =
+            JsIndex::from_regex("(ab)+".into(), &v, options(&[("lazy", lazy.into())])).unwrap();
         let s0 = index.initial_state();
         assert_eq!(index.allowed_tokens(s0.into()).unwrap(), vec![0, 2]);
-        let s1 = index.next_state(s0.into(), JsValue::from(2.0)).unwrap().expect("ab allowed");
+        let s1 = index
+            .next_state(s0.into(), JsValue::from(2.0))
+            .unwrap()
+            .expect("ab allowed");
         assert!(index.is_final(s1.into()).unwrap());
         assert_eq!(index.allowed_tokens(s1.into()).unwrap(), vec![0, 2, 5]);
-        assert_eq!(index.next_state(s1.into(), JsValue::from(5.0)).unwrap(), Some(s1), "EOS keeps the state");
-        assert_eq!(index.next_state(s0.into(), JsValue::from(5.0)).unwrap(), None);
+        assert_eq!(
+            index.next_state(s1.into(), JsValue::from(5.0)).unwrap(),
+            Some(s1),
+            "EOS keeps the state"
+        );
+        assert_eq!(
+            index.next_state(s0.into(), JsValue::from(5.0)).unwrap(),
+            None
+        );
 
         let mut guide = JsGuide::new(&index, None).unwrap();
         guide.advance(JsValue::from(0.0)).unwrap();
-        assert_eq!(guide.allowed_tokens().unwrap(), vec![1, 6], "both ids of \"b\"");
+        assert_eq!(
+            guide.allowed_tokens().unwrap(),
+            vec![1, 6],
+            "both ids of \"b\""
+        );
         guide.advance(JsValue::from(6.0)).unwrap();
         assert!(guide.can_finish());
         let state = guide.state();
@@ -89,9 +111,15 @@ fn masks_and_logits() {
     mask.fill(u32::MAX, 0, 3);
     guide.fill_mask(mask.clone().into()).unwrap();
     assert_eq!(mask.to_vec(), vec![0b101, 0, 0]);
-    let e = guide.fill_mask(Uint32Array::new_with_length(0).into()).err().expect("an error");
+    let e = guide
+        .fill_mask(Uint32Array::new_with_length(0).into())
+        .err()
+        .expect("an error");
     assert_eq!(code(e), "BufferTooSmall");
-    let e = guide.fill_mask(Array::new().into()).err().expect("an error");
+    let e = guide
+        .fill_mask(Array::new().into())
+        .err()
+        .expect("an error");
     assert_eq!(code(e), "InvalidArgument");
 
     let logits = Float32Array::new_with_length(9); // padded past the vocabulary
@@ -101,8 +129,14 @@ fn masks_and_logits() {
     let kept: Vec<usize> = (0..9).filter(|&i| logits[i] == 1.0).collect();
     assert_eq!(kept, [0, 2]);
     let short = Float32Array::new_with_length(6);
-    assert_eq!(code(guide.mask_logits(short.into()).err().expect("an error")), "BufferTooSmall");
-    assert_eq!(code(guide.mask_logits(JsValue::from(3)).err().expect("an error")), "InvalidArgument");
+    assert_eq!(
+        code(guide.mask_logits(short.into()).err().expect("an error")),
+        "BufferTooSmall"
+    );
+    assert_eq!(
+        code(guide.mask_logits(JsValue::from(3)).err().expect("an error")),
+        "InvalidArgument"
+    );
 
     let mut buffer = JsLogitsBuffer::new(JsValue::from(8.0)).unwrap();
     let view: Float32Array = buffer.view();
@@ -123,7 +157,10 @@ fn rollback_reset_and_limits() {
     for t in [2.0, 0.0, 1.0] {
         guide.advance(t.into()).unwrap();
     }
-    assert_eq!(code(guide.rollback(JsValue::from(3.0)).err().expect("an error")), "RollbackTooFar");
+    assert_eq!(
+        code(guide.rollback(JsValue::from(3.0)).err().expect("an error")),
+        "RollbackTooFar"
+    );
     guide.rollback(JsValue::from(2.0)).unwrap();
     assert_eq!(guide.allowed_tokens().unwrap(), vec![0, 2, 5]);
     guide.reset();
@@ -133,53 +170,159 @@ fn rollback_reset_and_limits() {
 #[wasm_bindgen_test]
 fn serialization_round_trip_and_corruption() {
     let v = toy_vocab();
-    let index = JsIndex::from_regex("a(b|ab)*".into(), &v, options(&[("lazy", true.into())])).unwrap();
+    let index =
+        JsIndex::from_regex("a(b|ab)*".into(), &v, options(&[("lazy", true.into())])).unwrap();
     let bytes = index.to_bytes().unwrap();
     let loaded = JsIndex::from_bytes(Uint8Array::from(&bytes[..]).into(), &v, None).unwrap();
     assert_eq!(loaded.state_count(), index.state_count());
     let s = loaded.initial_state();
-    assert_eq!(loaded.allowed_tokens(s.into()).unwrap(), index.allowed_tokens(s.into()).unwrap());
-    assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&bytes[..bytes.len() / 2][..]).into(), &v, None).err().expect("an error")), "CorruptIndex");
+    assert_eq!(
+        loaded.allowed_tokens(s.into()).unwrap(),
+        index.allowed_tokens(s.into()).unwrap()
+    );
+    assert_eq!(
+        code(
+            JsIndex::from_bytes(
+                Uint8Array::from(&bytes[..bytes.len() / 2][..]).into(),
+                &v,
+                None
+            )
+            .err()
+            .expect("an error")
+        ),
+        "CorruptIndex"
+    );
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 2] ^= 0x10;
-    assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&flipped[..]).into(), &v, None).err().expect("an error")), "CorruptIndex");
-    let other = JsVocabulary::new(Array::of2(&"a".into(), &"b".into()).into(), Array::new().into(), None).unwrap();
-    assert_eq!(code(JsIndex::from_bytes(Uint8Array::from(&bytes[..]).into(), &other, None).err().expect("an error")), "VocabularyMismatch");
+    assert_eq!(
+        code(
+            JsIndex::from_bytes(Uint8Array::from(&flipped[..]).into(), &v, None)
+                .err()
+                .expect("an error")
+        ),
+        "CorruptIndex"
+    );
+    let other = JsVocabulary::new(
+        Array::of2(&"a".into(), &"b".into()).into(),
+        Array::new().into(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        code(
+            JsIndex::from_bytes(Uint8Array::from(&bytes[..]).into(), &other, None)
+                .err()
+                .expect("an error")
+        ),
+        "VocabularyMismatch"
+    );
 }
 
 #[wasm_bindgen_test]
 fn every_error_has_its_code_and_the_module_keeps_working() {
     let v = toy_vocab();
-    let e = JsIndex::from_regex("(ab".into(), &v, None).err().expect("an error");
+    let e = JsIndex::from_regex("(ab".into(), &v, None)
+        .err()
+        .expect("an error");
     assert!(message(&e).contains("(ab"), "{}", message(&e));
     assert_eq!(code(e), "InvalidRegex");
-    let e = JsIndex::from_regex(r"\w{30}".into(), &v, options(&[("dfaSizeLimit", 1000.into())])).err().expect("an error");
+    let e = JsIndex::from_regex(
+        r"\w{30}".into(),
+        &v,
+        options(&[("dfaSizeLimit", 1000.into())]),
+    )
+    .err()
+    .expect("an error");
     assert_eq!(code(e), "DfaTooLarge");
-    let e = JsIndex::from_regex("(ab){5}".into(), &v, options(&[("maxStates", 2.into())])).err().expect("an error");
+    let e = JsIndex::from_regex("(ab){5}".into(), &v, options(&[("maxStates", 2.into())]))
+        .err()
+        .expect("an error");
     assert_eq!(code(e), "TooManyStates");
-    let e = JsIndex::from_regex("a".into(), &v, options(&[("lazzy", true.into())])).err().expect("an error");
+    let e = JsIndex::from_regex("a".into(), &v, options(&[("lazzy", true.into())]))
+        .err()
+        .expect("an error");
     assert_eq!(code(e), "InvalidArgument");
-    let e = JsIndex::from_regex("a".into(), &v, Some(3.into())).err().expect("an error");
+    let e = JsIndex::from_regex("a".into(), &v, Some(3.into()))
+        .err()
+        .expect("an error");
     assert_eq!(code(e), "InvalidArgument");
 
     let index = JsIndex::from_regex("(ab)+".into(), &v, None).unwrap();
-    assert_eq!(code(index.allowed_tokens(JsValue::from(0.0)).err().expect("an error")), "InvalidState");
-    assert_eq!(code(index.allowed_tokens(JsValue::from(123456.0)).err().expect("an error")), "InvalidState");
-    assert_eq!(code(index.is_final(JsValue::from(-1.0)).err().expect("an error")), "InvalidState");
+    assert_eq!(
+        code(
+            index
+                .allowed_tokens(JsValue::from(0.0))
+                .err()
+                .expect("an error")
+        ),
+        "InvalidState"
+    );
+    assert_eq!(
+        code(
+            index
+                .allowed_tokens(JsValue::from(123456.0))
+                .err()
+                .expect("an error")
+        ),
+        "InvalidState"
+    );
+    assert_eq!(
+        code(index.is_final(JsValue::from(-1.0)).err().expect("an error")),
+        "InvalidState"
+    );
     let mut guide = JsGuide::new(&index, None).unwrap();
-    assert_eq!(code(guide.advance(JsValue::from(7.0)).err().expect("an error")), "UnknownTokenId");
-    assert_eq!(code(guide.advance(JsValue::from(-1.0)).err().expect("an error")), "UnknownTokenId");
-    assert_eq!(code(guide.advance(JsValue::from(1.5)).err().expect("an error")), "InvalidArgument");
+    assert_eq!(
+        code(guide.advance(JsValue::from(7.0)).err().expect("an error")),
+        "UnknownTokenId"
+    );
+    assert_eq!(
+        code(guide.advance(JsValue::from(-1.0)).err().expect("an error")),
+        "UnknownTokenId"
+    );
+    assert_eq!(
+        code(guide.advance(JsValue::from(1.5)).err().expect("an error")),
+        "InvalidArgument"
+    );
     let before = guide.state();
-    assert_eq!(code(guide.advance(JsValue::from(4.0)).err().expect("an error")), "TokenNotAllowed");
-    assert_eq!(code(guide.advance(JsValue::from(3.0)).err().expect("an error")), "TokenNotAllowed"); // no text
+    assert_eq!(
+        code(guide.advance(JsValue::from(4.0)).err().expect("an error")),
+        "TokenNotAllowed"
+    );
+    assert_eq!(
+        code(guide.advance(JsValue::from(3.0)).err().expect("an error")),
+        "TokenNotAllowed"
+    ); // no text
     assert_eq!(guide.state(), before);
 
     let bad = Array::of1(&JsValue::from(42));
-    assert_eq!(code(JsVocabulary::new(bad.into(), Array::new().into(), None).err().unwrap()), "InvalidTokenizer");
-    assert_eq!(code(JsVocabulary::new(JsValue::from(1), Array::new().into(), None).err().unwrap()), "InvalidTokenizer");
-    assert_eq!(code(JsLogitsBuffer::new(JsValue::from(-1.0)).err().unwrap()), "InvalidArgument");
-    assert_eq!(code(JsIndex::from_regex(JsValue::from(123), &v, None).err().unwrap()), "InvalidArgument");
+    assert_eq!(
+        code(
+            JsVocabulary::new(bad.into(), Array::new().into(), None)
+                .err()
+                .unwrap()
+        ),
+        "InvalidTokenizer"
+    );
+    assert_eq!(
+        code(
+            JsVocabulary::new(JsValue::from(1), Array::new().into(), None)
+                .err()
+                .unwrap()
+        ),
+        "InvalidTokenizer"
+    );
+    assert_eq!(
+        code(JsLogitsBuffer::new(JsValue::from(-1.0)).err().unwrap()),
+        "InvalidArgument"
+    );
+    assert_eq!(
+        code(
+            JsIndex::from_regex(JsValue::from(123), &v, None)
+                .err()
+                .unwrap()
+        ),
+        "InvalidArgument"
+    );
 
     // Still usable after all of the above.
     let again = JsIndex::from_regex("b+".into(), &v, None).unwrap();
@@ -215,12 +358,17 @@ fn date_regex_generates_long_years() {
 fn masks_match_a_scalar_oracle_over_random_sets() {
     let mut rng = Rng::new(0x0f01);
     let mut forms = (0, 0); // (dense, sparse) rows seen
-    let sizes = [1usize, 2, 31, 32, 33, 100, 127, 128, 129, 1000, 4099, 70_001, 262_145];
+    let sizes = [
+        1usize, 2, 31, 32, 33, 100, 127, 128, 129, 1000, 4099, 70_001, 262_145,
+    ];
     for size in sizes {
         // 262,145 ids: past the fixed-size scratch that sparse rows are expanded into
         // (two densities only: its vocabulary takes a while to build).
-        let densities: &[(u64, u64)] =
-            if size > 100_000 { &[(1, 2000), (1, 2)] } else { &[(1, 2000), (1, 200), (1, 31), (1, 2), (31, 32), (1, 1)] };
+        let densities: &[(u64, u64)] = if size > 100_000 {
+            &[(1, 2000), (1, 2)]
+        } else {
+            &[(1, 2000), (1, 200), (1, 31), (1, 2), (31, 32), (1, 1)]
+        };
         for &(num, den) in densities {
             // Id i is "a" (allowed by `a*`) or "b"; the last id is EOS, allowed at the
             // start because the empty text matches.
@@ -232,7 +380,12 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
             }
             tokens.push(&JsValue::NULL);
             allowed[size - 1] = true;
-            let v = JsVocabulary::new(tokens.into(), Array::of1(&((size - 1) as u32).into()).into(), None).unwrap();
+            let v = JsVocabulary::new(
+                tokens.into(),
+                Array::of1(&((size - 1) as u32).into()).into(),
+                None,
+            )
+            .unwrap();
             let index = JsIndex::from_regex("a*".into(), &v, None).unwrap();
             let guide = JsGuide::new(&index, None).unwrap();
             let ids: Vec<u32> = (0..size as u32).filter(|&i| allowed[i as usize]).collect();
@@ -251,12 +404,23 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
                 let mask = mask.to_vec();
                 for id in 0..32 * (words + extra) {
                     let want = id < size && allowed[id];
-                    assert_eq!(mask[id >> 5] >> (id & 31) & 1 == 1, want, "fillMask: id {id}, size {size}");
+                    assert_eq!(
+                        mask[id >> 5] >> (id & 31) & 1 == 1,
+                        want,
+                        "fillMask: id {id}, size {size}"
+                    );
                 }
             }
 
             for padding in [0, 5, 32] {
-                let specials = [f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE, -1.5];
+                let specials = [
+                    f32::INFINITY,
+                    f32::NEG_INFINITY,
+                    -0.0,
+                    0.0,
+                    f32::MIN_POSITIVE,
+                    -1.5,
+                ];
                 let values: Vec<f32> = (0..size + padding)
                     .map(|_| match rng.below_u64(6) {
                         0 => specials[rng.below_u64(specials.len() as u64) as usize],
@@ -265,19 +429,31 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
                     .collect();
                 let check = |out: &[f32], what: &str| {
                     for (i, (&before, &after)) in values.iter().zip(out).enumerate() {
-                        let want = if i < size && allowed[i] { before } else { f32::NEG_INFINITY };
-                        assert_eq!(after.to_bits(), want.to_bits(), "{what}: logit {i}, size {size}, padding {padding}");
+                        let want = if i < size && allowed[i] {
+                            before
+                        } else {
+                            f32::NEG_INFINITY
+                        };
+                        assert_eq!(
+                            after.to_bits(),
+                            want.to_bits(),
+                            "{what}: logit {i}, size {size}, padding {padding}"
+                        );
                     }
                 };
                 let logits = Float32Array::from(&values[..]);
                 guide.mask_logits(logits.clone().into()).unwrap();
                 check(&logits.to_vec(), "maskLogits");
-                let mut buffer = JsLogitsBuffer::new(JsValue::from((size + padding) as f64)).unwrap();
+                let mut buffer =
+                    JsLogitsBuffer::new(JsValue::from((size + padding) as f64)).unwrap();
                 buffer.view().copy_from(&values);
                 guide.mask_logits_buffer(&mut buffer).unwrap();
                 check(&buffer.view().to_vec(), "maskLogitsBuffer");
             }
         }
     }
-    assert!(forms.0 >= 20 && forms.1 >= 15, "dense and sparse rows both covered: {forms:?}");
+    assert!(
+        forms.0 >= 20 && forms.1 >= 15,
+        "dense and sparse rows both covered: {forms:?}"
+    );
 }

@@ -24,7 +24,11 @@ pub(crate) struct Budget {
 
 impl Budget {
     pub(crate) fn new(limit: u64, what: &'static str) -> Budget {
-        Budget { used: 0, limit, what }
+        Budget {
+            used: 0,
+            limit,
+            what,
+        }
     }
 
     /// A budget without a limit, for internal builds whose size is already bounded.

@@ -91,12 +91,18 @@ impl Dfa {
                 return Walk::Dead;
             }
         }
-        Walk::Alive { state: s, is_match: self.finals[s as usize] }
+        Walk::Alive {
+            state: s,
+            is_match: self.finals[s as usize],
+        }
     }
 
     /// Whether all of `bytes` fully matches the regex.
     pub fn is_match(&self, bytes: &[u8]) -> bool {
-        matches!(self.walk(self.start, bytes), Walk::Alive { is_match: true, .. })
+        matches!(
+            self.walk(self.start, bytes),
+            Walk::Alive { is_match: true, .. }
+        )
     }
 
     /// Bytes of memory held.
@@ -132,10 +138,18 @@ impl Dfa {
             }
         }
         if !live[self.start as usize] {
-            return Err(Error::new(ErrorKind::InvalidRegex, format!("regex {} matches no string", quote(pattern))));
+            return Err(Error::new(
+                ErrorKind::InvalidRegex,
+                format!("regex {} matches no string", quote(pattern)),
+            ));
         }
         live[DEAD as usize] = false;
-        Ok(self.renumbered(|s| if live[s as usize] { s as usize } else { 0 }, n, |g| g, 0))
+        Ok(self.renumbered(
+            |s| if live[s as usize] { s as usize } else { 0 },
+            n,
+            |g| g,
+            0,
+        ))
     }
 
     /// Builds a DFA over `count` groups of this one's states (`group_of(state)`), with
@@ -175,7 +189,13 @@ impl Dfa {
                 trans[id * self.stride + c] = new_id[group_of(self.trans[s * self.stride + c])];
             }
         }
-        Dfa { classes: self.classes.clone(), stride: self.stride, trans, finals, start: 1 }
+        Dfa {
+            classes: self.classes.clone(),
+            stride: self.stride,
+            trans,
+            finals,
+            start: 1,
+        }
     }
 
     // --- serialization support (used by the index format) ---
@@ -214,6 +234,12 @@ impl Dfa {
         if trans.iter().any(|&t| t as usize >= n) {
             return Err("transition to an unknown state".into());
         }
-        Ok(Dfa { classes: Box::new(classes), stride, trans, finals, start })
+        Ok(Dfa {
+            classes: Box::new(classes),
+            stride,
+            trans,
+            finals,
+            start,
+        })
     }
 }

@@ -28,10 +28,10 @@ use std::collections::HashMap;
 use regex_automata::nfa::thompson::State;
 use regex_automata::util::primitives::StateID;
 
+use super::budget::Budget;
 use super::config::DfaConfig;
 use super::nfa::Nfa;
 use super::primitives::{Walk, DEAD};
-use super::budget::Budget;
 use crate::error::{limit, quote, Error, ErrorKind, Result};
 
 /// A transition not determinized yet.
@@ -59,7 +59,10 @@ pub(crate) trait StepOnDemand {
                 return Ok(Walk::Dead);
             }
         }
-        Ok(Walk::Alive { state: s, is_match: self.is_final(s) })
+        Ok(Walk::Alive {
+            state: s,
+            is_match: self.is_final(s),
+        })
     }
 }
 
@@ -107,7 +110,10 @@ pub(crate) struct Determinizer {
 
 impl std::fmt::Debug for Determinizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Determinizer").field("states", &self.sets.len()).field("classes", &self.nfa.stride).finish()
+        f.debug_struct("Determinizer")
+            .field("states", &self.sets.len())
+            .field("classes", &self.nfa.stride)
+            .finish()
     }
 }
 
@@ -125,8 +131,12 @@ impl Determinizer {
         let stride = nfa.stride;
         let word = 4 * stride;
         let mut dfa = Determinizer {
-            max_states: config.get_dfa_size_limit().map_or(u32::MAX as usize - 1, |l| (l / word).max(2)),
-            max_set_words: config.get_determinize_size_limit().map_or(usize::MAX, |l| l / 8),
+            max_states: config
+                .get_dfa_size_limit()
+                .map_or(u32::MAX as usize - 1, |l| (l / word).max(2)),
+            max_set_words: config
+                .get_determinize_size_limit()
+                .map_or(usize::MAX, |l| l / 8),
             set_words: 0,
             dfa_size_limit: config.get_dfa_size_limit(),
             determinize_size_limit: config.get_determinize_size_limit(),
@@ -156,7 +166,10 @@ impl Determinizer {
         }
         let start = dfa.intern(0).map_err(|e| dfa.too_large(e))?;
         if start == DEAD {
-            return Err(Error::new(ErrorKind::InvalidRegex, format!("regex {} matches no string", dfa.quoted)));
+            return Err(Error::new(
+                ErrorKind::InvalidRegex,
+                format!("regex {} matches no string", dfa.quoted),
+            ));
         }
         debug_assert_eq!(start, Self::START);
         Ok(dfa)
@@ -225,7 +238,8 @@ impl Determinizer {
             for class in 0..stride {
                 let i = s * stride + class;
                 if self.trans[i] == UNKNOWN {
-                    self.determinize(s as u32, i).map_err(|e| self.too_large(e))?;
+                    self.determinize(s as u32, i)
+                        .map_err(|e| self.too_large(e))?;
                 }
             }
             s += 1;
@@ -243,7 +257,12 @@ impl Determinizer {
     /// [`complete`](Self::complete).
     pub(crate) fn parts(&self) -> ([u8; 256], usize, Vec<u32>, Vec<bool>) {
         debug_assert!(!self.trans.contains(&UNKNOWN), "complete() first");
-        (self.nfa.classes, self.nfa.stride, self.trans.clone(), self.finals.clone())
+        (
+            self.nfa.classes,
+            self.nfa.stride,
+            self.trans.clone(),
+            self.finals.clone(),
+        )
     }
 
     /// Bytes of memory held (NFA, sets, transitions).
@@ -271,10 +290,15 @@ impl Determinizer {
         if self.nfa.has_look_around() {
             // Close the set knowing the byte before (from the state) and this one, then
             // step over this byte; the targets are the next state's set, unclosed.
-            let (&context, members) = set.split_last().expect("look-around sets end with their context");
+            let (&context, members) = set
+                .split_last()
+                .expect("look-around sets end with their context");
             let before = self.byte_before(context);
             for &k in members {
-                self.close(StateID::new_unchecked(k as usize), Some((before, Some(byte))));
+                self.close(
+                    StateID::new_unchecked(k as usize),
+                    Some((before, Some(byte))),
+                );
             }
             let mut closed = std::mem::take(&mut self.closed);
             std::mem::swap(&mut self.next, &mut closed);
@@ -299,7 +323,11 @@ impl Determinizer {
         }
         self.sets[s as usize] = set;
         // The closures' work, weighted like the hashing and copying of a new state's set.
-        if self.budget.charge(4 * std::mem::take(&mut self.closure_steps)).is_err() {
+        if self
+            .budget
+            .charge(4 * std::mem::take(&mut self.closure_steps))
+            .is_err()
+        {
             return Err(TooLarge::Work);
         }
         let t = self.intern(1 + class as u32)?;
@@ -325,7 +353,10 @@ impl Determinizer {
             self.mark[k] = self.generation;
             self.closure_steps += 1;
             match self.nfa.state(sid) {
-                State::ByteRange { .. } | State::Sparse(_) | State::Dense(_) | State::Match { .. } => {
+                State::ByteRange { .. }
+                | State::Sparse(_)
+                | State::Dense(_)
+                | State::Match { .. } => {
                     if self.nfa.is_coaccessible(k) {
                         self.next.push(k as u32);
                     }
@@ -347,7 +378,9 @@ impl Determinizer {
 
     /// Whether a look-around state set (with its context) matches at the end of the text.
     fn look_final(&mut self, set: &[u32]) -> bool {
-        let (&context, members) = set.split_last().expect("look-around sets end with their context");
+        let (&context, members) = set
+            .split_last()
+            .expect("look-around sets end with their context");
         let before = self.byte_before(context);
         self.generation += 1;
         let saved = std::mem::take(&mut self.next);
@@ -373,22 +406,32 @@ impl Determinizer {
         if let Some(&id) = self.ids.get(&self.next[..]) {
             return Ok(id);
         }
-        if self.sets.len() >= self.max_states || self.set_words + self.next.len() > self.max_set_words {
+        if self.sets.len() >= self.max_states
+            || self.set_words + self.next.len() > self.max_set_words
+        {
             return Err(TooLarge::Size);
         }
         // A new state: its set is hashed and copied, its row of transitions added.
-        if self.budget.charge(4 * (self.next.len() + self.nfa.stride) as u64).is_err() {
+        if self
+            .budget
+            .charge(4 * (self.next.len() + self.nfa.stride) as u64)
+            .is_err()
+        {
             return Err(TooLarge::Work);
         }
         let id = self.sets.len() as u32;
         let set: Box<[u32]> = self.next.as_slice().into();
-        let is_final =
-            if self.nfa.has_look_around() { self.look_final(&set) } else { set.iter().any(|&k| self.nfa.is_match(k)) };
+        let is_final = if self.nfa.has_look_around() {
+            self.look_final(&set)
+        } else {
+            set.iter().any(|&k| self.nfa.is_match(k))
+        };
         self.set_words += set.len();
         self.ids.insert(set.clone(), id);
         self.sets.push(set);
         self.finals.push(is_final);
-        self.trans.resize(self.trans.len() + self.nfa.stride, UNKNOWN);
+        self.trans
+            .resize(self.trans.len() + self.nfa.stride, UNKNOWN);
         Ok(id)
     }
 }
@@ -414,7 +457,10 @@ mod tests {
         let mut strings: Vec<String> = vec![String::new()];
         let mut layer = strings.clone();
         for _ in 0..len {
-            layer = layer.iter().flat_map(|s| alphabet.iter().map(move |a| format!("{s}{a}"))).collect();
+            layer = layer
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |a| format!("{s}{a}")))
+                .collect();
             strings.extend(layer.iter().cloned());
         }
         for s in &strings {
@@ -422,16 +468,23 @@ mod tests {
             let walked = dfa.walk(Determinizer::START, s.as_bytes()).unwrap();
             let full = complete.walk(complete.start(), s.as_bytes());
             if dfa.exact_liveness() {
-                let extends = strings.iter().any(|t| t.starts_with(s.as_str()) && meta.is_match(t.as_bytes()));
+                let extends = strings
+                    .iter()
+                    .any(|t| t.starts_with(s.as_str()) && meta.is_match(t.as_bytes()));
                 if extends {
-                    assert!(matches!(walked, Walk::Alive { .. }), "{p:?}: {s:?} can still match, walk died");
+                    assert!(
+                        matches!(walked, Walk::Alive { .. }),
+                        "{p:?}: {s:?} can still match, walk died"
+                    );
                 }
                 if let Walk::Alive { is_match, .. } = walked {
                     assert_eq!(is_match, matches, "{p:?} on {s:?}");
                 }
             }
             match full {
-                Walk::Alive { is_match, .. } => assert_eq!(is_match, matches, "{p:?} on {s:?} (completed)"),
+                Walk::Alive { is_match, .. } => {
+                    assert_eq!(is_match, matches, "{p:?} on {s:?} (completed)")
+                }
                 Walk::Dead => assert!(!matches, "{p:?}: {s:?} matches but the completed DFA died"),
             }
         }
@@ -440,7 +493,15 @@ mod tests {
     #[test]
     fn agrees_with_an_independent_engine() {
         let ascii = ["a", "b", "c", "x", "0", "1", "-"];
-        for p in ["a+b", "(ab|a)*c?", "[0-9]{1,3}?-?x", "(a|b)*abb", "a{0,2}", "(?:x|y[^y])+z", r"\d{2}"] {
+        for p in [
+            "a+b",
+            "(ab|a)*c?",
+            "[0-9]{1,3}?-?x",
+            "(a|b)*abb",
+            "a{0,2}",
+            "(?:x|y[^y])+z",
+            r"\d{2}",
+        ] {
             agrees_with_meta(p, &ascii, 4);
         }
         agrees_with_meta(r"[é-ë]+|\d", &["a", "é", "ê", "١", "\u{e9}\u{301}"], 4);
@@ -471,10 +532,18 @@ mod tests {
     fn dead_ends_are_dead_at_once() {
         // `a[^\s\S]c` can never match after "a": the empty class is a Fail state.
         let mut d = on_demand(r"ab|a[^\s\S]c");
-        let Ok(Walk::Alive { state, is_match: false }) = d.walk(Determinizer::START, b"a") else { panic!() };
+        let Ok(Walk::Alive {
+            state,
+            is_match: false,
+        }) = d.walk(Determinizer::START, b"a")
+        else {
+            panic!()
+        };
         assert_ne!(d.step(state, b'b'), Ok(DEAD));
         assert_eq!(d.step(state, b'c'), Ok(DEAD));
-        assert!(matches!(Determinizer::new(r"[^\s\S]", &DfaConfig::new()), Err(e) if e.kind() == ErrorKind::InvalidRegex));
+        assert!(
+            matches!(Determinizer::new(r"[^\s\S]", &DfaConfig::new()), Err(e) if e.kind() == ErrorKind::InvalidRegex)
+        );
         // With look-around, dead ends are found once the DFA is complete.
         let e = Dfa::new("a$b").unwrap_err();
         assert!(e.message().contains("matches no string"), "{e}");
@@ -494,11 +563,19 @@ mod tests {
     fn completes_with_the_same_state_numbers() {
         let p = "(ab|a)*c?[0-9]{2}";
         let mut d = on_demand(p);
-        let Ok(Walk::Alive { state, .. }) = d.walk(Determinizer::START, b"abc1") else { panic!() };
+        let Ok(Walk::Alive { state, .. }) = d.walk(Determinizer::START, b"abc1") else {
+            panic!()
+        };
         d.complete().unwrap();
         let (classes, stride, trans, finals) = d.parts();
         let full = Dfa::from_parts(classes, stride, trans, finals, Determinizer::START).unwrap();
-        assert_eq!(full.walk(full.start(), b"abc1"), Walk::Alive { state, is_match: false });
+        assert_eq!(
+            full.walk(full.start(), b"abc1"),
+            Walk::Alive {
+                state,
+                is_match: false
+            }
+        );
         assert_eq!(full.state_count(), d.state_count());
     }
 
@@ -517,8 +594,15 @@ mod tests {
         assert_eq!(d.step(Determinizer::START, b'a'), Err(TooLarge::Size));
         assert_eq!(d.step(Determinizer::START, b'a'), Err(TooLarge::Size));
         assert_eq!(d.walk(Determinizer::START, b"ab"), Err(TooLarge::Size));
-        assert_eq!(d.walk(Determinizer::START, b""), Ok(Walk::Alive { state: Determinizer::START, is_match: false }));
-        let e = Determinizer::new(p, &DfaConfig::new().determinize_size_limit(Some(64))).and_then(|mut d| d.complete());
+        assert_eq!(
+            d.walk(Determinizer::START, b""),
+            Ok(Walk::Alive {
+                state: Determinizer::START,
+                is_match: false
+            })
+        );
+        let e = Determinizer::new(p, &DfaConfig::new().determinize_size_limit(Some(64)))
+            .and_then(|mut d| d.complete());
         assert_eq!(e.unwrap_err().kind(), ErrorKind::DfaTooLarge);
     }
 }

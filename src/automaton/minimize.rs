@@ -22,7 +22,12 @@ use super::primitives::DEAD;
 pub(super) fn minimized(dfa: &Dfa) -> Dfa {
     let (block, rep) = coarsest_partition(dfa, true);
     let dead_block = block[0] as usize;
-    dfa.renumbered(|s| block[s as usize] as usize, rep.len(), |b| rep[b], dead_block)
+    dfa.renumbered(
+        |s| block[s as usize] as usize,
+        rep.len(),
+        |b| rep[b],
+        dead_block,
+    )
 }
 
 /// `block[s]`: states of a block keep alive exactly the same byte strings (finality
@@ -40,7 +45,9 @@ fn coarsest_partition(dfa: &Dfa, by_finality: bool) -> (Vec<u32>, Vec<usize>) {
     // Every initial block but dead is a splitter (Hopcroft allows leaving one out).
     let mut in_work = vec![true; p.block_count()];
     in_work[p.block[0] as usize] = false;
-    let mut work: Vec<u32> = (0..p.block_count() as u32).filter(|&b| in_work[b as usize]).collect();
+    let mut work: Vec<u32> = (0..p.block_count() as u32)
+        .filter(|&b| in_work[b as usize])
+        .collect();
     let mut edges = SplitterEdges::new(dfa.class_count());
     let mut touched: Vec<u32> = Vec::new();
     while let Some(a) = work.pop() {
@@ -63,7 +70,11 @@ fn coarsest_partition(dfa: &Dfa, by_finality: bool) -> (Vec<u32>, Vec<usize>) {
             touched.clear();
         }
     }
-    let rep: Vec<usize> = p.first.iter().map(|&f| p.elems[f as usize] as usize).collect();
+    let rep: Vec<usize> = p
+        .first
+        .iter()
+        .map(|&f| p.elems[f as usize] as usize)
+        .collect();
     (p.block, rep)
 }
 
@@ -117,7 +128,11 @@ struct SplitterEdges {
 
 impl SplitterEdges {
     fn new(classes: usize) -> SplitterEdges {
-        SplitterEdges { edges: Vec::new(), sources: Vec::new(), class_end: vec![0; classes + 1] }
+        SplitterEdges {
+            edges: Vec::new(),
+            sources: Vec::new(),
+            class_end: vec![0; classes + 1],
+        }
     }
 
     /// Every edge into `members` (a snapshot: the block may split while it is used).
@@ -183,7 +198,11 @@ impl Partition {
         let split_at = 1 + finals[1..].iter().filter(|&&f| !(f && by_finality)).count();
         let (mut non_final, mut fin) = (1, split_at);
         for (s, &is_final) in finals.iter().enumerate().skip(1) {
-            let slot = if is_final && by_finality { &mut fin } else { &mut non_final };
+            let slot = if is_final && by_finality {
+                &mut fin
+            } else {
+                &mut non_final
+            };
             p.elems[*slot] = s as u32;
             p.pos[s] = *slot as u32;
             *slot += 1;
@@ -236,7 +255,11 @@ impl Partition {
         }
         // The smaller side becomes the new block (relabelling costs its size).
         let nb = self.first.len() as u32;
-        let (new_lo, new_hi) = if m <= hi - lo - m { (lo, lo + m) } else { (lo + m, hi) };
+        let (new_lo, new_hi) = if m <= hi - lo - m {
+            (lo, lo + m)
+        } else {
+            (lo + m, hi)
+        };
         if new_lo == lo {
             self.first[b] = new_hi;
         } else {
@@ -264,10 +287,21 @@ mod tests {
         let (finals, trans, stride) = (dfa.finals(), dfa.transitions(), dfa.class_count());
         // Initial blocks: dead, live non-final, final. Dead differs from every live state
         // (live states reach a match), so it starts apart.
-        let mut block: Vec<u32> = (0..n).map(|s| if s == 0 { 0 } else if finals[s] { 2 } else { 1 }).collect();
+        let mut block: Vec<u32> = (0..n)
+            .map(|s| {
+                if s == 0 {
+                    0
+                } else if finals[s] {
+                    2
+                } else {
+                    1
+                }
+            })
+            .collect();
         // The real number of initial blocks: when every live state is final there are
         // two, and starting from three would stop refinement one round early.
-        let mut count = 1 + usize::from(finals.iter().any(|&f| f)) + usize::from((1..n).any(|s| !finals[s]));
+        let mut count =
+            1 + usize::from(finals.iter().any(|&f| f)) + usize::from((1..n).any(|s| !finals[s]));
         let mut sig: Vec<u32> = Vec::with_capacity(stride + 1);
         loop {
             let mut ids: HashMap<Vec<u32>, u32> = HashMap::with_capacity(n);
@@ -275,7 +309,11 @@ mod tests {
             for s in 0..n {
                 sig.clear();
                 sig.push(block[s]);
-                sig.extend(trans[s * stride..(s + 1) * stride].iter().map(|&t| block[t as usize]));
+                sig.extend(
+                    trans[s * stride..(s + 1) * stride]
+                        .iter()
+                        .map(|&t| block[t as usize]),
+                );
                 let len = ids.len() as u32;
                 next[s] = *ids.entry(sig.clone()).or_insert(len);
             }
@@ -292,7 +330,12 @@ mod tests {
             rep[block[s] as usize] = s;
         }
         let dead_block = block[0] as usize;
-        dfa.renumbered(|s| block[s as usize] as usize, count, |b| rep[b], dead_block)
+        dfa.renumbered(
+            |s| block[s as usize] as usize,
+            count,
+            |b| rep[b],
+            dead_block,
+        )
     }
 
     #[test]
@@ -300,8 +343,21 @@ mod tests {
         for p in ["a{0,2}", "(aa?)?", "a?b?c?", "[a-z]{0,10}"] {
             let d = Dfa::with_config(p, &DfaConfig::new().minimize(Minimize::Always)).unwrap();
             let oracle = Dfa::with_config(p, &DfaConfig::new().minimize(Minimize::Never)).unwrap();
-            for s in ["", "a", "aa", "aaa", "abc", "abcc", "abcdefghij", "abcdefghijk"] {
-                assert_eq!(d.is_match(s.as_bytes()), oracle.is_match(s.as_bytes()), "{p} on {s:?}");
+            for s in [
+                "",
+                "a",
+                "aa",
+                "aaa",
+                "abc",
+                "abcc",
+                "abcdefghij",
+                "abcdefghijk",
+            ] {
+                assert_eq!(
+                    d.is_match(s.as_bytes()),
+                    oracle.is_match(s.as_bytes()),
+                    "{p} on {s:?}"
+                );
             }
         }
     }
@@ -310,12 +366,26 @@ mod tests {
     fn hopcroft_gives_the_same_dfa_as_moore() {
         let cases: serde_json::Value =
             serde_json::from_str(include_str!("../../tests/testdata/bench-cases.json")).unwrap();
-        let mut patterns: Vec<String> =
-            cases["regexes"].as_object().unwrap().values().map(|v| v.as_str().unwrap().to_string()).collect();
+        let mut patterns: Vec<String> = cases["regexes"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
         patterns.extend(
             [
-                "a{0,2}", "(aa?)?", "a?b?c?", "[a-z]{0,10}", r"(a|b)*abb|x[0-9]{1,3}", "a", "[ab]+", r"\d{3}-\d{2}",
-                "(a|ab)(c|bcd)(d*)", r"[0-9]{1,3}(\.[0-9]{1,3}){3}", "(ab|a)*b?|ba{0,5}", r"\w{1,4}x",
+                "a{0,2}",
+                "(aa?)?",
+                "a?b?c?",
+                "[a-z]{0,10}",
+                r"(a|b)*abb|x[0-9]{1,3}",
+                "a",
+                "[ab]+",
+                r"\d{3}-\d{2}",
+                "(a|ab)(c|bcd)(d*)",
+                r"[0-9]{1,3}(\.[0-9]{1,3}){3}",
+                "(ab|a)*b?|ba{0,5}",
+                r"\w{1,4}x",
             ]
             .iter()
             .map(|p| p.to_string()),
@@ -331,23 +401,38 @@ mod tests {
     #[test]
     fn liveness_blocks_keep_the_same_strings_alive() {
         let email = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?";
-        for p in [email, "[a-z](?:[a-z-]*[a-z])?", "(ab|a)c?d*", "x[0-9]{1,3}y?"] {
+        for p in [
+            email,
+            "[a-z](?:[a-z-]*[a-z])?",
+            "(ab|a)c?d*",
+            "x[0-9]{1,3}y?",
+        ] {
             let d = Dfa::new(p).unwrap();
             let block = liveness_blocks(&d);
             // One byte per byte class.
-            let bytes: Vec<u8> = (0..=255u8).filter(|&b| (0..b).all(|a| d.class_of(a) != d.class_of(b))).collect();
+            let bytes: Vec<u8> = (0..=255u8)
+                .filter(|&b| (0..b).all(|a| d.class_of(a) != d.class_of(b)))
+                .collect();
             // Every string of up to 3 bytes keeps two states of a block both alive or
             // kills both.
-            let (mut strings, mut layer): (Vec<Vec<u8>>, Vec<Vec<u8>>) = (vec![vec![]], vec![vec![]]);
+            let (mut strings, mut layer): (Vec<Vec<u8>>, Vec<Vec<u8>>) =
+                (vec![vec![]], vec![vec![]]);
             for _ in 0..3 {
-                layer = layer.iter().flat_map(|w| bytes.iter().map(move |&b| [&w[..], &[b]].concat())).collect();
+                layer = layer
+                    .iter()
+                    .flat_map(|w| bytes.iter().map(move |&b| [&w[..], &[b]].concat()))
+                    .collect();
                 strings.extend(layer.iter().cloned());
             }
             for a in 1..d.state_count() as u32 {
                 for b in 1..d.state_count() as u32 {
                     if block[a as usize] == block[b as usize] {
                         for w in &strings {
-                            assert_eq!(d.walk(a, w) == Walk::Dead, d.walk(b, w) == Walk::Dead, "{p}: {a} {b} {w:?}");
+                            assert_eq!(
+                                d.walk(a, w) == Walk::Dead,
+                                d.walk(b, w) == Walk::Dead,
+                                "{p}: {a} {b} {w:?}"
+                            );
                         }
                     }
                 }
@@ -369,7 +454,11 @@ mod tests {
         let small = Dfa::with_config(p, &DfaConfig::new().minimize(Minimize::Always)).unwrap();
         assert!(small.state_count() <= big.state_count());
         for s in ["abb", "aabb", "babb", "x1", "x123", "x1234", "ab", ""] {
-            assert_eq!(big.is_match(s.as_bytes()), small.is_match(s.as_bytes()), "{s}");
+            assert_eq!(
+                big.is_match(s.as_bytes()),
+                small.is_match(s.as_bytes()),
+                "{s}"
+            );
         }
     }
 }

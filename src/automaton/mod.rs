@@ -32,15 +32,15 @@ pub(crate) mod syntax;
 pub(crate) use budget::Budget;
 pub use budget::DEFAULT_MAX_WORK;
 pub use config::{
-    DfaConfig, Minimize, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT, DEFAULT_DFA_SIZE_LIMIT,
-    DEFAULT_NFA_SIZE_LIMIT,
+    DfaConfig, Minimize, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,
+    DEFAULT_DFA_SIZE_LIMIT, DEFAULT_NFA_SIZE_LIMIT,
 };
 pub use dense::Dfa;
 pub(crate) use determinize::Determinizer;
-pub(crate) use on_demand::OnDemandDfa;
 pub(crate) use minimize::liveness_blocks;
-pub(crate) use primitives::DEAD;
+pub(crate) use on_demand::OnDemandDfa;
 pub use primitives::Walk;
+pub(crate) use primitives::DEAD;
 
 use crate::error::Result;
 
@@ -58,13 +58,26 @@ impl Dfa {
     /// [`ErrorKind::DfaTooLarge`](crate::ErrorKind::DfaTooLarge) when a size limit is
     /// exceeded.
     pub fn with_config(pattern: &str, config: &DfaConfig) -> Result<Dfa> {
-        Dfa::from_on_demand(OnDemandDfa::Nfa(Determinizer::new(pattern, config)?), pattern, config)
+        Dfa::from_on_demand(
+            OnDemandDfa::Nfa(Determinizer::new(pattern, config)?),
+            pattern,
+            config,
+        )
     }
 
     /// Completes `determinizer` into a DFA of live states only, minimized as `config`
     /// says.
-    pub(crate) fn from_on_demand(determinizer: OnDemandDfa, pattern: &str, config: &DfaConfig) -> Result<Dfa> {
-        Dfa::from_on_demand_charged(determinizer, pattern, config, &mut Budget::unlimited("regex"))
+    pub(crate) fn from_on_demand(
+        determinizer: OnDemandDfa,
+        pattern: &str,
+        config: &DfaConfig,
+    ) -> Result<Dfa> {
+        Dfa::from_on_demand_charged(
+            determinizer,
+            pattern,
+            config,
+            &mut Budget::unlimited("regex"),
+        )
     }
 
     /// [`from_on_demand`](Self::from_on_demand), charging `budget` the
@@ -88,7 +101,11 @@ impl Dfa {
             Minimize::Always => true,
             Minimize::Auto => dfa.state_count() <= AUTO_MINIMIZE_MAX_STATES,
         };
-        Ok(if minimize { minimize::minimized(&dfa) } else { dfa })
+        Ok(if minimize {
+            minimize::minimized(&dfa)
+        } else {
+            dfa
+        })
     }
 
     /// A completed determinizer as a DFA with the same state numbers (dead ends kept).
@@ -113,7 +130,13 @@ mod tests {
         assert!(!d.is_match(b"4a"));
         // Half a character is alive, not a match.
         let two = "٢".as_bytes();
-        assert!(matches!(d.walk(d.start(), &two[..1]), Walk::Alive { is_match: false, .. }));
+        assert!(matches!(
+            d.walk(d.start(), &two[..1]),
+            Walk::Alive {
+                is_match: false,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -145,7 +168,8 @@ mod tests {
         let e = Dfa::new(r"[a&&b]").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidRegex);
         assert!(e.message().contains("matches no string"), "{e}");
-        let e = Dfa::with_config(r"\w{50}", &DfaConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
+        let e =
+            Dfa::with_config(r"\w{50}", &DfaConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
         assert!(e.message().contains("1000 bytes"), "{e}");
     }
@@ -154,17 +178,25 @@ mod tests {
     fn non_greedy_repetitions_compile_to_the_greedy_dfa() {
         let never = DfaConfig::new().minimize(Minimize::Never);
         for (lazy, greedy) in [
-            (r"\+?\d{1,4}?[-.\s]?\(?\d{1,3}?\)?[-.\s]?\d{1,4}", r"\+?\d{1,4}[-.\s]?\(?\d{1,3}\)?[-.\s]?\d{1,4}"),
+            (
+                r"\+?\d{1,4}?[-.\s]?\(?\d{1,3}?\)?[-.\s]?\d{1,4}",
+                r"\+?\d{1,4}[-.\s]?\(?\d{1,3}\)?[-.\s]?\d{1,4}",
+            ),
             ("(a+?b*?)??c{2,}?", "(a+b*)?c{2,}"),
             ("(?U)a+b?", "a+b?"), // swap_greed: the parser already made these lazy
         ] {
-            assert_eq!(Dfa::with_config(lazy, &never).unwrap(), Dfa::with_config(greedy, &never).unwrap(), "{lazy}");
+            assert_eq!(
+                Dfa::with_config(lazy, &never).unwrap(),
+                Dfa::with_config(greedy, &never).unwrap(),
+                "{lazy}"
+            );
             assert_eq!(Dfa::new(lazy).unwrap(), Dfa::new(greedy).unwrap(), "{lazy}");
         }
         // Errors read as before.
         let e = Dfa::new("(a+?").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidRegex);
-        let e = Dfa::with_config(r"\w{50}?", &DfaConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
+        let e =
+            Dfa::with_config(r"\w{50}?", &DfaConfig::new().dfa_size_limit(Some(1000))).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
     }
 }

@@ -73,7 +73,14 @@ impl Nfa {
             representatives[classes[b as usize] as usize] = b;
         }
         let coaccessible = coaccessible_states(&nfa);
-        Ok(Nfa { has_look_around: !looks.is_empty(), nfa, classes, stride, representatives, coaccessible })
+        Ok(Nfa {
+            has_look_around: !looks.is_empty(),
+            nfa,
+            classes,
+            stride,
+            representatives,
+            coaccessible,
+        })
     }
 
     /// The anchored start state.
@@ -124,7 +131,9 @@ impl Nfa {
     pub(crate) fn look_holds(&self, look: Look, before: Option<u8>, after: Option<u8>) -> bool {
         let pair = [before.unwrap_or(0), after.unwrap_or(0)];
         let haystack = &pair[usize::from(before.is_none())..2 - usize::from(after.is_none())];
-        self.nfa.look_matcher().matches(look, haystack, usize::from(before.is_some()))
+        self.nfa
+            .look_matcher()
+            .matches(look, haystack, usize::from(before.is_some()))
     }
 
     /// Bytes of memory held.
@@ -143,9 +152,11 @@ fn coaccessible_states(nfa: &thompson::NFA) -> Vec<bool> {
         match state {
             State::ByteRange { trans } => add(from, trans.next),
             State::Sparse(sparse) => sparse.transitions.iter().for_each(|t| add(from, t.next)),
-            State::Dense(dense) => {
-                dense.transitions.iter().filter(|&&t| t != StateID::ZERO).for_each(|&t| add(from, t))
-            }
+            State::Dense(dense) => dense
+                .transitions
+                .iter()
+                .filter(|&&t| t != StateID::ZERO)
+                .for_each(|&t| add(from, t)),
             State::Look { next, .. } | State::Capture { next, .. } => add(from, *next),
             State::Union { alternates } => alternates.iter().for_each(|&t| add(from, t)),
             State::BinaryUnion { alt1, alt2 } => {
@@ -187,7 +198,11 @@ fn build_error(pattern: &str, config: &DfaConfig, e: thompson::BuildError) -> Er
             e,
         )
     } else {
-        Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {}", quote(pattern), flatten(&e)), e)
+        Error::with_source(
+            ErrorKind::InvalidRegex,
+            format!("invalid regex {}: {}", quote(pattern), flatten(&e)),
+            e,
+        )
     }
 }
 

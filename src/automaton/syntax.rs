@@ -16,9 +16,13 @@ use crate::error::{quote, Error, ErrorKind, Result};
 ///
 /// Errors: [`ErrorKind::InvalidRegex`] for a pattern regex-syntax cannot parse.
 pub(crate) fn ascii_classes(pattern: &str) -> Result<String> {
-    let parsed = ast::parse::Parser::new()
-        .parse(pattern)
-        .map_err(|e| Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {e}", quote(pattern)), e))?;
+    let parsed = ast::parse::Parser::new().parse(pattern).map_err(|e| {
+        Error::with_source(
+            ErrorKind::InvalidRegex,
+            format!("invalid regex {}: {e}", quote(pattern)),
+            e,
+        )
+    })?;
     let mut edits = ast::visit(&parsed, PerlClasses(Vec::new())).unwrap_or_default();
     edits.sort_by_key(|e| e.0);
     let mut out = String::with_capacity(pattern.len() + edits.len() * 12);
@@ -55,7 +59,11 @@ impl Visitor for PerlClasses {
     fn visit_pre(&mut self, ast: &Ast) -> std::result::Result<(), ()> {
         if let Ast::ClassPerl(c) = ast {
             let caret = if c.negated { "^" } else { "" };
-            self.0.push((c.span.start.offset, c.span.end.offset, format!("[{caret}[:{}:]]", posix_name(&c.kind))));
+            self.0.push((
+                c.span.start.offset,
+                c.span.end.offset,
+                format!("[{caret}[:{}:]]", posix_name(&c.kind)),
+            ));
         }
         Ok(())
     }
@@ -63,7 +71,11 @@ impl Visitor for PerlClasses {
     fn visit_class_set_item_pre(&mut self, item: &ClassSetItem) -> std::result::Result<(), ()> {
         if let ClassSetItem::Perl(c) = item {
             let caret = if c.negated { "^" } else { "" };
-            self.0.push((c.span.start.offset, c.span.end.offset, format!("[:{caret}{}:]", posix_name(&c.kind))));
+            self.0.push((
+                c.span.start.offset,
+                c.span.end.offset,
+                format!("[:{caret}{}:]", posix_name(&c.kind)),
+            ));
         }
         Ok(())
     }
@@ -114,7 +126,11 @@ pub(crate) fn pattern_from_js_regexp(source: &str, flags: &str) -> Result<String
             }
         }
     }
-    Ok(if inline.is_empty() { source.to_string() } else { format!("(?{inline}:{source})") })
+    Ok(if inline.is_empty() {
+        source.to_string()
+    } else {
+        format!("(?{inline}:{source})")
+    })
 }
 
 #[cfg(test)]
@@ -126,15 +142,34 @@ mod tests {
     fn ascii_classes_rewrite_outside_and_inside_brackets() {
         assert_eq!(ascii_classes(r"\d+").unwrap(), "[[:digit:]]+");
         assert_eq!(ascii_classes(r"[\w.\S]").unwrap(), "[[:word:].[:^space:]]");
-        assert_eq!(ascii_classes(r"\D\W\s").unwrap(), "[^[:digit:]][^[:word:]][[:space:]]");
-        assert_eq!(ascii_classes(r"\\d\p{L}é").unwrap(), r"\\d\p{L}é", "escaped backslash, other classes");
-        assert_eq!(ascii_classes(r"(?x) \d # a digit").unwrap(), "(?x) [[:digit:]] # a digit");
+        assert_eq!(
+            ascii_classes(r"\D\W\s").unwrap(),
+            "[^[:digit:]][^[:word:]][[:space:]]"
+        );
+        assert_eq!(
+            ascii_classes(r"\\d\p{L}é").unwrap(),
+            r"\\d\p{L}é",
+            "escaped backslash, other classes"
+        );
+        assert_eq!(
+            ascii_classes(r"(?x) \d # a digit").unwrap(),
+            "(?x) [[:digit:]] # a digit"
+        );
         let dfa = Dfa::new(&ascii_classes(r"\d\w\s\D").unwrap()).unwrap();
         assert!(dfa.is_match("1_ é".as_bytes()));
-        assert!(!dfa.is_match("٣_ x".as_bytes()), "Arabic-Indic digit is not [0-9]");
+        assert!(
+            !dfa.is_match("٣_ x".as_bytes()),
+            "Arabic-Indic digit is not [0-9]"
+        );
         assert!(!dfa.is_match("1é x".as_bytes()), "é is not [0-9A-Za-z_]");
-        assert!(!dfa.is_match(b"1_ \xff"), "\\D still matches whole UTF-8 characters only");
-        assert_eq!(ascii_classes("(").unwrap_err().kind(), ErrorKind::InvalidRegex);
+        assert!(
+            !dfa.is_match(b"1_ \xff"),
+            "\\D still matches whole UTF-8 characters only"
+        );
+        assert_eq!(
+            ascii_classes("(").unwrap_err().kind(),
+            ErrorKind::InvalidRegex
+        );
     }
 
     #[test]
@@ -144,7 +179,10 @@ mod tests {
         assert_eq!(pattern_from_js_regexp("a|b", "isum").unwrap(), "(?ism:a|b)");
         let m = Dfa::new(&pattern_from_js_regexp("a$\n^b", "m").unwrap()).unwrap();
         assert!(m.is_match(b"a\nb"));
-        assert!(Dfa::new("a$\n^b").is_err(), "without m, ^ and $ in the middle match nothing");
+        assert!(
+            Dfa::new("a$\n^b").is_err(),
+            "without m, ^ and $ in the middle match nothing"
+        );
         for flag in ["g", "y", "d", "v", "x"] {
             let e = pattern_from_js_regexp("a", flag).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidRegex);

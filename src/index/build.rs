@@ -58,13 +58,31 @@ impl<'a> RowWalker<'a> {
     /// Walks the vocabulary's trie from state `s` of a complete DFA: the allowed text
     /// tokens (in trie order) and, when `successors` is asked for, the distinct states
     /// they lead to.
-    pub(super) fn walk(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch, successors: bool) -> (Vec<u32>, Vec<u32>) {
-        self.walk_with(s, dfa.state_count(), |state, byte| dfa.step(state, byte), scratch, successors)
+    pub(super) fn walk(
+        &self,
+        dfa: &Dfa,
+        s: u32,
+        scratch: &mut Scratch,
+        successors: bool,
+    ) -> (Vec<u32>, Vec<u32>) {
+        self.walk_with(
+            s,
+            dfa.state_count(),
+            |state, byte| dfa.step(state, byte),
+            scratch,
+            successors,
+        )
     }
 
     /// The row of state `s` of a complete DFA, for a request (slices where they help).
     pub(super) fn row_parts(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch) -> RowParts<'a> {
-        self.row_parts_with(s, dfa.classes(), |state, byte| dfa.step(state, byte), || 0, scratch)
+        self.row_parts_with(
+            s,
+            dfa.classes(),
+            |state, byte| dfa.step(state, byte),
+            || 0,
+            scratch,
+        )
     }
 
     /// [`row_parts`](Self::row_parts) over an on-demand DFA, determinizing what the
@@ -77,7 +95,13 @@ impl<'a> RowWalker<'a> {
     ) -> Result<RowParts<'a>> {
         let classes = *dfa.byte_classes();
         let steps = FallibleSteps::new(dfa);
-        let parts = self.row_parts_with(s, &classes, |q, b| steps.step(q, b), || steps.work_used(), scratch);
+        let parts = self.row_parts_with(
+            s,
+            &classes,
+            |q, b| steps.step(q, b),
+            || steps.work_used(),
+            scratch,
+        );
         steps.finish(parts)
     }
 
@@ -90,9 +114,21 @@ impl<'a> RowWalker<'a> {
         scratch: &mut Scratch,
     ) -> RowParts<'a> {
         // Slices assume every live end state is acceptable.
-        if let (Some(plan), None, true) = (self.slices, self.end_ok, sliced::worth_checking(self.vocab, s, &step)) {
+        if let (Some(plan), None, true) = (
+            self.slices,
+            self.end_ok,
+            sliced::worth_checking(self.vocab, s, &step),
+        ) {
             let plan = plan.get_or_init(|| SlicePlan::new(self.vocab, classes));
-            if let Some((buckets, ids)) = sliced::walk(self.vocab, plan, s, &step, work, &mut scratch.check, &mut scratch.stack) {
+            if let Some((buckets, ids)) = sliced::walk(
+                self.vocab,
+                plan,
+                s,
+                &step,
+                work,
+                &mut scratch.check,
+                &mut scratch.stack,
+            ) {
                 return RowParts::Sliced(buckets, ids);
             }
         }
@@ -112,7 +148,9 @@ impl<'a> RowWalker<'a> {
                     [first, rest @ ..] => {
                         let mut bits = first.bits.to_vec();
                         for b in rest {
-                            bits.iter_mut().zip(b.bits.iter()).for_each(|(w, x)| *w |= x);
+                            bits.iter_mut()
+                                .zip(b.bits.iter())
+                                .for_each(|(w, x)| *w |= x);
                         }
                         TokenSet::from_bits_and(&bits, &ids, self.vocab.size())
                     }
@@ -149,7 +187,9 @@ impl<'a> RowWalker<'a> {
         let mut ids = Vec::new();
         let mut next = Vec::new();
         if successors {
-            scratch.stamp.resize(scratch.stamp.len().max(state_count), 0);
+            scratch
+                .stamp
+                .resize(scratch.stamp.len().max(state_count), 0);
             scratch.walks += 1;
         }
         let walk_no = scratch.walks;
@@ -196,7 +236,10 @@ struct FallibleSteps<'d> {
 impl<'d> FallibleSteps<'d> {
     fn new(dfa: &'d mut OnDemandDfa) -> Self {
         dfa.begin_call();
-        FallibleSteps { dfa: std::cell::RefCell::new(dfa), refused: std::cell::Cell::new(None) }
+        FallibleSteps {
+            dfa: std::cell::RefCell::new(dfa),
+            refused: std::cell::Cell::new(None),
+        }
     }
 
     #[inline]
@@ -250,7 +293,11 @@ pub(super) fn eager(
     let store = RowStore::new(max_states);
     if vocab.is_byte_complete() {
         eager_many(dfa, vocab, &rows, &store, max_states, pattern, budget)?;
-        return Ok(Eager { rows, store, end_ok: None });
+        return Ok(Eager {
+            rows,
+            store,
+            end_ok: None,
+        });
     }
     eager_one_by_one(dfa, vocab, rows, store, max_states, pattern, budget)
 }
@@ -276,8 +323,15 @@ fn eager_many(
     // each liveness block is walked. Only for small automata with long walks (a dense
     // row): the partition costs O(k n log n), and larger automata rarely have two such
     // states (docs/index-layout.md, "Measured choices").
-    let merge = n <= LIVENESS_BLOCKS_MAX_STATES && order.iter().any(|&s| buffers.bound[s as usize] >= buffers.words as u64);
-    let block = if merge { liveness_blocks(dfa) } else { (0..n as u32).collect() };
+    let merge = n <= LIVENESS_BLOCKS_MAX_STATES
+        && order
+            .iter()
+            .any(|&s| buffers.bound[s as usize] >= buffers.words as u64);
+    let block = if merge {
+        liveness_blocks(dfa)
+    } else {
+        (0..n as u32).collect()
+    };
     let b = |s: u32| block[s as usize] as usize;
     // The states of block k, in breadth-first order: members[start[k]..start[k + 1]].
     let mut start = vec![0u32; n + 1];
@@ -294,7 +348,11 @@ fn eager_many(
         fill[b(s)] += 1;
     }
     let of_block = |s: u32| &members[start[b(s)] as usize..start[b(s) + 1] as usize];
-    let walked: Vec<u32> = order.iter().copied().filter(|&s| of_block(s)[0] == s).collect();
+    let walked: Vec<u32> = order
+        .iter()
+        .copied()
+        .filter(|&s| of_block(s)[0] == s)
+        .collect();
     let mut walk = ManyWalk::new(dfa)?;
     let mut group = Vec::new();
     let mut rest = &walked[..];
@@ -322,7 +380,11 @@ fn eager_one_by_one(
     budget: &mut Budget,
 ) -> Result<Eager> {
     let n = dfa.state_count();
-    let walker = RowWalker { vocab, end_ok: None, slices: None };
+    let walker = RowWalker {
+        vocab,
+        end_ok: None,
+        slices: None,
+    };
     let mut scratch = Scratch::default();
     let mut seen = vec![false; n];
     let mut order = Vec::new();
@@ -347,8 +409,21 @@ fn eager_one_by_one(
         store.store(&rows, s, walker.finish_row(dfa.is_final(s), ids));
         succ_of[s as usize] = next;
     }
-    let end_ok = prune_token_dead_ends(dfa, vocab, &mut rows, &mut store, &order, &succ_of, &mut scratch, pattern)?;
-    Ok(Eager { rows, store, end_ok })
+    let end_ok = prune_token_dead_ends(
+        dfa,
+        vocab,
+        &mut rows,
+        &mut store,
+        &order,
+        &succ_of,
+        &mut scratch,
+        pattern,
+    )?;
+    Ok(Eager {
+        rows,
+        store,
+        end_ok,
+    })
 }
 
 /// Where the vocabulary lacks some single byte, a live state (over bytes) may still be
@@ -371,13 +446,20 @@ fn prune_token_dead_ends(
     if !ok[dfa.start() as usize] {
         return Err(Error::new(
             ErrorKind::InvalidRegex,
-            format!("no sequence of this vocabulary's tokens fully matches regex {}", quote(pattern)),
+            format!(
+                "no sequence of this vocabulary's tokens fully matches regex {}",
+                quote(pattern)
+            ),
         ));
     }
     if order.iter().all(|&s| ok[s as usize]) {
         return Ok(None);
     }
-    let walker = RowWalker { vocab, end_ok: Some(&ok), slices: None };
+    let walker = RowWalker {
+        vocab,
+        end_ok: Some(&ok),
+        slices: None,
+    };
     for &s in order {
         if !walker.accepts_end(s) {
             rows.clear(s);
@@ -413,7 +495,10 @@ impl ManyWalk {
     fn new(dfa: &Dfa) -> Result<ManyWalk> {
         let stride = dfa.class_count() as u32;
         if u32::try_from(dfa.transitions().len()).is_err() {
-            return Err(Error::new(ErrorKind::DfaTooLarge, "the DFA has more than 2^32 transitions"));
+            return Err(Error::new(
+                ErrorKind::DfaTooLarge,
+                "the DFA has more than 2^32 transitions",
+            ));
         }
         let mut classes = [0u32; 256];
         for (b, c) in classes.iter_mut().enumerate() {
@@ -430,7 +515,13 @@ impl ManyWalk {
 
     /// Walks the states of `group` (dense lanes first, see [`RowBuffers::next_group`])
     /// together, writing their tokens into `rows`; returns the (node, lane) steps taken.
-    fn run_into(&mut self, trie: &TokenTrie, group: &[u32], n_dense: usize, rows: &mut RowBuffers) -> usize {
+    fn run_into(
+        &mut self,
+        trie: &TokenTrie,
+        group: &[u32],
+        n_dense: usize,
+        rows: &mut RowBuffers,
+    ) -> usize {
         let stride = self.stride;
         self.starts.clear();
         self.starts.extend(group.iter().map(|&s| s * stride));
@@ -438,18 +529,23 @@ impl ManyWalk {
         let words = rows.words;
         let (bits, ids, end) = (&mut rows.bits[..], &mut rows.ids[..], &mut rows.end[..]);
         // `move`: the closure keeps n_dense and words in registers, not behind references.
-        trie.walk_many(&self.starts, |b| classes[b as usize], |s, c| table[(s + c) as usize], &mut self.scratch, move |k, _, id| {
-            if k < n_dense {
-                bits[k * words + (id >> 5) as usize] |= 1 << (id & 31);
-            } else {
-                // Within the lane's range: its bound counts every token it can reach.
-                let e = &mut end[k - n_dense];
-                ids[*e as usize] = id;
-                *e += 1;
-            }
-        })
+        trie.walk_many(
+            &self.starts,
+            |b| classes[b as usize],
+            |s, c| table[(s + c) as usize],
+            &mut self.scratch,
+            move |k, _, id| {
+                if k < n_dense {
+                    bits[k * words + (id >> 5) as usize] |= 1 << (id & 31);
+                } else {
+                    // Within the lane's range: its bound counts every token it can reach.
+                    let e = &mut end[k - n_dense];
+                    ids[*e as usize] = id;
+                    *e += 1;
+                }
+            },
+        )
     }
-
 }
 
 /// Where the eager build over a byte-complete vocabulary writes the tokens of each lane.
@@ -481,7 +577,13 @@ const GROUP_WORDS: u64 = 1 << 20;
 
 impl RowBuffers {
     /// `budget` is charged the DFA steps the bounds take.
-    fn new(dfa: &Dfa, trie: &TokenTrie, vocab_size: usize, order: &[u32], budget: &mut Budget) -> Result<RowBuffers> {
+    fn new(
+        dfa: &Dfa,
+        trie: &TokenTrie,
+        vocab_size: usize,
+        order: &[u32],
+        budget: &mut Budget,
+    ) -> Result<RowBuffers> {
         let words = mask_words(vocab_size) as u64;
         let counts = trie.prefix_counts();
         // Tokens by the byte class of their first byte: one step per class, not per byte.
@@ -491,16 +593,31 @@ impl RowBuffers {
         }
         let mut bound = vec![0u64; dfa.state_count()];
         for &s in order {
-            let first: u64 =
-                per_class.iter().enumerate().filter(|&(c, _)| dfa.step_class(s, c as u32) != DEAD).map(|(_, &n)| n).sum();
+            let first: u64 = per_class
+                .iter()
+                .enumerate()
+                .filter(|&(c, _)| dfa.step_class(s, c as u32) != DEAD)
+                .map(|(_, &n)| n)
+                .sum();
             // A bound that big makes a bitset; look at second bytes before paying for one
             // (e.g. `date` allows '.', and o200k has thousands of tokens starting with it,
             // but hardly any with ".<digit>"). Stops once it is dense for sure.
             let mut steps = per_class.len() as u64;
-            bound[s as usize] = if first < words { first } else { two_byte_bound(dfa, s, counts, words, &mut steps) };
+            bound[s as usize] = if first < words {
+                first
+            } else {
+                two_byte_bound(dfa, s, counts, words, &mut steps)
+            };
             budget.charge(steps)?;
         }
-        Ok(RowBuffers { words: words as usize, bound, bits: Vec::new(), ids: Vec::new(), start: Vec::new(), end: Vec::new() })
+        Ok(RowBuffers {
+            words: words as usize,
+            bound,
+            bits: Vec::new(),
+            ids: Vec::new(),
+            start: Vec::new(),
+            end: Vec::new(),
+        })
     }
 
     /// Takes the next group from the front of `rest` (at most [`LANES`] states, within
@@ -538,14 +655,37 @@ impl RowBuffers {
 
     /// The row of `s`: the text tokens of `walked` (in its liveness block), walked in
     /// `lane`, and EOS where `s` is final.
-    fn row(&self, dfa: &Dfa, vocab: &Vocabulary, lane: usize, walked: u32, s: u32, n_dense: usize) -> TokenSet {
-        let eos: &[u32] = if dfa.is_final(s) { vocab.eos_token_ids() } else { &[] };
+    fn row(
+        &self,
+        dfa: &Dfa,
+        vocab: &Vocabulary,
+        lane: usize,
+        walked: u32,
+        s: u32,
+        n_dense: usize,
+    ) -> TokenSet {
+        let eos: &[u32] = if dfa.is_final(s) {
+            vocab.eos_token_ids()
+        } else {
+            &[]
+        };
         if lane < n_dense {
-            TokenSet::from_bits_and(&self.bits[lane * self.words..][..self.words], eos, vocab.size())
+            TokenSet::from_bits_and(
+                &self.bits[lane * self.words..][..self.words],
+                eos,
+                vocab.size(),
+            )
         } else {
             let k = lane - n_dense;
-            debug_assert!(u64::from(self.end[k] - self.start[k]) <= self.bound[walked as usize], "lane overran its range");
-            TokenSet::from_id_parts(&self.ids[self.start[k] as usize..self.end[k] as usize], eos, vocab.size())
+            debug_assert!(
+                u64::from(self.end[k] - self.start[k]) <= self.bound[walked as usize],
+                "lane overran its range"
+            );
+            TokenSet::from_id_parts(
+                &self.ids[self.start[k] as usize..self.end[k] as usize],
+                eos,
+                vocab.size(),
+            )
         }
     }
 }

@@ -33,7 +33,12 @@ impl MaskBuffer {
         let mut storage = Vec::new();
         storage.try_reserve_exact(n).ok()?;
         storage.resize(n, 0);
-        Some(MaskBuffer { storage: storage.into_boxed_slice(), len, dirty_below: 0, touched: Vec::new() })
+        Some(MaskBuffer {
+            storage: storage.into_boxed_slice(),
+            len,
+            dirty_below: 0,
+            touched: Vec::new(),
+        })
     }
 
     /// A cleared mask for `vocab_size` token ids.
@@ -143,9 +148,15 @@ mod tests {
                 let (mut dense, mut sparse) = (0, 0);
                 for step in 0..120 {
                     let den = [1, 2, 8, 31, 40, 400, 5000][rng.below_u64(7) as usize];
-                    let ids: Vec<u32> = (0..vocab as u32).filter(|_| rng.below_u64(den) == 0).collect();
+                    let ids: Vec<u32> = (0..vocab as u32)
+                        .filter(|_| rng.below_u64(den) == 0)
+                        .collect();
                     let set = TokenSet::from_ids(ids, vocab);
-                    if set.bits().is_some() { dense += 1 } else { sparse += 1 }
+                    if set.bits().is_some() {
+                        dense += 1
+                    } else {
+                        sparse += 1
+                    }
                     if step % 37 == 36 {
                         // Hand-written words: the bookkeeping must not trust them.
                         for w in buffer.words_mut().iter_mut() {
@@ -155,9 +166,16 @@ mod tests {
                     set.fill_mask_buffer(&mut buffer).unwrap();
                     let mut want = vec![0u32; buffer.words().len()];
                     set.fill_mask(&mut want).unwrap();
-                    assert_eq!(buffer.words(), &want[..], "vocab {vocab}, extra {extra_words}, step {step}");
+                    assert_eq!(
+                        buffer.words(),
+                        &want[..],
+                        "vocab {vocab}, extra {extra_words}, step {step}"
+                    );
                 }
-                assert!(vocab < 100 || (dense > 10 && sparse > 10), "{dense} dense, {sparse} sparse");
+                assert!(
+                    vocab < 100 || (dense > 10 && sparse > 10),
+                    "{dense} dense, {sparse} sparse"
+                );
             }
         }
     }

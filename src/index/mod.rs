@@ -253,7 +253,11 @@ impl Index {
     /// Errors: [`ErrorKind::InvalidRegex`] (malformed, unsupported, or matching no
     /// string the vocabulary can spell), [`ErrorKind::DfaTooLarge`],
     /// [`ErrorKind::TooManyStates`].
-    pub fn with_config(pattern: &str, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+    pub fn with_config(
+        pattern: &str,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+    ) -> Result<Index> {
         let determinizer = OnDemandDfa::Nfa(Determinizer::new(pattern, &config.dfa)?);
         Index::from_on_demand(determinizer, pattern, vocab, config, 0)
     }
@@ -285,13 +289,28 @@ impl Index {
     /// Errors: [`ErrorKind::InvalidRegex`] when the language is empty,
     /// [`ErrorKind::DfaTooLarge`], [`ErrorKind::TooManyStates`],
     /// [`ErrorKind::BuildTooExpensive`].
-    pub fn from_expr(exprs: ExprSet, root: ExprId, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+    pub fn from_expr(
+        exprs: ExprSet,
+        root: ExprId,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+    ) -> Result<Index> {
         let what = format!("automaton expression ({} nodes)", exprs.len());
-        let dfa = ExprDfa::new(exprs, root, &config.dfa, config.dfa.get_max_work(), what.clone())?;
+        let dfa = ExprDfa::new(
+            exprs,
+            root,
+            &config.dfa,
+            config.dfa.get_max_work(),
+            what.clone(),
+        )?;
         Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config, 0)
     }
 
-    fn from_schema_automaton(a: json_schema::SchemaAutomaton, vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+    fn from_schema_automaton(
+        a: json_schema::SchemaAutomaton,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+    ) -> Result<Index> {
         let what = format!("JSON Schema automaton ({} expression nodes)", a.exprs.len());
         // One call, one budget: an eager build gets what the compilation left. A lazy
         // index's requests each get a whole budget of their own, as for any lazy index.
@@ -314,17 +333,31 @@ impl Index {
         let lazy = config.lazy && vocab.is_byte_complete();
         let store = RowStore::new(config.max_states);
         if lazy && determinizer.exact_liveness() {
-            return Ok(Index::assemble(vocab, pattern, Source::on_demand(determinizer), None, store, true).configured(config));
+            return Ok(Index::assemble(
+                vocab,
+                pattern,
+                Source::on_demand(determinizer),
+                None,
+                store,
+                true,
+            )
+            .configured(config));
         }
         let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
         budget.charge(spent)?;
         let dfa = Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
         if lazy {
-            return Ok(Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true).configured(config));
+            return Ok(
+                Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true)
+                    .configured(config),
+            );
         }
         let built = build::eager(&dfa, vocab, config.max_states, pattern, &mut budget)?;
         let source = Source::complete_with_rows(dfa, built.rows);
-        Ok(Index::assemble(vocab, pattern, source, built.end_ok, built.store, false).configured(config))
+        Ok(
+            Index::assemble(vocab, pattern, source, built.end_ok, built.store, false)
+                .configured(config),
+        )
     }
 
     /// Builds an index for a JSON Schema given as JSON text (property order as written).
@@ -348,12 +381,20 @@ impl Index {
         schema_config: &json_schema::Config,
     ) -> Result<Index> {
         let schema_config = Index::schema_config_for(vocab, config, schema_config);
-        Index::from_schema_automaton(json_schema::automaton_from_json_schema_str(schema, &schema_config)?, vocab, config)
+        Index::from_schema_automaton(
+            json_schema::automaton_from_json_schema_str(schema, &schema_config)?,
+            vocab,
+            config,
+        )
     }
 
     /// The schema options as this index applies them: a lazy index (rows on request)
     /// takes the lazy defaults ([`json_schema::Config::for_lazy_index`]).
-    fn schema_config_for(vocab: &Vocabulary, config: &IndexConfig, schema_config: &json_schema::Config) -> json_schema::Config {
+    fn schema_config_for(
+        vocab: &Vocabulary,
+        config: &IndexConfig,
+        schema_config: &json_schema::Config,
+    ) -> json_schema::Config {
         if config.lazy && vocab.is_byte_complete() {
             schema_config.for_lazy_index()
         } else {
@@ -370,7 +411,11 @@ impl Index {
         schema_config: &json_schema::Config,
     ) -> Result<Index> {
         let schema_config = Index::schema_config_for(vocab, config, schema_config);
-        Index::from_schema_automaton(json_schema::automaton_from_json_schema(schema, &schema_config)?, vocab, config)
+        Index::from_schema_automaton(
+            json_schema::automaton_from_json_schema(schema, &schema_config)?,
+            vocab,
+            config,
+        )
     }
 
     /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.
@@ -387,13 +432,36 @@ impl Index {
     /// The rows stored are checked against rows recomputed from the stored automaton, so
     /// a forged index is refused ([`ErrorKind::CorruptIndex`]) rather than one that
     /// disagrees with itself (docs/reliability.md).
-    pub fn from_bytes_with_config(bytes: &[u8], vocab: &Arc<Vocabulary>, config: &IndexConfig) -> Result<Index> {
+    pub fn from_bytes_with_config(
+        bytes: &[u8],
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+    ) -> Result<Index> {
         let loaded = serialize::decode(bytes, vocab, config.get_dfa_config().get_dfa_size_limit())?;
         let mut budget = Budget::new(config.dfa.get_max_work(), "serialized index");
-        let rebuilt = build::eager(&loaded.dfa, vocab, config.get_max_states(), &loaded.pattern, &mut budget)?;
-        serialize::check_rows(&loaded.rows, loaded.end_ok.as_deref(), &rebuilt.rows, rebuilt.end_ok.as_deref())?;
+        let rebuilt = build::eager(
+            &loaded.dfa,
+            vocab,
+            config.get_max_states(),
+            &loaded.pattern,
+            &mut budget,
+        )?;
+        serialize::check_rows(
+            &loaded.rows,
+            loaded.end_ok.as_deref(),
+            &rebuilt.rows,
+            rebuilt.end_ok.as_deref(),
+        )?;
         let source = Source::complete_with_rows(loaded.dfa, rebuilt.rows);
-        Ok(Index::assemble(vocab, &loaded.pattern, source, rebuilt.end_ok, rebuilt.store, false).configured(config))
+        Ok(Index::assemble(
+            vocab,
+            &loaded.pattern,
+            source,
+            rebuilt.end_ok,
+            rebuilt.store,
+            false,
+        )
+        .configured(config))
     }
 
     fn assemble(
@@ -404,9 +472,21 @@ impl Index {
         store: RowStore,
         lazy: bool,
     ) -> Index {
-        let eos_only = Arc::new(TokenSet::from_ids(vocab.eos_token_ids().to_vec(), vocab.size()));
+        let eos_only = Arc::new(TokenSet::from_ids(
+            vocab.eos_token_ids().to_vec(),
+            vocab.size(),
+        ));
         let slice_plan = Some(OnceLock::new());
-        Index { vocab: vocab.clone(), pattern: pattern.to_string(), source, end_ok, store, lazy, eos_only, slice_plan }
+        Index {
+            vocab: vocab.clone(),
+            pattern: pattern.to_string(),
+            source,
+            end_ok,
+            store,
+            lazy,
+            eos_only,
+            slice_plan,
+        }
     }
 
     /// Applies the options read after assembly.
@@ -434,7 +514,13 @@ impl Index {
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         self.complete()?;
         self.source.with_dfa_and_rows(|dfa, rows| {
-            serialize::encode(&self.vocab, &self.pattern, dfa, self.end_ok.as_deref(), rows)
+            serialize::encode(
+                &self.vocab,
+                &self.pattern,
+                dfa,
+                self.end_ok.as_deref(),
+                rows,
+            )
         })
     }
 
@@ -444,7 +530,8 @@ impl Index {
         if !self.lazy {
             return Ok(());
         }
-        self.source.complete_rows(self.walker(), &self.store, &self.pattern)
+        self.source
+            .complete_rows(self.walker(), &self.store, &self.pattern)
     }
 
     /// The vocabulary this index was built for.
@@ -496,7 +583,8 @@ impl Index {
     /// The tokens allowed in `state`, ascending, with the EOS ids where the text so far
     /// fully matches. In lazy mode the row is computed on first request.
     pub fn allowed_tokens(&self, state: StateId) -> Result<Arc<TokenSet>> {
-        self.source.row(state, self.lazy, self.walker(), &self.store, &self.pattern)
+        self.source
+            .row(state, self.lazy, self.walker(), &self.store, &self.pattern)
     }
 
     /// The row of `state` to write a mask of: like [`allowed_tokens`](Index::allowed_tokens),
@@ -563,7 +651,10 @@ impl Index {
         } else {
             Err(Error::new(
                 ErrorKind::UnknownTokenId,
-                format!("token id {token} is outside the vocabulary (size {})", self.vocab.size()),
+                format!(
+                    "token id {token} is outside the vocabulary (size {})",
+                    self.vocab.size()
+                ),
             ))
         }
     }
@@ -589,7 +680,11 @@ impl Index {
     }
 
     fn walker(&self) -> RowWalker<'_> {
-        RowWalker { vocab: &self.vocab, end_ok: self.end_ok.as_deref(), slices: self.slice_plan.as_ref() }
+        RowWalker {
+            vocab: &self.vocab,
+            end_ok: self.end_ok.as_deref(),
+            slices: self.slice_plan.as_ref(),
+        }
     }
 }
 
@@ -615,11 +710,16 @@ mod mask_cache_tests {
     /// a digits row touches over a thousand of the 3,125 mask words while holding fewer ids
     /// than words: sparse, and worth expanding.
     fn spread_digits_vocab() -> Arc<Vocabulary> {
-        let numbers: Vec<String> = (0..10).chain(0..100).chain(0..1000).enumerate().map(|(k, n)| match k {
-            0..10 => format!("{n}"),
-            10..110 => format!("{n:02}"),
-            _ => format!("{n:03}"),
-        }).collect();
+        let numbers: Vec<String> = (0..10)
+            .chain(0..100)
+            .chain(0..1000)
+            .enumerate()
+            .map(|(k, n)| match k {
+                0..10 => format!("{n}"),
+                10..110 => format!("{n:02}"),
+                _ => format!("{n:03}"),
+            })
+            .collect();
         let mut tokens: Vec<String> = (0..100_000).map(|i| format!("q{i}")).collect();
         for (k, n) in numbers.into_iter().enumerate() {
             tokens[k * 90] = n;
@@ -642,11 +742,19 @@ mod mask_cache_tests {
         let vocab = spread_digits_vocab();
         let words = mask_words(vocab.size());
         let pattern = "[0-9]{1,8}|a[0-9]{1,2}";
-        for (budget, kept) in [(DEFAULT_MASK_CACHE_BYTES, 2), (words * 4, 1), (words * 4 - 1, 0), (0, 0)] {
+        for (budget, kept) in [
+            (DEFAULT_MASK_CACHE_BYTES, 2),
+            (words * 4, 1),
+            (words * 4 - 1, 0),
+            (0, 0),
+        ] {
             let config = IndexConfig::new().mask_cache_bytes(budget);
             let index = Arc::new(Index::with_config(pattern, &vocab, &config).unwrap());
             let row = index.allowed_tokens(index.initial_state()).unwrap();
-            assert!(row.bits().is_none() && row.len() > 1000, "the digits row is sparse");
+            assert!(
+                row.bits().is_none() && row.len() > 1000,
+                "the digits row is sparse"
+            );
             let before = index.memory_usage();
             let mut buffer = MaskBuffer::new(vocab.size());
             let mut mask = vec![u32::MAX; words + 2];
@@ -668,12 +776,20 @@ mod mask_cache_tests {
                     guide.mask_logits(&mut logits).unwrap();
                     for (id, &x) in logits.iter().enumerate() {
                         let allowed = id < vocab.size() && want[id >> 5] >> (id & 31) & 1 == 1;
-                        assert_eq!(x, if allowed { 1.0 } else { f32::NEG_INFINITY }, "logit {id}");
+                        assert_eq!(
+                            x,
+                            if allowed { 1.0 } else { f32::NEG_INFINITY },
+                            "logit {id}"
+                        );
                     }
                 }
             }
             // Initial row (all numbers) and, after "a", the one- and two-digit numbers.
-            assert_eq!(index.memory_usage() - before, kept * words * 4, "budget {budget}");
+            assert_eq!(
+                index.memory_usage() - before,
+                kept * words * 4,
+                "budget {budget}"
+            );
         }
     }
 }

@@ -58,7 +58,10 @@ impl StateRows {
 
     /// `(state, row)` for every state with a row, ascending.
     pub(super) fn iter(&self) -> impl Iterator<Item = (u32, &Arc<TokenSet>)> {
-        self.0.iter().enumerate().filter_map(|(s, cell)| Some((s as u32, cell.get()?)))
+        self.0
+            .iter()
+            .enumerate()
+            .filter_map(|(s, cell)| Some((s as u32, cell.get()?)))
     }
 
     /// Bytes of memory held by the cells (not the rows).
@@ -104,7 +107,12 @@ impl RowStore {
         }
         let bytes = row.expansion_bytes();
         let take = |left: usize| left.checked_sub(bytes);
-        if self.expansion_left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, take).is_ok() && !row.expand() {
+        if self
+            .expansion_left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, take)
+            .is_ok()
+            && !row.expand()
+        {
             // Expanded by another thread meanwhile, or no memory: give the bytes back.
             self.expansion_left.fetch_add(bytes, Ordering::Relaxed);
         }

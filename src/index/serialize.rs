@@ -132,21 +132,34 @@ pub(super) struct Decoded {
 
 /// Reads bytes written by [`encode`] for `vocab`, checking everything; the transition
 /// table may take at most `max_table_bytes` (the DFA size limit the index was built with).
-pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary, max_table_bytes: Option<usize>) -> Result<Decoded> {
+pub(super) fn decode(
+    bytes: &[u8],
+    vocab: &Vocabulary,
+    max_table_bytes: Option<usize>,
+) -> Result<Decoded> {
     if bytes.len() < MAGIC.len() + 4 + 8 || &bytes[..8] != MAGIC {
-        return Err(corrupt("not a logitmask index (missing the LOGITMSK header)"));
+        return Err(corrupt(
+            "not a logitmask index (missing the LOGITMSK header)",
+        ));
     }
     let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
     if version != VERSION {
-        return Err(corrupt(&format!("index format version {version} is not supported (this build reads {VERSION})")));
+        return Err(corrupt(&format!(
+            "index format version {version} is not supported (this build reads {VERSION})"
+        )));
     }
     let (body, tail) = bytes.split_at(bytes.len() - 8);
     let mut h = Fnv64::new();
     h.write(body);
     if h.finish() != u64::from_le_bytes(tail.try_into().unwrap()) {
-        return Err(corrupt("checksum mismatch: the index bytes are corrupt or truncated"));
+        return Err(corrupt(
+            "checksum mismatch: the index bytes are corrupt or truncated",
+        ));
     }
-    let mut r = Reader { bytes: body, pos: 12 };
+    let mut r = Reader {
+        bytes: body,
+        pos: 12,
+    };
     let fingerprint = r.u64()?;
     let vocab_size = r.u32()? as usize;
     if fingerprint != vocab.fingerprint() || vocab_size != vocab.size() {
@@ -160,7 +173,8 @@ pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary, max_table_bytes: Option<u
         ));
     }
     let pattern_len = r.u32()? as usize;
-    let pattern = String::from_utf8(r.take(pattern_len)?.to_vec()).map_err(|_| corrupt("the pattern is not UTF-8"))?;
+    let pattern = String::from_utf8(r.take(pattern_len)?.to_vec())
+        .map_err(|_| corrupt("the pattern is not UTF-8"))?;
     let (dfa, end_ok) = read_dfa(&mut r, max_table_bytes)?;
     let distinct = read_rows(&mut r, vocab_size)?;
     let n = dfa.state_count();
@@ -183,7 +197,12 @@ pub(super) fn decode(bytes: &[u8], vocab: &Vocabulary, max_table_bytes: Option<u
     if rows.get(dfa.start()).is_none() {
         return Err(corrupt("the start state has no row"));
     }
-    Ok(Decoded { pattern, dfa, end_ok, rows })
+    Ok(Decoded {
+        pattern,
+        dfa,
+        end_ok,
+        rows,
+    })
 }
 
 fn read_dfa(r: &mut Reader, max_table_bytes: Option<usize>) -> Result<(Dfa, Option<Vec<bool>>)> {
@@ -209,7 +228,9 @@ fn read_dfa(r: &mut Reader, max_table_bytes: Option<usize>) -> Result<(Dfa, Opti
         ));
     }
     let mut trans = Vec::new();
-    trans.try_reserve_exact(n * stride).map_err(|_| corrupt(&format!("cannot allocate {table_bytes} bytes")))?;
+    trans
+        .try_reserve_exact(n * stride)
+        .map_err(|_| corrupt(&format!("cannot allocate {table_bytes} bytes")))?;
     trans.resize(n * stride, 0u32);
     for row in trans.chunks_mut(stride) {
         let live = r.leb()? as usize;
@@ -252,7 +273,9 @@ fn read_rows(r: &mut Reader, vocab_size: usize) -> Result<Vec<Arc<TokenSet>>> {
                     if k > 0 && delta == 0 {
                         return Err(corrupt("repeated id in a row"));
                     }
-                    prev = prev.checked_add(delta).ok_or_else(|| corrupt("id overflow in a row"))?;
+                    prev = prev
+                        .checked_add(delta)
+                        .ok_or_else(|| corrupt("id overflow in a row"))?;
                     ids.push(prev);
                 }
                 Stored::Ids(ids)
@@ -262,11 +285,17 @@ fn read_rows(r: &mut Reader, vocab_size: usize) -> Result<Vec<Arc<TokenSet>>> {
                     return Err(corrupt("bitset row has the wrong length"));
                 }
                 let raw = r.take(len.checked_mul(4).ok_or_else(|| corrupt("row too large"))?)?;
-                Stored::Bits(raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+                Stored::Bits(
+                    raw.chunks_exact(4)
+                        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                        .collect(),
+                )
             }
             _ => return Err(corrupt("bad row form")),
         };
-        rows.push(Arc::new(TokenSet::from_stored(stored, vocab_size).map_err(|e| corrupt(&e))?));
+        rows.push(Arc::new(
+            TokenSet::from_stored(stored, vocab_size).map_err(|e| corrupt(&e))?,
+        ));
     }
     Ok(rows)
 }
@@ -290,14 +319,19 @@ pub(super) fn check_rows(
             _ => false,
         };
         if !same {
-            return Err(corrupt(&format!("the row of state {s} disagrees with the automaton")));
+            return Err(corrupt(&format!(
+                "the row of state {s} disagrees with the automaton"
+            )));
         }
     }
     Ok(())
 }
 
 fn corrupt(what: &str) -> Error {
-    Error::new(ErrorKind::CorruptIndex, format!("cannot load index: {what}"))
+    Error::new(
+        ErrorKind::CorruptIndex,
+        format!("cannot load index: {what}"),
+    )
 }
 
 struct Writer(Vec<u8>);
@@ -321,7 +355,12 @@ impl Writer {
     }
     fn bits(&mut self, flags: &[bool]) {
         for chunk in flags.chunks(8) {
-            self.0.push(chunk.iter().enumerate().fold(0u8, |b, (i, &f)| b | (u8::from(f) << i)));
+            self.0.push(
+                chunk
+                    .iter()
+                    .enumerate()
+                    .fold(0u8, |b, (i, &f)| b | (u8::from(f) << i)),
+            );
         }
     }
 }
@@ -334,7 +373,10 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn ensure(&self, n: usize) -> Result<()> {
         if self.bytes.len() - self.pos < n {
-            Err(corrupt(&format!("truncated: {n} more bytes needed at offset {}", self.pos)))
+            Err(corrupt(&format!(
+                "truncated: {n} more bytes needed at offset {}",
+                self.pos
+            )))
         } else {
             Ok(())
         }

@@ -95,7 +95,12 @@ fn coverage(
     work: &mut usize,
     scratch: &mut CheckScratch,
 ) -> u8 {
-    let CheckScratch { frontier, next, seen, stack } = scratch;
+    let CheckScratch {
+        frontier,
+        next,
+        seen,
+        stack,
+    } = scratch;
     frontier.clear();
     frontier.push(s);
     seen.clear();
@@ -170,7 +175,16 @@ pub(super) fn walk<'v>(
     let mut used_slices: Vec<usize> = Vec::new();
     for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
-        covered[k] = coverage(&plan.moves[k], start, s, &step, &dfa_work_over, MAX_CHARS, &mut steps, scratch);
+        covered[k] = coverage(
+            &plan.moves[k],
+            start,
+            s,
+            &step,
+            &dfa_work_over,
+            MAX_CHARS,
+            &mut steps,
+            scratch,
+        );
         // A slice inside a larger one that covers as many characters holds no more tokens.
         let dominated = slice.within.is_some_and(|j| covered[j] >= covered[k]);
         if covered[k] == 0 || dominated {
@@ -191,7 +205,10 @@ pub(super) fn walk<'v>(
         [(_, bucket)] => {
             let k = used_slices[0];
             let tokens = vocab.slices().get(k).tokens(vocab);
-            tokens.rest.as_ref().filter(|_| bucket.len == tokens.buckets.last().map_or(0, |b| b.len))
+            tokens
+                .rest
+                .as_ref()
+                .filter(|_| bucket.len == tokens.buckets.last().map_or(0, |b| b.len))
         }
         _ => None,
     };
@@ -201,7 +218,9 @@ pub(super) fn walk<'v>(
         }
         None => {
             let skip: Vec<(&[u8], u8)> = used.iter().map(|&(cover, b)| (cover, b.chars)).collect();
-            vocab.trie().walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
+            vocab
+                .trie()
+                .walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
         }
     }
     Some((used.into_iter().map(|(_, b)| b).collect(), ids))

@@ -46,7 +46,10 @@ impl Source {
 
     /// An on-demand DFA without rows yet.
     pub(super) fn on_demand(dfa: OnDemandDfa) -> Source {
-        Source::OnDemand(Box::new(Mutex::new(OnDemand { dfa, rows: StateRows::new(0) })))
+        Source::OnDemand(Box::new(Mutex::new(OnDemand {
+            dfa,
+            rows: StateRows::new(0),
+        })))
     }
 
     /// The complete DFA, if this source has one.
@@ -145,7 +148,12 @@ impl Source {
 
     /// Computes the row of every state reachable through tokens; an on-demand DFA is
     /// first determinized completely (what serialization needs of a lazy index).
-    pub(super) fn complete_rows(&self, walker: RowWalker<'_>, store: &RowStore, pattern: &str) -> Result<()> {
+    pub(super) fn complete_rows(
+        &self,
+        walker: RowWalker<'_>,
+        store: &RowStore,
+        pattern: &str,
+    ) -> Result<()> {
         let mut scratch = Scratch::default();
         let mut guard = match self {
             Source::Complete { .. } => None,
@@ -209,9 +217,10 @@ impl Source {
     pub(super) fn states(&self) -> Vec<StateId> {
         match self {
             Source::Complete { rows, .. } => rows.iter().map(|(s, _)| StateId::new(s)).collect(),
-            Source::OnDemand(m) => {
-                lock(m).map_or_else(|_| Vec::new(), |g| g.rows.iter().map(|(s, _)| StateId::new(s)).collect())
-            }
+            Source::OnDemand(m) => lock(m).map_or_else(
+                |_| Vec::new(),
+                |g| g.rows.iter().map(|(s, _)| StateId::new(s)).collect(),
+            ),
         }
     }
 
@@ -227,7 +236,9 @@ impl Source {
     pub(super) fn memory_usage(&self) -> usize {
         match self {
             Source::Complete { dfa, rows } => dfa.memory_usage() + rows.memory_usage(),
-            Source::OnDemand(m) => lock(m).map_or(0, |g| g.dfa.memory_usage() + g.rows.memory_usage()),
+            Source::OnDemand(m) => {
+                lock(m).map_or(0, |g| g.dfa.memory_usage() + g.rows.memory_usage())
+            }
         }
     }
 }
@@ -253,10 +264,16 @@ impl OnDemand {
 /// (it may have been left half-grown).
 fn lock(m: &Mutex<OnDemand>) -> Result<MutexGuard<'_, OnDemand>> {
     m.lock().map_err(|_| {
-        Error::new(ErrorKind::InvalidState, "the index's row cache was poisoned by a panic in another thread")
+        Error::new(
+            ErrorKind::InvalidState,
+            "the index's row cache was poisoned by a panic in another thread",
+        )
     })
 }
 
 fn unknown_state(s: u32) -> Error {
-    Error::new(ErrorKind::InvalidState, format!("state {s} does not belong to this index"))
+    Error::new(
+        ErrorKind::InvalidState,
+        format!("state {s} does not belong to this index"),
+    )
 }

@@ -78,14 +78,25 @@ impl std::hash::Hash for TokenSet {
         }
         state.write_u32(self.len);
         state.write_u32(self.vocab_size);
-        state.write_u64(lanes[0] ^ lanes[1].rotate_left(16) ^ lanes[2].rotate_left(32) ^ lanes[3].rotate_left(48));
+        state.write_u64(
+            lanes[0]
+                ^ lanes[1].rotate_left(16)
+                ^ lanes[2].rotate_left(32)
+                ^ lanes[3].rotate_left(48),
+        );
     }
 }
 
 impl std::fmt::Debug for TokenSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let head: Vec<u32> = self.iter().take(16).collect();
-        write!(f, "TokenSet(len {}, {:?}{})", self.len, head, if self.len > 16 { ", ..." } else { "" })
+        write!(
+            f,
+            "TokenSet(len {}, {:?}{})",
+            self.len,
+            head,
+            if self.len > 16 { ", ..." } else { "" }
+        )
     }
 }
 
@@ -97,7 +108,12 @@ pub fn mask_words(vocab_size: usize) -> usize {
 
 impl TokenSet {
     fn new(repr: Repr, len: u32, vocab_size: usize) -> TokenSet {
-        TokenSet { repr, len, vocab_size: vocab_size as u32, expanded: OnceLock::new() }
+        TokenSet {
+            repr,
+            len,
+            vocab_size: vocab_size as u32,
+            expanded: OnceLock::new(),
+        }
     }
 
     /// Builds a set from ids in any order (duplicates allowed); every id must be
@@ -165,21 +181,32 @@ impl TokenSet {
         if len as usize >= words {
             return TokenSet::new(Repr::Bits(bits), len, vocab_size);
         }
-        let nonzero = bits.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32, w));
+        let nonzero = bits
+            .iter()
+            .enumerate()
+            .filter(|(_, &w)| w != 0)
+            .map(|(i, &w)| (i as u32, w));
         TokenSet::sparse_from_words(nonzero, len, vocab_size)
     }
 
     /// The sparse form of ascending, distinct ids.
     fn sparse(ids: &[u32], vocab_size: usize) -> TokenSet {
         let words = ids.chunk_by(|a, b| a >> 5 == b >> 5).map(|group| {
-            (group[0] >> 5, group.iter().fold(0u32, |w, id| w | 1 << (id & 31)))
+            (
+                group[0] >> 5,
+                group.iter().fold(0u32, |w, id| w | 1 << (id & 31)),
+            )
         });
         TokenSet::sparse_from_words(words, ids.len() as u32, vocab_size)
     }
 
     /// The sparse form of the non-zero bitset words `(word index, bits)`, ascending, which
     /// hold `len` ids in all.
-    fn sparse_from_words(nonzero: impl Iterator<Item = (u32, u32)>, len: u32, vocab_size: usize) -> TokenSet {
+    fn sparse_from_words(
+        nonzero: impl Iterator<Item = (u32, u32)>,
+        len: u32,
+        vocab_size: usize,
+    ) -> TokenSet {
         let (mut singles, mut words, mut bits) = (Vec::new(), Vec::new(), Vec::new());
         for (word, w) in nonzero {
             if w.is_power_of_two() {
@@ -192,7 +219,10 @@ impl TokenSet {
         let n = singles.len() as u32;
         singles.extend(words);
         singles.extend(bits);
-        let repr = Repr::Sparse { data: singles.into_boxed_slice(), singles: n };
+        let repr = Repr::Sparse {
+            data: singles.into_boxed_slice(),
+            singles: n,
+        };
         TokenSet::new(repr, len, vocab_size)
     }
 
@@ -217,7 +247,9 @@ impl TokenSet {
                 if ids.len() >= words.max(1) {
                     return Err("dense row stored as ids".into());
                 }
-                if ids.windows(2).any(|w| w[0] >= w[1]) || ids.last().is_some_and(|&l| l as usize >= vocab_size) {
+                if ids.windows(2).any(|w| w[0] >= w[1])
+                    || ids.last().is_some_and(|&l| l as usize >= vocab_size)
+                {
                     return Err("id row is not ascending or has ids beyond the vocabulary".into());
                 }
                 Ok(TokenSet::sparse(&ids, vocab_size))
@@ -229,7 +261,9 @@ impl TokenSet {
     fn sparse_words(&self) -> Option<usize> {
         match &self.repr {
             Repr::Bits(_) => None,
-            Repr::Sparse { data, singles } => Some(*singles as usize + (data.len() - *singles as usize) / 2),
+            Repr::Sparse { data, singles } => {
+                Some(*singles as usize + (data.len() - *singles as usize) / 2)
+            }
         }
     }
 
@@ -239,7 +273,9 @@ impl TokenSet {
     /// stores hundreds of scattered words, which in wasm costs 2-4x a copy of the whole mask.
     pub(crate) fn worth_expanding(&self) -> bool {
         let words = mask_words(self.vocab_size as usize);
-        self.sparse_words().is_some_and(|n| n > words / SPARSE_WORDS_DIVISOR) && self.expanded.get().is_none()
+        self.sparse_words()
+            .is_some_and(|n| n > words / SPARSE_WORDS_DIVISOR)
+            && self.expanded.get().is_none()
     }
 
     /// Bytes [`TokenSet::expand`] keeps.
@@ -255,7 +291,10 @@ impl TokenSet {
             return false;
         }
         let mut bits = Vec::new();
-        if bits.try_reserve_exact(mask_words(self.vocab_size as usize)).is_err() {
+        if bits
+            .try_reserve_exact(mask_words(self.vocab_size as usize))
+            .is_err()
+        {
             return false;
         }
         bits.resize(mask_words(self.vocab_size as usize), 0);
@@ -297,11 +336,15 @@ impl TokenSet {
     /// Whether `id` is in the set.
     pub fn contains(&self, id: u32) -> bool {
         match &self.repr {
-            Repr::Bits(bits) => bits.get((id >> 5) as usize).is_some_and(|w| w >> (id & 31) & 1 == 1),
+            Repr::Bits(bits) => bits
+                .get((id >> 5) as usize)
+                .is_some_and(|w| w >> (id & 31) & 1 == 1),
             Repr::Sparse { data, singles } => {
                 let (singles, words, bits) = split(data, *singles);
                 singles.binary_search(&id).is_ok()
-                    || words.binary_search(&(id >> 5)).is_ok_and(|i| bits[i] >> (id & 31) & 1 == 1)
+                    || words
+                        .binary_search(&(id >> 5))
+                        .is_ok_and(|i| bits[i] >> (id & 31) & 1 == 1)
             }
         }
     }
@@ -312,10 +355,21 @@ impl TokenSet {
             Repr::Bits(b) => (b, SparseWords::default()),
             Repr::Sparse { data, singles } => {
                 let (singles, words, bits) = split(data, *singles);
-                (&[], SparseWords { singles, words, bits })
+                (
+                    &[],
+                    SparseWords {
+                        singles,
+                        words,
+                        bits,
+                    },
+                )
             }
         };
-        let dense = dense.iter().enumerate().filter(|(_, &w)| w != 0).map(|(i, &w)| (i as u32, w));
+        let dense = dense
+            .iter()
+            .enumerate()
+            .filter(|(_, &w)| w != 0)
+            .map(|(i, &w)| (i as u32, w));
         dense.chain(sparse)
     }
 
@@ -366,7 +420,12 @@ impl TokenSet {
     pub fn fill_mask_buffer(&self, buffer: &mut MaskBuffer) -> Result<()> {
         let words = mask_words(self.vocab_size as usize);
         if buffer.words().len() < words {
-            return Err(too_small("mask buffer", buffer.words().len(), words, "u32 words"));
+            return Err(too_small(
+                "mask buffer",
+                buffer.words().len(),
+                words,
+                "u32 words",
+            ));
         }
         self.put_into(buffer);
         Ok(())
@@ -375,7 +434,9 @@ impl TokenSet {
     fn put_into(&self, buffer: &mut MaskBuffer) {
         match self.mask_source() {
             MaskSource::Bits(bits) => buffer.put_dense(bits),
-            MaskSource::Sparse((singles, indexes, bits)) => buffer.put_sparse(singles, indexes, bits),
+            MaskSource::Sparse((singles, indexes, bits)) => {
+                buffer.put_sparse(singles, indexes, bits)
+            }
         }
     }
 
@@ -496,7 +557,11 @@ impl Iterator for SparseWords<'_> {
 
     fn next(&mut self) -> Option<(u32, u32)> {
         // A single's word is never one of the other words.
-        match (self.singles.split_first(), self.words.split_first(), self.bits.split_first()) {
+        match (
+            self.singles.split_first(),
+            self.words.split_first(),
+            self.bits.split_first(),
+        ) {
             (Some((&id, singles)), next, _) if next.is_none_or(|(&w, _)| id >> 5 < w) => {
                 self.singles = singles;
                 Some((id >> 5, 1 << (id & 31)))
@@ -529,8 +594,19 @@ thread_local! {
 /// `bits`: the other words) into `mask[..words]`, which is all zeros there: plain stores,
 /// every word written once (an OR per id made a sparse `fillMask` slower in wasm:
 /// docs/index-layout.md, "Measured choices").
-pub(super) fn store_words(singles: &[u32], indexes: &[u32], bits: &[u32], words: usize, mask: &mut [u32]) {
-    debug_assert!(words <= mask.len() && singles.last().is_none_or(|&id| ((id >> 5) as usize) < words));
+pub(super) fn store_words(
+    singles: &[u32],
+    indexes: &[u32],
+    bits: &[u32],
+    words: usize,
+    mask: &mut [u32],
+) {
+    debug_assert!(
+        words <= mask.len()
+            && singles
+                .last()
+                .is_none_or(|&id| ((id >> 5) as usize) < words)
+    );
     match mask.first_chunk_mut::<FIXED_WORDS>() {
         Some(fixed) if words <= FIXED_WORDS => {
             for &id in singles {
@@ -552,7 +628,10 @@ pub(super) fn store_words(singles: &[u32], indexes: &[u32], bits: &[u32], words:
 }
 
 fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {
-    Error::new(ErrorKind::BufferTooSmall, format!("{what} has {got} {unit}; the vocabulary needs at least {need}"))
+    Error::new(
+        ErrorKind::BufferTooSmall,
+        format!("{what} has {got} {unit}; the vocabulary needs at least {need}"),
+    )
 }
 
 #[cfg(test)]
@@ -579,7 +658,11 @@ mod tests {
             let mut mask = vec![u32::MAX; 4];
             set.fill_mask(&mut mask).unwrap();
             for id in 0..128u32 {
-                assert_eq!(mask[(id >> 5) as usize] >> (id & 31) & 1 == 1, ids.contains(&id), "{id}");
+                assert_eq!(
+                    mask[(id >> 5) as usize] >> (id & 31) & 1 == 1,
+                    ids.contains(&id),
+                    "{id}"
+                );
             }
             let mut logits = vec![1.0f32; 75]; // padded past the vocabulary
             set.mask_logits(&mut logits).unwrap();
@@ -596,7 +679,9 @@ mod tests {
 
     /// Random ids below `vocab`, each present with probability `num / den`.
     fn random_ids(rng: &mut Rng, vocab: usize, num: u64, den: u64) -> Vec<u32> {
-        (0..vocab as u32).filter(|_| rng.below_u64(den) < num).collect()
+        (0..vocab as u32)
+            .filter(|_| rng.below_u64(den) < num)
+            .collect()
     }
 
     /// Checks every way a set is read or written out against the ids themselves:
@@ -612,20 +697,40 @@ mod tests {
         for extra in [0, 1, 9] {
             let mut mask = vec![0xdead_beef_u32; words + extra];
             set.fill_mask(&mut mask).unwrap();
-            assert_eq!(mask[..words], expected[..], "vocab {vocab}, {} ids", ids.len());
+            assert_eq!(
+                mask[..words],
+                expected[..],
+                "vocab {vocab}, {} ids",
+                ids.len()
+            );
             assert!(mask[words..].iter().all(|&w| w == 0));
         }
         set.with_mask(|bits| assert_eq!(bits, &expected[..], "with_mask, vocab {vocab}"));
         assert_eq!(set.to_vec(), ids);
         if vocab <= 5000 {
             for id in 0..vocab as u32 + 40 {
-                assert_eq!(set.contains(id), ids.binary_search(&id).is_ok(), "contains({id}), vocab {vocab}");
+                assert_eq!(
+                    set.contains(id),
+                    ids.binary_search(&id).is_ok(),
+                    "contains({id}), vocab {vocab}"
+                );
             }
         }
         if let Repr::Sparse { data, .. } = &set.repr {
-            assert!(data.len() <= ids.len(), "the sparse form is never larger than the ids");
+            assert!(
+                data.len() <= ids.len(),
+                "the sparse form is never larger than the ids"
+            );
         }
-        let specials = [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, f32::MIN_POSITIVE];
+        let specials = [
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            f32::MIN_POSITIVE,
+        ];
         for padding in [0, 1, 3, 32, 37, 130] {
             let logits: Vec<f32> = (0..vocab + padding)
                 .map(|_| match rng.below_u64(8) {
@@ -637,8 +742,16 @@ mod tests {
             set.mask_logits(&mut masked).unwrap();
             for (i, (&before, &after)) in logits.iter().zip(&masked).enumerate() {
                 let allowed = i < vocab && expected[i >> 5] >> (i & 31) & 1 == 1;
-                let want = if allowed { before.to_bits() } else { f32::NEG_INFINITY.to_bits() };
-                assert_eq!(after.to_bits(), want, "logit {i}, vocab {vocab}, padding {padding}");
+                let want = if allowed {
+                    before.to_bits()
+                } else {
+                    f32::NEG_INFINITY.to_bits()
+                };
+                assert_eq!(
+                    after.to_bits(),
+                    want,
+                    "logit {i}, vocab {vocab}, padding {padding}"
+                );
             }
         }
     }
@@ -648,8 +761,19 @@ mod tests {
         let mut rng = Rng::new(1);
         let (mut bits_rows, mut id_rows) = (0, 0);
         // Sizes around word (32) and 4-word (128) boundaries, and larger ones.
-        for vocab in [1, 2, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000, 4099, 70_001] {
-            for (num, den) in [(0, 1), (1, 2000), (1, 40), (1, 31), (1, 8), (1, 2), (31, 32), (1, 1)] {
+        for vocab in [
+            1, 2, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 1000, 4099, 70_001,
+        ] {
+            for (num, den) in [
+                (0, 1),
+                (1, 2000),
+                (1, 40),
+                (1, 31),
+                (1, 8),
+                (1, 2),
+                (31, 32),
+                (1, 1),
+            ] {
                 let ids = random_ids(&mut rng, vocab, num, den);
                 let set = TokenSet::from_ids(ids.clone(), vocab);
                 match set.repr {
@@ -660,7 +784,10 @@ mod tests {
                 check_against_oracle(&set, &ids, vocab, &mut rng);
             }
         }
-        assert!(bits_rows > 40 && id_rows > 40, "{bits_rows} bitset rows, {id_rows} id rows");
+        assert!(
+            bits_rows > 40 && id_rows > 40,
+            "{bits_rows} bitset rows, {id_rows} id rows"
+        );
     }
 
     #[test]
@@ -684,7 +811,11 @@ mod tests {
         let b = TokenSet::from_ids(vec![5], 1000);
         let (outer, inner) = a.with_mask(|x| (x.to_vec(), b.with_mask(|y| y.to_vec())));
         assert_eq!((outer[0], outer[28], inner[0]), (1 << 3, 1 << 4, 1 << 5));
-        assert_eq!(a.with_mask(|x| x.to_vec()), outer, "the scratch is cleared between uses");
+        assert_eq!(
+            a.with_mask(|x| x.to_vec()),
+            outer,
+            "the scratch is cleared between uses"
+        );
     }
 
     #[test]
@@ -694,7 +825,10 @@ mod tests {
         let small = TokenSet::from_ids(vec![2, 99], 100);
         assert_eq!(large.with_mask(|x| x.len()), 2188);
         assert_eq!(small.with_mask(|x| x.to_vec()), vec![1 << 2, 0, 0, 1 << 3]);
-        assert_eq!(large.with_mask(|x| (x.len(), x[0], x[2187])), (2188, 1 << 7, 1 << 15));
+        assert_eq!(
+            large.with_mask(|x| (x.len(), x[0], x[2187])),
+            (2188, 1 << 7, 1 << 15)
+        );
     }
 
     #[test]
@@ -702,10 +836,24 @@ mod tests {
         // Word 0 holds 1 and 2, word 3 holds 100..=102; 40, 5000 and 5031 are alone.
         let ids = vec![1, 2, 40, 100, 101, 102, 5000, 5031];
         let set = TokenSet::from_ids(ids.clone(), 10_000);
-        let Repr::Sparse { data, singles } = &set.repr else { panic!("sparse") };
-        assert_eq!((&data[..], *singles), (&[40, 5000, 5031, 0, 3, 0b110, 0b111 << 4][..], 3));
+        let Repr::Sparse { data, singles } = &set.repr else {
+            panic!("sparse")
+        };
+        assert_eq!(
+            (&data[..], *singles),
+            (&[40, 5000, 5031, 0, 3, 0b110, 0b111 << 4][..], 3)
+        );
         assert_eq!(set.to_vec(), ids);
-        assert_eq!(set.words().collect::<Vec<_>>(), [(0, 0b110), (1, 1 << 8), (3, 0b111 << 4), (156, 1 << 8), (157, 1 << 7)]);
+        assert_eq!(
+            set.words().collect::<Vec<_>>(),
+            [
+                (0, 0b110),
+                (1, 1 << 8),
+                (3, 0b111 << 4),
+                (156, 1 << 8),
+                (157, 1 << 7)
+            ]
+        );
         for id in 0..10_100 {
             assert_eq!(set.contains(id), ids.contains(&id), "{id}");
         }
@@ -732,9 +880,16 @@ mod tests {
                 for &id in &ids {
                     marked[(id >> 5) as usize] |= 1 << (id & 31);
                 }
-                assert_eq!(TokenSet::from_bits_and(&marked, &more, vocab), want, "vocab {vocab}, {count} ids");
+                assert_eq!(
+                    TokenSet::from_bits_and(&marked, &more, vocab),
+                    want,
+                    "vocab {vocab}, {count} ids"
+                );
                 let h = std::collections::hash_map::RandomState::new();
-                assert_eq!(std::hash::BuildHasher::hash_one(&h, &got), std::hash::BuildHasher::hash_one(&h, &want));
+                assert_eq!(
+                    std::hash::BuildHasher::hash_one(&h, &got),
+                    std::hash::BuildHasher::hash_one(&h, &want)
+                );
             }
         }
     }
@@ -744,10 +899,19 @@ mod tests {
         let h = std::collections::hash_map::RandomState::new();
         let hash = |s: &TokenSet| std::hash::BuildHasher::hash_one(&h, s);
         let dense = TokenSet::from_ids((0..100).rev().collect(), 1000);
-        assert_eq!(hash(&dense), hash(&TokenSet::from_ids((0..100).collect(), 1000)));
-        assert_ne!(hash(&dense), hash(&TokenSet::from_ids((1..101).collect(), 1000)));
+        assert_eq!(
+            hash(&dense),
+            hash(&TokenSet::from_ids((0..100).collect(), 1000))
+        );
+        assert_ne!(
+            hash(&dense),
+            hash(&TokenSet::from_ids((1..101).collect(), 1000))
+        );
         let sparse = TokenSet::from_ids(vec![7, 3], 1000);
-        assert_eq!(hash(&sparse), hash(&TokenSet::from_ids(vec![3, 7, 7], 1000)));
+        assert_eq!(
+            hash(&sparse),
+            hash(&TokenSet::from_ids(vec![3, 7, 7], 1000))
+        );
     }
 
     #[test]
@@ -758,14 +922,22 @@ mod tests {
         one[0] = 1;
         assert!(TokenSet::from_stored(Stored::Bits(one.into()), 1000).is_err());
         assert!(TokenSet::from_stored(Stored::Bits(vec![u32::MAX; 2].into()), 40).is_err());
-        assert!(TokenSet::from_stored(Stored::Ids((0..32).collect()), 1000).is_err(), "dense row stored as ids");
+        assert!(
+            TokenSet::from_stored(Stored::Ids((0..32).collect()), 1000).is_err(),
+            "dense row stored as ids"
+        );
         assert!(TokenSet::from_stored(Stored::Ids(vec![1, 2]), 1000).is_ok());
-        for set in [TokenSet::from_ids(vec![1, 2, 40, 999], 1000), TokenSet::from_ids((0..500).collect(), 1000)] {
+        for set in [
+            TokenSet::from_ids(vec![1, 2, 40, 999], 1000),
+            TokenSet::from_ids((0..500).collect(), 1000),
+        ] {
             let stored = match set.bits() {
                 Some(bits) => Stored::Bits(bits.into()),
                 None => Stored::Ids(set.to_vec()),
             };
-            let Ok(back) = TokenSet::from_stored(stored, 1000) else { panic!("round trip") };
+            let Ok(back) = TokenSet::from_stored(stored, 1000) else {
+                panic!("round trip")
+            };
             assert_eq!(back, set);
         }
     }

@@ -16,8 +16,8 @@ use super::re::{self, Re};
 use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{Config, PropertyOrder, MAX_SCHEMA_NESTING};
-use crate::automaton::expr::{ExprDfa, ExprSet};
 use crate::automaton::determinize::StepOnDemand;
+use crate::automaton::expr::{ExprDfa, ExprSet};
 use crate::automaton::{Budget, Dfa, DfaConfig, Walk};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -170,7 +170,10 @@ impl<'a> Compiler<'a> {
 
     fn flatten_inner(&mut self, n: &NodeRef) -> Result<Option<Sch>> {
         if self.flatten_depth > 64 {
-            return Err(Error::new(ErrorKind::UnsupportedSchema, "allOf/$ref nested more than 64 deep".to_string()));
+            return Err(Error::new(
+                ErrorKind::UnsupportedSchema,
+                "allOf/$ref nested more than 64 deep".to_string(),
+            ));
         }
         match &**n {
             Node::Any => Ok(Some(Sch::default())),
@@ -178,7 +181,9 @@ impl<'a> Compiler<'a> {
             Node::AllOf(parts) => {
                 let mut acc: Option<Sch> = None;
                 for p in parts {
-                    let Some(f) = self.flatten(p)? else { return Ok(None) };
+                    let Some(f) = self.flatten(p)? else {
+                        return Ok(None);
+                    };
                     acc = Some(match acc {
                         None => f,
                         Some(a) => self.merge(&a, &f)?,
@@ -201,11 +206,15 @@ impl<'a> Compiler<'a> {
                     }
                     self.ref_stack.push(target.clone());
                     let node = self.doc.node_at(&target)?;
-                    let Some(t) = self.flatten(&node)? else { return Ok(None) };
+                    let Some(t) = self.flatten(&node)? else {
+                        return Ok(None);
+                    };
                     base = self.merge(&base, &t)?;
                 }
                 for part in &s.apply.all_of {
-                    let Some(t) = self.flatten(part)? else { return Ok(None) };
+                    let Some(t) = self.flatten(part)? else {
+                        return Ok(None);
+                    };
                     base = self.merge(&base, &t)?;
                 }
                 Ok(Some(base))
@@ -256,7 +265,9 @@ impl<'a> Compiler<'a> {
             for b in &group {
                 self.count_branch(&at)?;
                 let mark = self.ref_stack.len();
-                let out = self.flatten(b).and_then(|fb| fb.map(|fb| self.merge(&rest, &fb)).transpose());
+                let out = self
+                    .flatten(b)
+                    .and_then(|fb| fb.map(|fb| self.merge(&rest, &fb)).transpose());
                 let pushed = self.ref_stack[mark..].to_vec();
                 self.ref_stack.truncate(mark);
                 if let Some(m) = out? {
@@ -310,7 +321,11 @@ impl<'a> Compiler<'a> {
         if types & (NUMBER | INTEGER) == NUMBER {
             // Numbers that are not integers (`not: {"type": "integer"}`).
             if s.number.lo.is_some() || s.number.hi.is_some() || !s.number.multiple_of.is_empty() {
-                return Err(unsupported("not", &s.ptr, "non-integer numbers with a range or multipleOf"));
+                return Err(unsupported(
+                    "not",
+                    &s.ptr,
+                    "non-integer numbers with a range or multipleOf",
+                ));
             }
             alts.push(Re::raw(number::NON_INTEGER));
         } else if types & (NUMBER | INTEGER) != 0 {
@@ -333,8 +348,14 @@ impl<'a> Compiler<'a> {
 
     fn compile_enum(&mut self, s: &Sch) -> Result<Re> {
         let (first, _) = &s.enums[0];
-        let values: Vec<&Json> =
-            first.iter().filter(|v| s.enums[1..].iter().all(|(list, _)| list.iter().any(|w| w.equals(v)))).collect();
+        let values: Vec<&Json> = first
+            .iter()
+            .filter(|v| {
+                s.enums[1..]
+                    .iter()
+                    .all(|(list, _)| list.iter().any(|w| w.equals(v)))
+            })
+            .collect();
         let types = s.types.unwrap_or(ALL_TYPES);
         let mut rest = s.clone();
         rest.enums.clear();
@@ -382,7 +403,11 @@ impl<'a> Compiler<'a> {
             }
             if unique {
                 if let Json::Array(items) = v {
-                    if items.iter().enumerate().any(|(i, x)| items[..i].iter().any(|y| y.equals(x))) {
+                    if items
+                        .iter()
+                        .enumerate()
+                        .any(|(i, x)| items[..i].iter().any(|y| y.equals(x)))
+                    {
                         continue;
                     }
                 }
@@ -460,8 +485,10 @@ impl<'a> Compiler<'a> {
                 if members.is_empty() {
                     return Re::concat([Re::lit("{"), self.ws.clone(), Re::lit("}")]);
                 }
-                let rendered: Vec<Re> =
-                    members.iter().map(|(k, x)| self.member(Re::lit(key_text(k)), self.literal(x))).collect();
+                let rendered: Vec<Re> = members
+                    .iter()
+                    .map(|(k, x)| self.member(Re::lit(key_text(k)), self.literal(x)))
+                    .collect();
                 let orders = if members.len() <= MAX_PERMUTED_MEMBERS {
                     permutations(members.len())
                 } else {
@@ -489,7 +516,11 @@ impl<'a> Compiler<'a> {
     fn number(&mut self, s: &Sch, integer: bool) -> Result<Re> {
         let (lo, hi) = (s.number.lo.as_ref(), s.number.hi.as_ref());
         match s.number.multiple_of.len() {
-            0 => Ok(if integer { number::integer_re(lo, hi) } else { number::number_re(lo, hi, None) }),
+            0 => Ok(if integer {
+                number::integer_re(lo, hi)
+            } else {
+                number::number_re(lo, hi, None)
+            }),
             1 => {
                 let (m, at) = &s.number.multiple_of[0];
                 number::multiple_of_re(m, lo, hi, integer).ok_or_else(|| {
@@ -504,7 +535,11 @@ impl<'a> Compiler<'a> {
                     )
                 })
             }
-            _ => Err(unsupported("multipleOf", parent(&s.number.multiple_of[1].1), "several different multipleOf")),
+            _ => Err(unsupported(
+                "multipleOf",
+                parent(&s.number.multiple_of[1].1),
+                "several different multipleOf",
+            )),
         }
     }
 
@@ -526,20 +561,25 @@ impl<'a> Compiler<'a> {
         // Schema 2020-12) unless the configuration makes it an error.
         let mut constraints: Vec<(Option<&String>, Pat, &'static str, &String)> = Vec::new();
         for (p, at) in &s.string.patterns {
-            let pat = pattern::parse(p).map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
+            let pat = pattern::parse(p)
+                .map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
             constraints.push((None, pat, "pattern", at));
         }
         for (f, at) in &s.string.formats {
             match fragments::format_pattern(f) {
                 Some(src) => {
-                    let pat = pattern::parse(&format!("^(?:{src})$")).expect("format patterns parse");
+                    let pat =
+                        pattern::parse(&format!("^(?:{src})$")).expect("format patterns parse");
                     constraints.push((Some(f), pat, "format", at));
                 }
                 None if self.config.get_unknown_formats_are_errors() => {
                     return Err(unsupported(
                         "format",
                         parent(at),
-                        &format!("format \"{f}\" is not supported (supported: {})", fragments::FORMATS.join(", ")),
+                        &format!(
+                            "format \"{f}\" is not supported (supported: {})",
+                            fragments::FORMATS.join(", ")
+                        ),
                     ));
                 }
                 None => {}
@@ -588,13 +628,24 @@ impl<'a> Compiler<'a> {
     }
 
     /// A pattern's strings (as JSON string content), with a length range applied.
-    fn constrained(&mut self, pat: Pat, min: u64, max: Option<u64>, keyword: &str, at: &str) -> Result<Re> {
+    fn constrained(
+        &mut self,
+        pat: Pat,
+        min: u64,
+        max: Option<u64>,
+        keyword: &str,
+        at: &str,
+    ) -> Result<Re> {
         let err = |why: &str| unsupported(keyword, parent(at), why);
         let branches = pattern::branches(pat).map_err(|e| err(&e))?;
         let mut alts = Vec::new();
         for b in branches {
             // Items, with unanchored ends as free runs of characters (None).
-            let mut items: Vec<Option<Pat>> = b.items.into_iter().map(|p| Some(unwrap_single(p))).collect();
+            let mut items: Vec<Option<Pat>> = b
+                .items
+                .into_iter()
+                .map(|p| Some(unwrap_single(p)))
+                .collect();
             if !b.anchored_start {
                 items.insert(0, None);
             }
@@ -604,7 +655,10 @@ impl<'a> Compiler<'a> {
             let range = |it: &Option<Pat>| it.as_ref().map_or((0, None), |p| p.len_range());
             let (lo, hi) = items.iter().fold((0u64, Some(0u64)), |(a, b), it| {
                 let (x, y) = range(it);
-                (a.saturating_add(x), b.and_then(|b| y.map(|y| b.saturating_add(y))))
+                (
+                    a.saturating_add(x),
+                    b.and_then(|b| y.map(|y| b.saturating_add(y))),
+                )
             });
             let implied = min <= lo && max.is_none_or(|m| hi.is_some_and(|h| h <= m));
             let mut adjust: Option<(usize, u64, Option<u64>)> = None;
@@ -627,7 +681,10 @@ impl<'a> Compiler<'a> {
                     return Err(err("a length limit (minLength/maxLength) that the pattern does not imply, on a pattern whose length is not one repeated class"));
                 }
                 let v = variable[0];
-                let fixed: u64 = (0..items.len()).filter(|&i| i != v).map(|i| range(&items[i]).0).sum();
+                let fixed: u64 = (0..items.len())
+                    .filter(|&i| i != v)
+                    .map(|i| range(&items[i]).0)
+                    .sum();
                 let (rmin, rmax) = match &items[v] {
                     Some(Pat::Repeat(_, a, b)) => (*a as u64, b.map(|b| b as u64)),
                     _ => (0, None),
@@ -717,7 +774,10 @@ impl<'a> Compiler<'a> {
             }
         }
         let min_contains = a.min_contains.as_ref().map_or(1, |x| x.0);
-        let items = a.items.clone().unwrap_or_else(|| std::rc::Rc::new(Node::Any));
+        let items = a
+            .items
+            .clone()
+            .unwrap_or_else(|| std::rc::Rc::new(Node::Any));
         if !a.contains.is_empty() && min_contains > 0 {
             self.array_with_contains(a, &items, min_contains)
         } else {
@@ -727,14 +787,27 @@ impl<'a> Compiler<'a> {
 
     /// An array with `contains`: items of `items`, at least `min_contains` of which
     /// (written as `hit`) also hold under `contains`.
-    fn array_with_contains(&mut self, a: &ArrayKeywords, items: &NodeRef, min_contains: u64) -> Result<Re> {
+    fn array_with_contains(
+        &mut self,
+        a: &ArrayKeywords,
+        items: &NodeRef,
+        min_contains: u64,
+    ) -> Result<Re> {
         let (min, max) = (a.min_items, a.max_items);
         let at = &a.contains[0].1;
         if a.contains.len() > 1 {
-            return Err(unsupported("contains", parent(at), "several contains in allOf"));
+            return Err(unsupported(
+                "contains",
+                parent(at),
+                "several contains in allOf",
+            ));
         }
         if !a.prefix.is_empty() {
-            return Err(unsupported("contains", parent(at), "together with prefixItems"));
+            return Err(unsupported(
+                "contains",
+                parent(at),
+                "together with prefixItems",
+            ));
         }
         let item = self.compile_node(items)?;
         let hit = self.compile_node(&both(items, &a.contains[0].0))?;
@@ -746,13 +819,21 @@ impl<'a> Compiler<'a> {
         let after = Re::concat([sep.clone(), item]);
         let body = if min_contains > 1 {
             if max.is_some() || min > min_contains {
-                return Err(unsupported("minContains", parent(at), "together with maxItems or a larger minItems"));
+                return Err(unsupported(
+                    "minContains",
+                    parent(at),
+                    "together with maxItems or a larger minItems",
+                ));
             }
             let again = Re::concat([sep, Re::star(before.clone()), hit.clone()]);
             Re::concat([
                 Re::star(before),
                 hit,
-                Re::repeat(again, clamp32(min_contains - 1), Some(clamp32(min_contains - 1))),
+                Re::repeat(
+                    again,
+                    clamp32(min_contains - 1),
+                    Some(clamp32(min_contains - 1)),
+                ),
                 Re::star(after),
             ])
         } else {
@@ -764,7 +845,11 @@ impl<'a> Compiler<'a> {
     /// An array of `prefixItems` then `items`, counted within `minItems`/`maxItems`.
     fn array_of_items(&mut self, a: &ArrayKeywords, items: &NodeRef) -> Result<Re> {
         let (min, max) = (a.min_items, a.max_items);
-        let prefix: Vec<Re> = a.prefix.iter().map(|p| self.compile_node(p)).collect::<Result<_>>()?;
+        let prefix: Vec<Re> = a
+            .prefix
+            .iter()
+            .map(|p| self.compile_node(p))
+            .collect::<Result<_>>()?;
         let item = self.compile_node(items)?;
         // R(j): the elements after j of them were written.
         let k = prefix.len() as u64;
@@ -774,7 +859,13 @@ impl<'a> Compiler<'a> {
         for j in (0..=start_j).rev() {
             let r = if j >= k {
                 // Only `items` from here: count in [min - j, max - j].
-                items_only(&item, &sep, j, min.saturating_sub(j), max.map(|m| m.saturating_sub(j)))
+                items_only(
+                    &item,
+                    &sep,
+                    j,
+                    min.saturating_sub(j),
+                    max.map(|m| m.saturating_sub(j)),
+                )
             } else {
                 let next = tail.clone().unwrap_or_else(Re::empty);
                 let head = if j == 0 { Re::empty() } else { sep.clone() };
@@ -861,7 +952,13 @@ impl<'a> Compiler<'a> {
         } else {
             self.pattern_members(s, undeclared, extra_value)?
         };
-        let parts = ObjectParts { members, extra, min, max, sep: self.sep() };
+        let parts = ObjectParts {
+            members,
+            extra,
+            min,
+            max,
+            sep: self.sep(),
+        };
         let (body, empty_ok) = match self.config.property_order {
             PropertyOrder::Schema => parts.schema_order(),
             PropertyOrder::Any => {
@@ -880,7 +977,11 @@ impl<'a> Compiler<'a> {
             }
         };
         if body.is_never() {
-            return Ok(if empty_ok { Re::concat([Re::lit("{"), self.ws.clone(), Re::lit("}")]) } else { Re::never() });
+            return Ok(if empty_ok {
+                Re::concat([Re::lit("{"), self.ws.clone(), Re::lit("}")])
+            } else {
+                Re::never()
+            });
         }
         Ok(self.container("{", body, empty_ok, "}"))
     }
@@ -898,7 +999,8 @@ impl<'a> Compiler<'a> {
         let mut rule: Option<NodeRef> = None;
         for (p, node, at) in &s.object.patterns {
             let body = self.pattern_body(p, at)?;
-            let dfa = Dfa::new(&body.render()).map_err(|e| unsupported("patternProperties", parent(at), e.message()))?;
+            let dfa = Dfa::new(&body.render())
+                .map_err(|e| unsupported("patternProperties", parent(at), e.message()))?;
             let spelled = key_text(k);
             if dfa.is_match(spelled[1..spelled.len() - 1].as_bytes()) {
                 rule = Some(match rule {
@@ -912,7 +1014,8 @@ impl<'a> Compiler<'a> {
 
     /// The strings a key pattern matches, as JSON string content.
     fn pattern_body(&mut self, p: &str, at: &str) -> Result<Re> {
-        let pat = pattern::parse(p).map_err(|e| unsupported("patternProperties", parent(at), &format!("{p:?}: {e}")))?;
+        let pat = pattern::parse(p)
+            .map_err(|e| unsupported("patternProperties", parent(at), &format!("{p:?}: {e}")))?;
         self.constrained(pat, 0, None, "patternProperties", at)
     }
 
@@ -976,11 +1079,19 @@ impl<'a> Compiler<'a> {
             return r.clone();
         }
         let string = Re::concat([Re::lit("\""), Re::star(Re::raw(JSON_CHAR)), Re::lit("\"")]);
-        let mut alts = vec![Re::lit("null"), Re::raw(fragments::BOOLEAN), Re::raw(number::NUMBER), string.clone()];
+        let mut alts = vec![
+            Re::lit("null"),
+            Re::raw(fragments::BOOLEAN),
+            Re::raw(number::NUMBER),
+            string.clone(),
+        ];
         if depth > 0 {
             let inner = self.any(depth - 1);
             let sep = self.sep();
-            let elems = Re::concat([inner.clone(), Re::star(Re::concat([sep.clone(), inner.clone()]))]);
+            let elems = Re::concat([
+                inner.clone(),
+                Re::star(Re::concat([sep.clone(), inner.clone()])),
+            ]);
             alts.push(self.container("[", elems, true, "]"));
             let member = self.member(string, inner);
             let members = Re::concat([member.clone(), Re::star(Re::concat([sep, member]))]);
@@ -1048,7 +1159,12 @@ impl<'a> Compiler<'a> {
                     };
                     let mut d = hi.is_some_and(|h| h < lo);
                     if !d && depth < 4 {
-                        for k in a.object.required.iter().filter(|k| b.object.required.contains(k)) {
+                        for k in a
+                            .object
+                            .required
+                            .iter()
+                            .filter(|k| b.object.required.contains(k))
+                        {
                             let pa = prop_node(a, k);
                             let pb = prop_node(b, k);
                             let mark = self.ref_stack.len();
@@ -1117,7 +1233,11 @@ impl ObjectParts {
         let lo = self.min.saturating_sub(c);
         let hi = self.max.map(|m| m - c);
         let Some(extra) = &self.extra else {
-            return if lo == 0 && emitted { Re::empty() } else { Re::never() };
+            return if lo == 0 && emitted {
+                Re::empty()
+            } else {
+                Re::never()
+            };
         };
         let more = Re::concat([self.sep.clone(), extra.clone()]);
         if emitted {
@@ -1126,7 +1246,14 @@ impl ObjectParts {
             if hi == Some(0) {
                 return Re::never();
             }
-            Re::concat([extra.clone(), Re::repeat(more, clamp32(lo.saturating_sub(1)), hi.map(|h| clamp32(h - 1)))])
+            Re::concat([
+                extra.clone(),
+                Re::repeat(
+                    more,
+                    clamp32(lo.saturating_sub(1)),
+                    hi.map(|h| clamp32(h - 1)),
+                ),
+            ])
         }
     }
 
@@ -1153,7 +1280,11 @@ impl ObjectParts {
                 p.extras(c, true)
             } else {
                 let (m, required) = &p.members[i];
-                let present = Re::concat([p.sep.clone(), m.clone(), s_of(p, i + 1, p.clamp(c + 1), memo)]);
+                let present = Re::concat([
+                    p.sep.clone(),
+                    m.clone(),
+                    s_of(p, i + 1, p.clamp(c + 1), memo),
+                ]);
                 if *required {
                     present
                 } else {
@@ -1167,7 +1298,11 @@ impl ObjectParts {
         for i in (0..n).rev() {
             let (m, required) = &self.members[i];
             let present = Re::concat([m.clone(), s_of(self, i + 1, self.clamp(1), &mut s_memo)]);
-            f = if *required { present } else { Re::alt([present, f]) };
+            f = if *required {
+                present
+            } else {
+                Re::alt([present, f])
+            };
         }
         let empty_ok = self.min == 0 && self.members.iter().all(|(_, r)| !r);
         (f, empty_ok)
@@ -1202,28 +1337,48 @@ impl ObjectParts {
             // Non-empty sequences of this block alone, by their first member.
             let mut firsts = Vec::new();
             for (j, (m, required)) in chunk.iter().enumerate() {
-                firsts.push(Re::concat(std::iter::once(m.clone()).chain(tails[j + 1..].iter().cloned())));
+                firsts.push(Re::concat(
+                    std::iter::once(m.clone()).chain(tails[j + 1..].iter().cloned()),
+                ));
                 if *required {
                     break;
                 }
             }
             let extend = Re::concat(std::iter::once(g.clone()).chain(tails.iter().cloned()));
-            let alone = if empty_ok { Re::alt(firsts) } else { Re::never() };
+            let alone = if empty_ok {
+                Re::alt(firsts)
+            } else {
+                Re::never()
+            };
             g = Re::alt([extend, alone]);
             if chunk.iter().any(|(_, r)| *r) {
                 empty_ok = false;
             }
         }
-        let Some(extra) = &self.extra else { return (g, empty_ok) };
-        let first = if empty_ok { Re::alt([g, extra.clone()]) } else { g };
-        let body = Re::concat([first, Re::star(Re::concat([self.sep.clone(), extra.clone()]))]);
+        let Some(extra) = &self.extra else {
+            return (g, empty_ok);
+        };
+        let first = if empty_ok {
+            Re::alt([g, extra.clone()])
+        } else {
+            g
+        };
+        let body = Re::concat([
+            first,
+            Re::star(Re::concat([self.sep.clone(), extra.clone()])),
+        ]);
         (body, empty_ok)
     }
 
     /// Declared members in any order (every order listed), then other members.
     fn any_order(&self) -> (Re, bool) {
         let n = self.members.len();
-        let required: u32 = self.members.iter().enumerate().filter(|(_, (_, r))| *r).fold(0, |a, (i, _)| a | 1 << i);
+        let required: u32 = self
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, r))| *r)
+            .fold(0, |a, (i, _)| a | 1 << i);
         let mut memo: HashMap<(u32, bool), Re> = HashMap::new();
         fn g(
             p: &ObjectParts,
@@ -1247,7 +1402,11 @@ impl ObjectParts {
                         continue;
                     }
                     let head = if emitted { p.sep.clone() } else { Re::empty() };
-                    alts.push(Re::concat([head, p.members[i].0.clone(), g(p, n, required, mask | 1 << i, true, memo)]));
+                    alts.push(Re::concat([
+                        head,
+                        p.members[i].0.clone(),
+                        g(p, n, required, mask | 1 << i, true, memo),
+                    ]));
                 }
             }
             let r = Re::alt(alts);
@@ -1268,9 +1427,20 @@ impl ObjectParts {
 /// The body of an array with exactly one `contains` hit required: one alternative per
 /// position `j` of the first hit, with `lo` (>= 1) to `max` items in all. Bounded like
 /// maxItems: an unbounded minItems here once built alternatives until memory ran out.
-fn hit_positions(before: &Re, hit: &Re, after: &Re, lo: u64, max: Option<u64>, at: &str) -> Result<Re> {
+fn hit_positions(
+    before: &Re,
+    hit: &Re,
+    after: &Re,
+    lo: u64,
+    max: Option<u64>,
+    at: &str,
+) -> Result<Re> {
     if lo > MAX_CONTAINS_POSITIONS {
-        return Err(unsupported("contains", parent(at), &format!("together with minItems above {MAX_CONTAINS_POSITIONS}")));
+        return Err(unsupported(
+            "contains",
+            parent(at),
+            &format!("together with minItems above {MAX_CONTAINS_POSITIONS}"),
+        ));
     }
     let mut alts = Vec::new();
     match max {
@@ -1282,7 +1452,11 @@ fn hit_positions(before: &Re, hit: &Re, after: &Re, lo: u64, max: Option<u64>, a
                     Re::repeat(after.clone(), clamp32(lo - 1 - j), None),
                 ]));
             }
-            alts.push(Re::concat([Re::repeat(before.clone(), clamp32(lo - 1), None), hit.clone(), Re::star(after.clone())]));
+            alts.push(Re::concat([
+                Re::repeat(before.clone(), clamp32(lo - 1), None),
+                hit.clone(),
+                Re::star(after.clone()),
+            ]));
         }
         Some(mx) => {
             if mx > MAX_CONTAINS_POSITIONS {
@@ -1310,12 +1484,20 @@ fn hit_positions(before: &Re, hit: &Re, after: &Re, lo: u64, max: Option<u64>, a
 /// first item has no separator).
 fn items_only(item: &Re, sep: &Re, j: u64, lo: u64, hi: Option<u64>) -> Re {
     if j > 0 {
-        return Re::repeat(Re::concat([sep.clone(), item.clone()]), clamp32(lo), hi.map(clamp32));
+        return Re::repeat(
+            Re::concat([sep.clone(), item.clone()]),
+            clamp32(lo),
+            hi.map(clamp32),
+        );
     }
     if hi == Some(0) {
         return Re::empty();
     }
-    let rest = Re::repeat(Re::concat([sep.clone(), item.clone()]), clamp32(lo.saturating_sub(1)), hi.map(|h| clamp32(h - 1)));
+    let rest = Re::repeat(
+        Re::concat([sep.clone(), item.clone()]),
+        clamp32(lo.saturating_sub(1)),
+        hi.map(|h| clamp32(h - 1)),
+    );
     let one = Re::concat([item.clone(), rest]);
     if lo == 0 {
         Re::alt([Re::empty(), one])
@@ -1360,7 +1542,10 @@ fn key_not_in(names: &[String]) -> Re {
             canonical_char(*c, &mut s);
             alts.push(Re::concat([Re::lit(s), walk(child)]));
         }
-        alts.push(Re::concat([canonical_other(t.children.iter().map(|(c, _)| *c)), Re::star(Re::raw(JSON_CHAR))]));
+        alts.push(Re::concat([
+            canonical_other(t.children.iter().map(|(c, _)| *c)),
+            Re::star(Re::raw(JSON_CHAR)),
+        ]));
         Re::alt(alts)
     }
     Re::concat([Re::lit("\""), walk(&root), Re::lit("\"")])
@@ -1375,7 +1560,10 @@ fn canonical_other(except: impl Iterator<Item = char>) -> Re {
     }
     class.push(']');
     let mut alts = vec![Re::class(class)];
-    for c in (0u32..0x20).map(|c| char::from_u32(c).unwrap()).chain(['"', '\\']) {
+    for c in (0u32..0x20)
+        .map(|c| char::from_u32(c).unwrap())
+        .chain(['"', '\\'])
+    {
         if !except.contains(&c) {
             let mut s = String::new();
             canonical_char(c, &mut s);
@@ -1445,7 +1633,11 @@ fn enum_values(s: &Sch) -> Option<Vec<Json>> {
     Some(
         first
             .iter()
-            .filter(|v| s.enums[1..].iter().all(|(l, _)| l.iter().any(|w| w.equals(v))))
+            .filter(|v| {
+                s.enums[1..]
+                    .iter()
+                    .all(|(l, _)| l.iter().any(|w| w.equals(v)))
+            })
             .filter(|v| value_types(v) & types != 0)
             .cloned()
             .collect(),
@@ -1481,7 +1673,8 @@ fn simply_excluded(v: &Json, s: &Sch) -> bool {
 }
 
 fn prop_node(s: &Sch, k: &str) -> NodeRef {
-    s.object.props
+    s.object
+        .props
         .iter()
         .find(|(n, _)| n == k)
         .map(|(_, v)| v.clone())

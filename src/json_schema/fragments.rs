@@ -26,7 +26,8 @@ pub(crate) const BOOLEAN: &str = "true|false";
 
 /// RFC 3339 `date-fullyear`s that are leap years in the Gregorian calendar: divisible
 /// by 4, and by 400 when divisible by 100.
-const LEAP_YEAR: &str = "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)";
+const LEAP_YEAR: &str =
+    "(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:[02468][048]|[13579][26])00)";
 
 /// RFC 3339 section 5.6 `full-date`, the day checked against its month (section 5.7):
 /// 29 February only in leap years.
@@ -53,7 +54,8 @@ pub(crate) fn date_time() -> String {
 pub(crate) const DURATION: &str = "P(?:(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)(?:T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S))?|T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)|[0-9]+W)";
 
 /// RFC 4122 section 3 string form (any version and variant), hex digits in either case.
-pub(crate) const UUID: &str = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
+pub(crate) const UUID: &str =
+    "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
 
 /// RFC 3986 section 3.2.2 `dec-octet`: 0-255 without leading zeros.
 const DEC_OCTET: &str = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
@@ -97,7 +99,10 @@ pub(crate) fn ipv6() -> String {
 fn label(max: usize) -> String {
     let a = "[A-Za-z0-9]";
     let h = "[A-Za-z0-9\\-]";
-    format!("{a}(?:{a}|{h}{a}|{h}{h}{a}|{h}(?:{a}{h}|-{a}){h}{{0,{}}}{a})?", max - 5)
+    format!(
+        "{a}(?:{a}|{h}{a}|{h}{h}{a}|{h}(?:{a}{h}|-{a}){h}{{0,{}}}{a})?",
+        max - 5
+    )
 }
 
 /// Dot-separated labels: for each shape `(max label length, min labels, max labels)`.
@@ -131,10 +136,15 @@ const ATEXT: &str = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-]";
 /// like [`hostname`]s of at most 185 characters (up to 3 labels of 61, or 4 to 6 of 30).
 pub(crate) fn email() -> String {
     let a = ATEXT;
-    let dot_string = format!(r"{a}{{1,64}}|{a}{{1,31}}\.{a}{{1,32}}|{a}{{1,15}}(?:\.{a}{{1,15}}){{2,3}}");
+    let dot_string =
+        format!(r"{a}{{1,64}}|{a}{{1,31}}\.{a}{{1,32}}|{a}{{1,15}}(?:\.{a}{{1,15}}){{2,3}}");
     let quoted = r#""(?:[\x20\x21\x23-\x5B\x5D-\x7E]|\\[\x20-\x7E]){0,31}""#;
     let domain = labels(&[(61, 1, 3), (30, 4, 6)]);
-    format!(r"(?:{dot_string}|{quoted})@(?:{domain}|\[{}\]|\[IPv6:{}\])", ipv4(), ipv6())
+    format!(
+        r"(?:{dot_string}|{quoted})@(?:{domain}|\[{}\]|\[IPv6:{}\])",
+        ipv4(),
+        ipv6()
+    )
 }
 
 /// RFC 3986 section 2.3 `unreserved`.
@@ -167,7 +177,10 @@ pub(crate) fn uri() -> String {
     let path_abempty = format!("(?:/{segment})*");
     let path_absolute = format!("/(?:{segment_nz}(?:/{segment})*)?");
     let path_rootless = format!("{segment_nz}(?:/{segment})*");
-    let hier_part = format!("(?://{}{path_abempty}|{path_absolute}|{path_rootless}|)", authority());
+    let hier_part = format!(
+        "(?://{}{path_abempty}|{path_absolute}|{path_rootless}|)",
+        authority()
+    );
     let query = format!(r"(?:{pchar}|[/?])*");
     format!(r"[A-Za-z][A-Za-z0-9+\-.]*:{hier_part}(?:\?{query})?(?:#{query})?")
 }
@@ -181,7 +194,10 @@ pub(crate) fn uri_reference() -> String {
     let path_abempty = format!("(?:/{segment})*");
     let path_absolute = format!("/(?:{segment_nz}(?:/{segment})*)?");
     let path_noscheme = format!("{segment_nz_nc}(?:/{segment})*");
-    let relative_part = format!("(?://{}{path_abempty}|{path_absolute}|{path_noscheme}|)", authority());
+    let relative_part = format!(
+        "(?://{}{path_abempty}|{path_absolute}|{path_noscheme}|)",
+        authority()
+    );
     let query = format!(r"(?:{pchar}|[/?])*");
     format!(r"(?:{}|{relative_part}(?:\?{query})?(?:#{query})?)", uri())
 }

@@ -40,9 +40,13 @@ impl Json {
             (Json::Bool(a), Json::Bool(b)) => a == b,
             (Json::Number(a), Json::Number(b)) => a == b,
             (Json::String(a), Json::String(b)) => a == b,
-            (Json::Array(a), Json::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.equals(y)),
+            (Json::Array(a), Json::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.equals(y))
+            }
             (Json::Object(a), Json::Object(b)) => {
-                a.len() == b.len() && a.iter().all(|(k, v)| other.get(k).is_some_and(|w| v.equals(w)))
+                a.len() == b.len()
+                    && a.iter()
+                        .all(|(k, v)| other.get(k).is_some_and(|w| v.equals(w)))
             }
             _ => false,
         }
@@ -68,9 +72,11 @@ impl Json {
             serde_json::Value::Number(n) => Json::Number(decimal_of(n)),
             serde_json::Value::String(s) => Json::String(s.clone()),
             serde_json::Value::Array(a) => Json::Array(a.iter().map(Json::from_value).collect()),
-            serde_json::Value::Object(o) => {
-                Json::Object(o.iter().map(|(k, v)| (k.clone(), Json::from_value(v))).collect())
-            }
+            serde_json::Value::Object(o) => Json::Object(
+                o.iter()
+                    .map(|(k, v)| (k.clone(), Json::from_value(v)))
+                    .collect(),
+            ),
         }
     }
 
@@ -182,7 +188,10 @@ impl<'de> Visitor<'de> for JsonVisitor {
         Ok(Json::Bool(v))
     }
     fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::Number(Decimal::from_u128(v.unsigned_abs() as u128, v < 0)))
+        Ok(Json::Number(Decimal::from_u128(
+            v.unsigned_abs() as u128,
+            v < 0,
+        )))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
         Ok(Json::Number(Decimal::from_u128(v as u128, false)))

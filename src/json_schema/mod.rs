@@ -196,7 +196,8 @@ impl Config {
     /// becomes [`DEFAULT_LAZY_ANY_VALUE_DEPTH`].
     pub(crate) fn for_lazy_index(&self) -> Config {
         let mut c = self.clone();
-        c.any_value_depth.get_or_insert(DEFAULT_LAZY_ANY_VALUE_DEPTH);
+        c.any_value_depth
+            .get_or_insert(DEFAULT_LAZY_ANY_VALUE_DEPTH);
         c
     }
 
@@ -297,13 +298,20 @@ pub fn regex_from_json_schema(schema: &serde_json::Value, config: &Config) -> Re
 /// regex cannot express), [`ErrorKind::DfaTooLarge`] (regex over the size cap),
 /// [`ErrorKind::InvalidArgument`] (a whitespace pattern that matches other text).
 pub fn regex_from_json_schema_str(schema: &str, config: &Config) -> Result<String> {
-    let json: Json = serde_json::from_str(schema)
-        .map_err(|e| Error::with_source(ErrorKind::InvalidSchema, format!("the schema is not valid JSON: {e}"), e))?;
+    let json: Json = serde_json::from_str(schema).map_err(|e| {
+        Error::with_source(
+            ErrorKind::InvalidSchema,
+            format!("the schema is not valid JSON: {e}"),
+            e,
+        )
+    })?;
     regex_from_json(&json, config)
 }
 
 fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
-    let Compiled { re, automaton_only, .. } = compile_re(schema, config)?;
+    let Compiled {
+        re, automaton_only, ..
+    } = compile_re(schema, config)?;
     if re.needs_automaton() {
         let (keyword, at) = automaton_only.unwrap_or(("pattern", "#".to_string()));
         return Err(Error::new(
@@ -341,7 +349,10 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
     check_limits(config)?;
     let ws = whitespace_re(config)?;
     if matches!(schema, Json::Bool(false)) {
-        return Err(Error::new(ErrorKind::InvalidSchema, "the schema is `false`: no value validates"));
+        return Err(Error::new(
+            ErrorKind::InvalidSchema,
+            "the schema is `false`: no value validates",
+        ));
     }
     let mut compiler = compile::Compiler::new(schema, config, ws);
     let re = compiler.compile_root()?;
@@ -352,7 +363,11 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
         ));
     }
     let work = compiler.work_used();
-    Ok(Compiled { re, automaton_only: compiler.automaton_only, work })
+    Ok(Compiled {
+        re,
+        automaton_only: compiler.automaton_only,
+        work,
+    })
 }
 
 /// A schema compiled to an automaton expression, with the regex text that says the same
@@ -368,14 +383,25 @@ pub(crate) struct SchemaAutomaton {
 /// Compiles a schema given as JSON text (property order as written) to an automaton
 /// expression: no regex text is built, so no size limit on text applies and counts stay
 /// counts.
-pub(crate) fn automaton_from_json_schema_str(schema: &str, config: &Config) -> Result<SchemaAutomaton> {
-    let json: Json = serde_json::from_str(schema)
-        .map_err(|e| Error::with_source(ErrorKind::InvalidSchema, format!("the schema is not valid JSON: {e}"), e))?;
+pub(crate) fn automaton_from_json_schema_str(
+    schema: &str,
+    config: &Config,
+) -> Result<SchemaAutomaton> {
+    let json: Json = serde_json::from_str(schema).map_err(|e| {
+        Error::with_source(
+            ErrorKind::InvalidSchema,
+            format!("the schema is not valid JSON: {e}"),
+            e,
+        )
+    })?;
     automaton_from_json(&json, config)
 }
 
 /// Compiles a schema given as a `serde_json::Value` to an automaton expression.
-pub(crate) fn automaton_from_json_schema(schema: &serde_json::Value, config: &Config) -> Result<SchemaAutomaton> {
+pub(crate) fn automaton_from_json_schema(
+    schema: &serde_json::Value,
+    config: &Config,
+) -> Result<SchemaAutomaton> {
     automaton_from_json(&Json::from_value(schema), config)
 }
 
@@ -386,21 +412,45 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
     let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {
         re.render()
     } else {
-        format!("<JSON Schema automaton: {} expression nodes; as a regex about {} bytes>", exprs.len(), re.size())
+        format!(
+            "<JSON Schema automaton: {} expression nodes; as a regex about {} bytes>",
+            exprs.len(),
+            re.size()
+        )
     };
-    Ok(SchemaAutomaton { exprs, root, pattern, work })
+    Ok(SchemaAutomaton {
+        exprs,
+        root,
+        pattern,
+        work,
+    })
 }
 
 /// Refuses option values past the limits the compiler is safe and useful within.
 fn check_limits(config: &Config) -> Result<()> {
     let checks = [
-        ("max_recursion_depth / maxRecursionDepth", config.max_recursion_depth, MAX_RECURSION_DEPTH_LIMIT),
-        ("any_value_depth / anyValueDepth", config.get_any_value_depth(), MAX_ANY_VALUE_DEPTH_LIMIT),
-        ("max_regex_size / maxRegexSize", config.max_regex_size, MAX_REGEX_SIZE_LIMIT),
+        (
+            "max_recursion_depth / maxRecursionDepth",
+            config.max_recursion_depth,
+            MAX_RECURSION_DEPTH_LIMIT,
+        ),
+        (
+            "any_value_depth / anyValueDepth",
+            config.get_any_value_depth(),
+            MAX_ANY_VALUE_DEPTH_LIMIT,
+        ),
+        (
+            "max_regex_size / maxRegexSize",
+            config.max_regex_size,
+            MAX_REGEX_SIZE_LIMIT,
+        ),
     ];
     for (name, value, max) in checks {
         if value > max {
-            return Err(Error::new(ErrorKind::InvalidArgument, format!("{name} is {value}; at most {max} is supported")));
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("{name} is {value}; at most {max} is supported"),
+            ));
         }
     }
     Ok(())
@@ -408,9 +458,14 @@ fn check_limits(config: &Config) -> Result<()> {
 
 /// The whitespace regex, checked to match only JSON whitespace.
 fn whitespace_re(config: &Config) -> Result<Re> {
-    let Some(p) = config.whitespace.as_ref().filter(|p| !p.is_empty()) else { return Ok(Re::empty()) };
+    let Some(p) = config.whitespace.as_ref().filter(|p| !p.is_empty()) else {
+        return Ok(Re::empty());
+    };
     let dfa = Dfa::new(p).map_err(|e| {
-        Error::new(ErrorKind::InvalidArgument, format!("invalid whitespace pattern {p:?}: {}", e.message()))
+        Error::new(
+            ErrorKind::InvalidArgument,
+            format!("invalid whitespace pattern {p:?}: {}", e.message()),
+        )
     })?;
     for s in 1..dfa.state_count() as u32 {
         for b in 0..=255u8 {
@@ -437,9 +492,13 @@ mod work_calibration {
     #[test]
     #[ignore]
     fn calibrate() {
-        let Ok(path) = std::env::var("LOGITMASK_CALIBRATE_JSONL") else { return };
+        let Ok(path) = std::env::var("LOGITMASK_CALIBRATE_JSONL") else {
+            return;
+        };
         let text = std::fs::read_to_string(path).unwrap();
-        let config = Config::new().whitespace(Some("[ ]?")).allow_additional_properties(true);
+        let config = Config::new()
+            .whitespace(Some("[ ]?"))
+            .allow_additional_properties(true);
         let unlimited = config.clone().max_work(u64::MAX);
         let time = |schema: &str, config: &Config| {
             let t = std::time::Instant::now();
@@ -467,7 +526,10 @@ mod work_calibration {
         }
         println!("refused by the budget: {}", refused.len());
         for (id, ms, full_ms, ok) in &refused {
-            println!("  {id}: refused in {ms:.1} ms; without the budget {} in {full_ms:.1} ms", if *ok { "compiles" } else { "fails" });
+            println!(
+                "  {id}: refused in {ms:.1} ms; without the budget {} in {full_ms:.1} ms",
+                if *ok { "compiles" } else { "fails" }
+            );
         }
         println!("schemas {}", rows.len());
     }
@@ -486,18 +548,28 @@ mod work_calibration {
         use crate::automaton::expr::ExprDfa;
         use crate::automaton::DfaConfig;
         use std::collections::BTreeMap;
-        let Ok(path) = std::env::var("LOGITMASK_TRIAGE_JSONL") else { return };
+        let Ok(path) = std::env::var("LOGITMASK_TRIAGE_JSONL") else {
+            return;
+        };
         let filter = std::env::var("LOGITMASK_TRIAGE_FILTER").unwrap_or_default();
         // A file of ids, one per line: only those.
-        let only: Option<std::collections::HashSet<String>> = std::env::var("LOGITMASK_TRIAGE_IDS")
-            .ok()
-            .map(|f| std::fs::read_to_string(f).unwrap().lines().map(str::to_string).collect());
+        let only: Option<std::collections::HashSet<String>> =
+            std::env::var("LOGITMASK_TRIAGE_IDS").ok().map(|f| {
+                std::fs::read_to_string(f)
+                    .unwrap()
+                    .lines()
+                    .map(str::to_string)
+                    .collect()
+            });
         let text = std::fs::read_to_string(path).unwrap();
         let config = Config::new()
             .whitespace(Some("[ ]?"))
             .allow_additional_properties(true)
             .unknown_formats_are_errors(std::env::var("LOGITMASK_TRIAGE_ANNOTATE").is_err())
-            .any_value_depth(std::env::var("LOGITMASK_TRIAGE_ANY_DEPTH").map_or(DEFAULT_ANY_VALUE_DEPTH, |v| v.parse().unwrap()));
+            .any_value_depth(
+                std::env::var("LOGITMASK_TRIAGE_ANY_DEPTH")
+                    .map_or(DEFAULT_ANY_VALUE_DEPTH, |v| v.parse().unwrap()),
+            );
         let (mut pass, mut schemas, mut invalid_accepted) = (0, 0, 0);
         let mut errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut valid_refused = Vec::new();
@@ -511,19 +583,32 @@ mod work_calibration {
             }
             schemas += 1;
             let t = std::time::Instant::now();
-            let built = automaton_from_json_schema_str(v["schema_text"].as_str().unwrap(), &config).and_then(|a| {
-                ExprDfa::new(a.exprs, a.root, &DfaConfig::new(), config.get_max_work(), "schema".into())
-            });
+            let built = automaton_from_json_schema_str(v["schema_text"].as_str().unwrap(), &config)
+                .and_then(|a| {
+                    ExprDfa::new(
+                        a.exprs,
+                        a.root,
+                        &DfaConfig::new(),
+                        config.get_max_work(),
+                        "schema".into(),
+                    )
+                });
             let ms = t.elapsed().as_secs_f64() * 1e3;
             slowest.push((ms, id.clone()));
             let mut dfa = match built {
                 Ok(d) => d,
                 Err(e) => {
                     let msg = e.to_string();
-                    let key: String = format!("{:?}: {}", e.kind(), msg.split(" at ").next().unwrap_or(&msg));
+                    let key: String = format!(
+                        "{:?}: {}",
+                        e.kind(),
+                        msg.split(" at ").next().unwrap_or(&msg)
+                    );
                     let key: String = key.chars().take(110).collect();
                     errors.entry(key).or_default().push(id.clone());
-                    out.push_str(&serde_json::json!({"id": id, "error": msg, "ms": ms}).to_string());
+                    out.push_str(
+                        &serde_json::json!({"id": id, "error": msg, "ms": ms}).to_string(),
+                    );
                     out.push('\n');
                     continue;
                 }
@@ -552,7 +637,11 @@ mod work_calibration {
                     if std::env::var("LOGITMASK_TRIAGE_SHOW").is_ok() {
                         let from = text.floor_char_boundary(stop.saturating_sub(60));
                         let to = text.ceil_char_boundary((stop + 20).min(text.len()));
-                        println!("REFUSED {id} at {stop}: {}<<HERE>>{}", &text[from..stop], &text[stop..to]);
+                        println!(
+                            "REFUSED {id} at {stop}: {}<<HERE>>{}",
+                            &text[from..stop],
+                            &text[stop..to]
+                        );
                     }
                 }
                 if !valid && accepted {
@@ -574,13 +663,21 @@ mod work_calibration {
         let mut errs: Vec<_> = errors.into_iter().collect();
         errs.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
         for (k, v) in &errs {
-            println!("{:>5} {k}  [{}]", v.len(), v.iter().take(3).cloned().collect::<Vec<_>>().join(" "));
+            println!(
+                "{:>5} {k}  [{}]",
+                v.len(),
+                v.iter().take(3).cloned().collect::<Vec<_>>().join(" ")
+            );
         }
         slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
         for (ms, id) in slowest.iter().take(8) {
             println!("slow {ms:>8.1} ms {id}");
         }
-        println!("valid refused in {} schemas: {}", valid_refused.len(), valid_refused.join(" "));
+        println!(
+            "valid refused in {} schemas: {}",
+            valid_refused.len(),
+            valid_refused.join(" ")
+        );
         println!("schemas {schemas}, pass {pass}, compile errors {}, invalid accepted in {invalid_accepted}", errs.iter().map(|(_, v)| v.len()).sum::<usize>());
         if let Ok(p) = std::env::var("LOGITMASK_TRIAGE_OUT") {
             std::fs::write(p, out).unwrap();

@@ -24,7 +24,11 @@ pub(crate) struct Decimal {
 
 impl Decimal {
     pub(crate) fn zero() -> Decimal {
-        Decimal { neg: false, int: "0".into(), frac: String::new() }
+        Decimal {
+            neg: false,
+            int: "0".into(),
+            frac: String::new(),
+        }
     }
 
     pub(crate) fn from_u128(v: u128, neg: bool) -> Decimal {
@@ -52,7 +56,10 @@ impl Decimal {
             Some((i, f)) => (i, f),
             None => (mant, ""),
         };
-        if int.is_empty() || !int.bytes().all(|b| b.is_ascii_digit()) || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        if int.is_empty()
+            || !int.bytes().all(|b| b.is_ascii_digit())
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
         if exp.unsigned_abs() > 100_000 {
@@ -62,11 +69,20 @@ impl Decimal {
         // Position of the decimal point within `digits`.
         let point = int.len() as i64 + exp;
         let (i, f) = if point <= 0 {
-            (String::new(), format!("{}{}", "0".repeat((-point) as usize), digits))
+            (
+                String::new(),
+                format!("{}{}", "0".repeat((-point) as usize), digits),
+            )
         } else if point as usize >= digits.len() {
-            (format!("{}{}", digits, "0".repeat(point as usize - digits.len())), String::new())
+            (
+                format!("{}{}", digits, "0".repeat(point as usize - digits.len())),
+                String::new(),
+            )
         } else {
-            (digits[..point as usize].to_string(), digits[point as usize..].to_string())
+            (
+                digits[..point as usize].to_string(),
+                digits[point as usize..].to_string(),
+            )
         };
         Some(Decimal::from_parts(neg, &i, &f))
     }
@@ -74,9 +90,17 @@ impl Decimal {
     fn from_parts(neg: bool, int: &str, frac: &str) -> Decimal {
         let int = int.trim_start_matches('0');
         let frac = frac.trim_end_matches('0');
-        let int = if int.is_empty() { "0".to_string() } else { int.to_string() };
+        let int = if int.is_empty() {
+            "0".to_string()
+        } else {
+            int.to_string()
+        };
         let zero = int == "0" && frac.is_empty();
-        Decimal { neg: neg && !zero, int, frac: frac.to_string() }
+        Decimal {
+            neg: neg && !zero,
+            int,
+            frac: frac.to_string(),
+        }
     }
 
     pub(crate) fn is_neg(&self) -> bool {
@@ -95,10 +119,16 @@ impl Decimal {
         &self.frac
     }
     pub(crate) fn abs(&self) -> Decimal {
-        Decimal { neg: false, ..self.clone() }
+        Decimal {
+            neg: false,
+            ..self.clone()
+        }
     }
     pub(crate) fn negated(&self) -> Decimal {
-        Decimal { neg: !self.neg && !self.is_zero(), ..self.clone() }
+        Decimal {
+            neg: !self.neg && !self.is_zero(),
+            ..self.clone()
+        }
     }
 
     /// The largest integer `<= self`.
@@ -138,11 +168,20 @@ impl Decimal {
         let digits = format!("{}{}", self.int, self.frac);
         let point = self.int.len() as i64 + k;
         let (i, f) = if point <= 0 {
-            (String::new(), format!("{}{}", "0".repeat((-point) as usize), digits))
+            (
+                String::new(),
+                format!("{}{}", "0".repeat((-point) as usize), digits),
+            )
         } else if point as usize >= digits.len() {
-            (format!("{}{}", digits, "0".repeat(point as usize - digits.len())), String::new())
+            (
+                format!("{}{}", digits, "0".repeat(point as usize - digits.len())),
+                String::new(),
+            )
         } else {
-            (digits[..point as usize].to_string(), digits[point as usize..].to_string())
+            (
+                digits[..point as usize].to_string(),
+                digits[point as usize..].to_string(),
+            )
         };
         Decimal::from_parts(self.neg, &i, &f)
     }
@@ -220,7 +259,11 @@ impl PartialOrd for Decimal {
 }
 
 fn cmp_magnitude(a: &Decimal, b: &Decimal) -> Ordering {
-    a.int.len().cmp(&b.int.len()).then_with(|| a.int.cmp(&b.int)).then_with(|| a.frac.cmp(&b.frac))
+    a.int
+        .len()
+        .cmp(&b.int.len())
+        .then_with(|| a.int.cmp(&b.int))
+        .then_with(|| a.frac.cmp(&b.frac))
 }
 
 /// Digit string + 1.
@@ -370,13 +413,19 @@ fn same_len_range(lo: &str, hi: &str) -> Re {
     let mid_hi = if hi_tail_max { h0 } else { h0 - 1 };
     let mut alts = Vec::new();
     if !lo_tail_min {
-        alts.push(Re::concat([Re::lit(&lo[..1]), same_len_range(&lo[1..], &"9".repeat(rest))]));
+        alts.push(Re::concat([
+            Re::lit(&lo[..1]),
+            same_len_range(&lo[1..], &"9".repeat(rest)),
+        ]));
     }
     if mid_lo <= mid_hi {
         alts.push(Re::concat([digit_class(mid_lo, mid_hi), any_digits(rest)]));
     }
     if !hi_tail_max {
-        alts.push(Re::concat([Re::lit(&hi[..1]), same_len_range(&"0".repeat(rest), &hi[1..])]));
+        alts.push(Re::concat([
+            Re::lit(&hi[..1]),
+            same_len_range(&"0".repeat(rest), &hi[1..]),
+        ]));
     }
     Re::alt(alts)
 }
@@ -388,7 +437,10 @@ pub(crate) fn uint_range(a: &str, b: Option<&str>) -> Re {
     match b {
         None => Re::alt([
             same_len_range(a, &"9".repeat(la)),
-            Re::concat([Re::class("[1-9]"), Re::repeat(Re::class("[0-9]"), la as u32, None)]),
+            Re::concat([
+                Re::class("[1-9]"),
+                Re::repeat(Re::class("[0-9]"), la as u32, None),
+            ]),
         ]),
         Some(b) => {
             let lb = b.len();
@@ -424,8 +476,20 @@ pub(crate) fn integer_re(lo: Option<&Bound>, hi: Option<&Bound>) -> Re {
     if lo.is_none() && hi.is_none() {
         return Re::raw(INTEGER);
     }
-    let lo_i = lo.map(|b| if b.inclusive || !b.value.is_integer() { b.value.ceil() } else { b.value.succ() });
-    let hi_i = hi.map(|b| if b.inclusive || !b.value.is_integer() { b.value.floor() } else { b.value.pred() });
+    let lo_i = lo.map(|b| {
+        if b.inclusive || !b.value.is_integer() {
+            b.value.ceil()
+        } else {
+            b.value.succ()
+        }
+    });
+    let hi_i = hi.map(|b| {
+        if b.inclusive || !b.value.is_integer() {
+            b.value.floor()
+        } else {
+            b.value.pred()
+        }
+    });
     if let (Some(l), Some(h)) = (&lo_i, &hi_i) {
         if l > h {
             return Re::never();
@@ -446,7 +510,10 @@ pub(crate) fn integer_re(lo: Option<&Bound>, hi: Option<&Bound>) -> Re {
             Some(h) if h.is_neg() => h.int_digits().to_string(),
             _ => "1".into(),
         };
-        alts.push(Re::concat([Re::lit("-"), uint_range(&a, lo_i.as_ref().map(|l| l.int_digits()))]));
+        alts.push(Re::concat([
+            Re::lit("-"),
+            uint_range(&a, lo_i.as_ref().map(|l| l.int_digits())),
+        ]));
     }
     Re::alt(alts)
 }
@@ -491,7 +558,10 @@ pub(crate) fn number_re(lo: Option<&Bound>, hi: Option<&Bound>, max_frac: Option
     };
     if let Some(neg_hi) = neg_hi {
         if !range_is_empty(Some(&neg_lo), neg_hi.as_ref()) {
-            alts.push(Re::concat([Re::lit("-"), udec_range(&neg_lo, neg_hi.as_ref(), max_frac)]));
+            alts.push(Re::concat([
+                Re::lit("-"),
+                udec_range(&neg_lo, neg_hi.as_ref(), max_frac),
+            ]));
         }
     }
     if max_frac.is_none() {
@@ -520,10 +590,25 @@ pub(crate) fn number_re(lo: Option<&Bound>, hi: Option<&Bound>, max_frac: Option
 fn udec_range(a: &Bound, b: Option<&Bound>, max_frac: Option<usize>) -> Re {
     let ia = a.value.int_digits();
     let fa = a.value.frac_digits();
-    let frac_any = || Fraction { lo: None, hi: None, max_frac }.re();
+    let frac_any = || {
+        Fraction {
+            lo: None,
+            hi: None,
+            max_frac,
+        }
+        .re()
+    };
     match b {
         None => Re::alt([
-            Re::concat([Re::lit(ia), Fraction { lo: Some((fa, a.inclusive)), hi: None, max_frac }.re()]),
+            Re::concat([
+                Re::lit(ia),
+                Fraction {
+                    lo: Some((fa, a.inclusive)),
+                    hi: None,
+                    max_frac,
+                }
+                .re(),
+            ]),
             Re::concat([uint_range(&inc(ia), None), frac_any()]),
         ]),
         Some(b) => {
@@ -532,11 +617,23 @@ fn udec_range(a: &Bound, b: Option<&Bound>, max_frac: Option<usize>) -> Re {
             if ia == ib {
                 return Re::concat([
                     Re::lit(ia),
-                    Fraction { lo: Some((fa, a.inclusive)), hi: Some((fb, b.inclusive)), max_frac }.re(),
+                    Fraction {
+                        lo: Some((fa, a.inclusive)),
+                        hi: Some((fb, b.inclusive)),
+                        max_frac,
+                    }
+                    .re(),
                 ]);
             }
-            let mut alts =
-                vec![Re::concat([Re::lit(ia), Fraction { lo: Some((fa, a.inclusive)), hi: None, max_frac }.re()])];
+            let mut alts = vec![Re::concat([
+                Re::lit(ia),
+                Fraction {
+                    lo: Some((fa, a.inclusive)),
+                    hi: None,
+                    max_frac,
+                }
+                .re(),
+            ])];
             let next = inc(ia);
             let last = dec(ib);
             let next_d = Decimal::from_parts(false, &next, "");
@@ -544,7 +641,15 @@ fn udec_range(a: &Bound, b: Option<&Bound>, max_frac: Option<usize>) -> Re {
             if next_d <= last_d {
                 alts.push(Re::concat([uint_range(&next, Some(&last)), frac_any()]));
             }
-            alts.push(Re::concat([Re::lit(ib), Fraction { lo: None, hi: Some((fb, b.inclusive)), max_frac }.re()]));
+            alts.push(Re::concat([
+                Re::lit(ib),
+                Fraction {
+                    lo: None,
+                    hi: Some((fb, b.inclusive)),
+                    max_frac,
+                }
+                .re(),
+            ]));
             Re::alt(alts)
         }
     }
@@ -562,7 +667,11 @@ struct Fraction<'a> {
 
 impl Fraction<'_> {
     fn re(&self) -> Re {
-        let absent = if self.end_ok(0, self.lo.is_none(), self.hi.is_none()) { Re::empty() } else { Re::never() };
+        let absent = if self.end_ok(0, self.lo.is_none(), self.hi.is_none()) {
+            Re::empty()
+        } else {
+            Re::never()
+        };
         let digits = self.gen(0, self.lo.is_none(), self.hi.is_none(), true);
         Re::alt([absent, Re::concat([Re::lit("."), digits])])
     }
@@ -593,7 +702,10 @@ impl Fraction<'_> {
                 if k == 0 {
                     Re::repeat(Re::lit("0"), nonempty as u32, None)
                 } else if nonempty {
-                    Re::alt([Re::concat([Re::repeat(d, 1, Some(k)), zeros]), Re::repeat(Re::lit("0"), 1, None)])
+                    Re::alt([
+                        Re::concat([Re::repeat(d, 1, Some(k)), zeros]),
+                        Re::repeat(Re::lit("0"), 1, None),
+                    ])
                 } else {
                     Re::concat([Re::repeat(d, 0, Some(k)), zeros])
                 }
@@ -605,7 +717,10 @@ impl Fraction<'_> {
         if above && below {
             return self.free(p, first);
         }
-        let horizon = self.lo_len().max(self.hi_len()).max(self.max_frac.unwrap_or(0));
+        let horizon = self
+            .lo_len()
+            .max(self.hi_len())
+            .max(self.max_frac.unwrap_or(0));
         if p >= horizon {
             // Past every bound digit: the lower bound contributes zeros, the upper bound
             // (if still equal) allows only zeros, max_frac allows only zeros.
@@ -622,7 +737,11 @@ impl Fraction<'_> {
                     } else if lo_incl {
                         Re::repeat(Re::class("[0-9]"), first as u32, None)
                     } else {
-                        Re::concat([Re::star(Re::lit("0")), Re::class("[1-9]"), Re::star(Re::class("[0-9]"))])
+                        Re::concat([
+                            Re::star(Re::lit("0")),
+                            Re::class("[1-9]"),
+                            Re::star(Re::class("[0-9]")),
+                        ])
                     }
                 }
                 (true, false) => {
@@ -645,8 +764,14 @@ impl Fraction<'_> {
         if !first && self.end_ok(p, above, below) {
             alts.push(Re::empty());
         }
-        let lo_d = self.lo.and_then(|(s, _)| s.as_bytes().get(p)).map_or(0, |b| b - b'0');
-        let hi_d = self.hi.and_then(|(s, _)| s.as_bytes().get(p)).map_or(0, |b| b - b'0');
+        let lo_d = self
+            .lo
+            .and_then(|(s, _)| s.as_bytes().get(p))
+            .map_or(0, |b| b - b'0');
+        let hi_d = self
+            .hi
+            .and_then(|(s, _)| s.as_bytes().get(p))
+            .map_or(0, |b| b - b'0');
         // Group digits by the state they lead to.
         let mut groups: Vec<((bool, bool), Vec<u8>)> = Vec::new();
         for d in 0..=9u8 {
@@ -706,9 +831,15 @@ pub(crate) fn literal_number_re(v: &Decimal) -> Re {
     let mut alts = Vec::new();
     let sign = if v.is_neg() { "-" } else { "" };
     let plain = if v.frac_digits().is_empty() {
-        Re::concat([Re::lit(format!("{sign}{}", v.int_digits())), Re::opt(Re::raw(r"\.0+"))])
+        Re::concat([
+            Re::lit(format!("{sign}{}", v.int_digits())),
+            Re::opt(Re::raw(r"\.0+")),
+        ])
     } else {
-        Re::concat([Re::lit(format!("{sign}{}.{}", v.int_digits(), v.frac_digits())), Re::star(Re::lit("0"))])
+        Re::concat([
+            Re::lit(format!("{sign}{}.{}", v.int_digits(), v.frac_digits())),
+            Re::star(Re::lit("0")),
+        ])
     };
     alts.push(plain);
     let js = v.to_js_string();
@@ -725,7 +856,12 @@ pub(crate) fn literal_number_re(v: &Decimal) -> Re {
 /// [`MAX_ENUMERATED_MULTIPLES`]; `m = 10^-k` for numbers (at most k fraction digits, any
 /// range); an integer `m` that every integer in the type satisfies; integer divisors
 /// `2^a 5^b` (decided by the last digits) when the range cuts no side.
-pub(crate) fn multiple_of_re(m: &Decimal, lo: Option<&Bound>, hi: Option<&Bound>, integer: bool) -> Option<Re> {
+pub(crate) fn multiple_of_re(
+    m: &Decimal,
+    lo: Option<&Bound>,
+    hi: Option<&Bound>,
+    integer: bool,
+) -> Option<Re> {
     if m.is_neg() || m.is_zero() {
         return None;
     }
@@ -757,19 +893,36 @@ pub(crate) fn multiple_of_re(m: &Decimal, lo: Option<&Bound>, hi: Option<&Bound>
     if big_d == 1 {
         // Every integer, in any range; for numbers, the integer-valued ones.
         let re = integer_re(lo, hi);
-        return Some(if integer { re } else { Re::concat([re, Re::opt(Re::raw(r"\.0+"))]) });
+        return Some(if integer {
+            re
+        } else {
+            Re::concat([re, Re::opt(Re::raw(r"\.0+"))])
+        });
     }
     let re = suffix_multiples(big_d, lo, hi)?;
-    Some(if integer { re } else { Re::concat([re, Re::opt(Re::raw(r"\.0+"))]) })
+    Some(if integer {
+        re
+    } else {
+        Re::concat([re, Re::opt(Re::raw(r"\.0+"))])
+    })
 }
 
 /// At most this many multiples are written out one by one.
 pub(crate) const MAX_ENUMERATED_MULTIPLES: i128 = 1000;
 
-fn enumerate_multiples(m: &Decimal, lo: Option<&Bound>, hi: Option<&Bound>, integer: bool) -> Option<Re> {
+fn enumerate_multiples(
+    m: &Decimal,
+    lo: Option<&Bound>,
+    hi: Option<&Bound>,
+    integer: bool,
+) -> Option<Re> {
     let (lo, hi) = (lo?, hi?);
     // Scale everything by 10^s so that m, lo and hi are integers.
-    let s = m.frac_digits().len().max(lo.value.frac_digits().len()).max(hi.value.frac_digits().len()) as i64;
+    let s = m
+        .frac_digits()
+        .len()
+        .max(lo.value.frac_digits().len())
+        .max(hi.value.frac_digits().len()) as i64;
     let ms = m.shift(s).to_i128()?;
     let los = lo.value.shift(s).to_i128()?;
     let his = hi.value.shift(s).to_i128()?;
@@ -849,8 +1002,14 @@ fn suffix_multiples(d: i128, lo: Option<&Bound>, hi: Option<&Bound>) -> Option<R
         }
         k += d;
     }
-    let magnitude =
-        Re::alt([Re::concat([Re::class("[1-9]"), Re::star(Re::class("[0-9]")), Re::alt(endings)]), Re::alt(short)]);
+    let magnitude = Re::alt([
+        Re::concat([
+            Re::class("[1-9]"),
+            Re::star(Re::class("[0-9]")),
+            Re::alt(endings),
+        ]),
+        Re::alt(short),
+    ]);
     let mut alts = Vec::new();
     if zero {
         alts.push(Re::lit("0"));
@@ -876,22 +1035,61 @@ mod tests {
     /// without bounds, and for numbers also their `.0` spellings.
     #[test]
     fn multiple_of_one() {
-        let check = |lo: Option<Bound>, hi: Option<Bound>, integer: bool, yes: &[&str], no: &[&str]| {
-            let re = multiple_of_re(&d("1"), lo.as_ref(), hi.as_ref(), integer).expect("expressible");
-            let dfa = crate::automaton::Dfa::new(&re.render()).unwrap();
-            for t in yes {
-                assert!(dfa.is_match(t.as_bytes()), "{t} should match {}", re.render());
-            }
-            for t in no {
-                assert!(!dfa.is_match(t.as_bytes()), "{t} should not match {}", re.render());
-            }
-        };
-        check(None, None, true, &["0", "1", "7", "10", "-3", "123"], &["1.0", "1.5", "01", "1e"]);
-        check(None, None, false, &["0", "1", "7", "1.0", "-3.00"], &["1.5", "0.1"]);
+        let check =
+            |lo: Option<Bound>, hi: Option<Bound>, integer: bool, yes: &[&str], no: &[&str]| {
+                let re = multiple_of_re(&d("1"), lo.as_ref(), hi.as_ref(), integer)
+                    .expect("expressible");
+                let dfa = crate::automaton::Dfa::new(&re.render()).unwrap();
+                for t in yes {
+                    assert!(
+                        dfa.is_match(t.as_bytes()),
+                        "{t} should match {}",
+                        re.render()
+                    );
+                }
+                for t in no {
+                    assert!(
+                        !dfa.is_match(t.as_bytes()),
+                        "{t} should not match {}",
+                        re.render()
+                    );
+                }
+            };
+        check(
+            None,
+            None,
+            true,
+            &["0", "1", "7", "10", "-3", "123"],
+            &["1.0", "1.5", "01", "1e"],
+        );
+        check(
+            None,
+            None,
+            false,
+            &["0", "1", "7", "1.0", "-3.00"],
+            &["1.5", "0.1"],
+        );
         let b = |v: &str, inclusive| Some(Bound::new(d(v), inclusive));
-        check(b("1", true), b("65535", true), true, &["1", "2", "9", "65535"], &["0", "65536", "-1"]);
-        check(b("-2.5", false), b("3", false), false, &["-2", "0", "2", "2.0"], &["3", "-3", "2.5"]);
-        assert_eq!(multiple_of_re(&d("1.0"), None, None, true).unwrap().render(), multiple_of_re(&d("1"), None, None, true).unwrap().render());
+        check(
+            b("1", true),
+            b("65535", true),
+            true,
+            &["1", "2", "9", "65535"],
+            &["0", "65536", "-1"],
+        );
+        check(
+            b("-2.5", false),
+            b("3", false),
+            false,
+            &["-2", "0", "2", "2.0"],
+            &["3", "-3", "2.5"],
+        );
+        assert_eq!(
+            multiple_of_re(&d("1.0"), None, None, true)
+                .unwrap()
+                .render(),
+            multiple_of_re(&d("1"), None, None, true).unwrap().render()
+        );
     }
 
     #[test]

@@ -55,14 +55,16 @@ enum Item {
 }
 
 /// ECMA `\s`: WhiteSpace and LineTerminator.
-const ECMA_SPACE: &str =
-    r"\t\n\x0B\x0C\r\x20\xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+const ECMA_SPACE: &str = r"\t\n\x0B\x0C\r\x20\xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
 /// ECMA `.`: anything but a LineTerminator.
 const ECMA_DOT: &str = r"[^\n\r\x{2028}\x{2029}]";
 
 impl CharSet {
     fn single(c: char) -> CharSet {
-        CharSet { negated: false, items: vec![Item::Range(c, c)] }
+        CharSet {
+            negated: false,
+            items: vec![Item::Range(c, c)],
+        }
     }
 
     /// regex-syntax text of this class.
@@ -73,7 +75,11 @@ impl CharSet {
         }
         if self.items.is_empty() {
             // [] matches nothing, [^] everything.
-            return if self.negated { r"[\x{0}-\x{10FFFF}]".into() } else { r"[a&&b]".into() };
+            return if self.negated {
+                r"[\x{0}-\x{10FFFF}]".into()
+            } else {
+                r"[a&&b]".into()
+            };
         }
         for item in &self.items {
             match item {
@@ -126,7 +132,13 @@ fn is_ecma_space(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -139,7 +151,8 @@ pub(crate) struct PropCache {
 impl PropCache {
     fn contains(&mut self, prop: &str, c: char) -> Result<bool, String> {
         if !self.dfas.contains_key(prop) {
-            let dfa = Dfa::new(prop).map_err(|e| format!("unsupported Unicode property {prop}: {}", e.message()))?;
+            let dfa = Dfa::new(prop)
+                .map_err(|e| format!("unsupported Unicode property {prop}: {}", e.message()))?;
             self.dfas.insert(prop.to_string(), dfa);
         }
         let mut buf = [0u8; 4];
@@ -149,7 +162,9 @@ impl PropCache {
 
 /// The characters JSON must escape inside a string.
 fn json_specials() -> impl Iterator<Item = char> {
-    (0u32..0x20).map(|c| char::from_u32(c).unwrap()).chain(['"', '\\'])
+    (0u32..0x20)
+        .map(|c| char::from_u32(c).unwrap())
+        .chain(['"', '\\'])
 }
 
 /// The regex class for ordinary (unescaped) JSON string characters.
@@ -163,7 +178,10 @@ impl Pat {
             Pat::Class(_) => (1, Some(1)),
             Pat::Concat(v) => v.iter().fold((0, Some(0)), |(a, b), p| {
                 let (x, y) = p.len_range();
-                (a.saturating_add(x), b.and_then(|b| y.map(|y| b.saturating_add(y))))
+                (
+                    a.saturating_add(x),
+                    b.and_then(|b| y.map(|y| b.saturating_add(y))),
+                )
             }),
             Pat::Alt(v) => {
                 let mut lo = u64::MAX;
@@ -213,8 +231,16 @@ impl Pat {
                 }
                 Re::alt(alts)
             }
-            Pat::Concat(v) => Re::concat(v.iter().map(|p| p.to_json_re(props)).collect::<Result<Vec<_>, _>>()?),
-            Pat::Alt(v) => Re::alt(v.iter().map(|p| p.to_json_re(props)).collect::<Result<Vec<_>, _>>()?),
+            Pat::Concat(v) => Re::concat(
+                v.iter()
+                    .map(|p| p.to_json_re(props))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Pat::Alt(v) => Re::alt(
+                v.iter()
+                    .map(|p| p.to_json_re(props))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
             Pat::Repeat(p, min, max) => Re::repeat(p.to_json_re(props)?, *min, *max),
         })
     }
@@ -256,7 +282,11 @@ pub(crate) fn branches(p: Pat) -> Result<Vec<Branch>, String> {
         if items.iter().any(contains_anchor) {
             return Err("an anchor (^ or $) that is not at the start or end of the pattern".into());
         }
-        out.push(Branch { anchored_start, anchored_end, items });
+        out.push(Branch {
+            anchored_start,
+            anchored_end,
+            items,
+        });
     }
     Ok(out)
 }
@@ -273,7 +303,11 @@ fn contains_anchor(p: &Pat) -> bool {
 /// Parses an ECMA-262 pattern.
 pub(crate) fn parse(pattern: &str) -> Result<Pat, String> {
     let chars: Vec<char> = pattern.chars().collect();
-    let mut p = Parser { c: &chars, i: 0, depth: 0 };
+    let mut p = Parser {
+        c: &chars,
+        i: 0,
+        depth: 0,
+    };
     let pat = p.alt()?;
     if p.i < chars.len() {
         return Err(format!("unbalanced ')' at offset {}", p.i));
@@ -312,7 +346,11 @@ impl Parser<'_> {
         while self.eat('|') {
             alts.push(self.concat()?);
         }
-        Ok(if alts.len() == 1 { alts.pop().unwrap() } else { Pat::Alt(alts) })
+        Ok(if alts.len() == 1 {
+            alts.pop().unwrap()
+        } else {
+            Pat::Alt(alts)
+        })
     }
 
     fn concat(&mut self) -> Result<Pat, String> {
@@ -417,7 +455,10 @@ impl Parser<'_> {
         Ok(match ch {
             '^' => Pat::Start,
             '$' => Pat::End,
-            '.' => Pat::Class(CharSet { negated: false, items: vec![Item::Dot] }),
+            '.' => Pat::Class(CharSet {
+                negated: false,
+                items: vec![Item::Dot],
+            }),
             '(' => {
                 if self.eat('?') {
                     match self.peek() {
@@ -433,7 +474,11 @@ impl Parser<'_> {
                                 }
                             }
                         }
-                        _ => return Err("lookaround or group modifiers ((?=, (?!, (?<=, (?<!)".into()),
+                        _ => {
+                            return Err(
+                                "lookaround or group modifiers ((?=, (?!, (?<=, (?<!)".into()
+                            )
+                        }
                     }
                 }
                 self.depth += 1;
@@ -472,7 +517,12 @@ impl Parser<'_> {
             return Err("a trailing backslash".into());
         };
         self.i += 1;
-        let set = |item| Ok(Pat::Class(CharSet { negated: false, items: vec![item] }));
+        let set = |item| {
+            Ok(Pat::Class(CharSet {
+                negated: false,
+                items: vec![item],
+            }))
+        };
         match ch {
             'd' => set(Item::Digit(false)),
             'D' => set(Item::Digit(true)),
@@ -483,7 +533,10 @@ impl Parser<'_> {
             'b' | 'B' => Err("a word boundary (\\b, \\B)".into()),
             '1'..='9' => Err("a backreference".into()),
             'k' if self.peek() == Some('<') => Err("a named backreference".into()),
-            'p' | 'P' => Ok(Pat::Class(CharSet { negated: false, items: vec![self.property(ch)?] })),
+            'p' | 'P' => Ok(Pat::Class(CharSet {
+                negated: false,
+                items: vec![self.property(ch)?],
+            })),
             _ => {
                 self.i -= 1;
                 let c = self.char_escape()?;
@@ -502,7 +555,11 @@ impl Parser<'_> {
             self.i += 1;
             if c == '}' {
                 let name: String = self.c[start..self.i - 1].iter().collect();
-                if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '=') {
+                if name.is_empty()
+                    || !name
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '=')
+                {
                     return Err(format!("a malformed Unicode property \\{ch}{{{name}}}"));
                 }
                 return Ok(Item::Prop(format!("\\{ch}{{{name}}}")));
@@ -523,7 +580,10 @@ impl Parser<'_> {
             'r' => '\r',
             '0' if !self.peek().is_some_and(|c| c.is_ascii_digit()) => '\0',
             'c' => {
-                let l = self.peek().filter(|c| c.is_ascii_alphabetic()).ok_or("\\c without a letter")?;
+                let l = self
+                    .peek()
+                    .filter(|c| c.is_ascii_alphabetic())
+                    .ok_or("\\c without a letter")?;
                 self.i += 1;
                 char::from_u32(l as u32 % 32).unwrap()
             }
@@ -542,14 +602,20 @@ impl Parser<'_> {
                         return Err("a malformed \\u{..}".into());
                     }
                     let v = u32::from_str_radix(&h, 16).map_err(|_| "a malformed \\u{..}")?;
-                    return char::from_u32(v).ok_or_else(|| "a \\u{..} that is no Unicode scalar".into());
+                    return char::from_u32(v)
+                        .ok_or_else(|| "a \\u{..} that is no Unicode scalar".into());
                 }
                 let v = self.hex(4).ok_or("\\u without four hex digits")?;
-                if (0xD800..0xDC00).contains(&v) && self.peek() == Some('\\') && self.peek_at(1) == Some('u') {
+                if (0xD800..0xDC00).contains(&v)
+                    && self.peek() == Some('\\')
+                    && self.peek_at(1) == Some('u')
+                {
                     let save = self.i;
                     self.i += 2;
                     if let Some(lo) = self.hex(4).filter(|lo| (0xDC00..0xE000).contains(lo)) {
-                        return Ok(char::from_u32(0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00)).unwrap());
+                        return Ok(
+                            char::from_u32(0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00)).unwrap(),
+                        );
                     }
                     self.i = save;
                 }
@@ -654,7 +720,11 @@ mod tests {
     fn json_re(p: &str) -> String {
         let mut props = PropCache::default();
         let b = branches(parse(p).unwrap()).unwrap();
-        Re::alt(b.into_iter().map(|b| Pat::Concat(b.items).to_json_re(&mut props).unwrap())).render()
+        Re::alt(
+            b.into_iter()
+                .map(|b| Pat::Concat(b.items).to_json_re(&mut props).unwrap()),
+        )
+        .render()
     }
 
     #[test]

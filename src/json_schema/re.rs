@@ -8,8 +8,8 @@
 //! whose regex would explode is refused quickly instead of hanging.
 
 use std::cell::Cell;
-use std::fmt::Write;
 use std::collections::HashSet;
+use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
@@ -93,9 +93,13 @@ fn node(kind: Kind) -> Re {
         Kind::Class(s) => s.len() as u64,
         Kind::Raw(s) => s.len() as u64 + 4,
         Kind::Concat(v) => v.iter().fold(0u64, |a, r| a.saturating_add(r.size())),
-        Kind::Alt(v) => v.iter().fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
+        Kind::Alt(v) => v
+            .iter()
+            .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Repeat(r, _, _) => r.size().saturating_add(28),
-        Kind::And(v) => v.iter().fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
+        Kind::And(v) => v
+            .iter()
+            .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Not(r) => r.size().saturating_add(4),
     };
     let needs_automaton = match &kind {
@@ -104,7 +108,11 @@ fn node(kind: Kind) -> Re {
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
     };
-    let node = Node { kind, size: size.min(u64::from(u32::MAX)) as u32, needs_automaton };
+    let node = Node {
+        kind,
+        size: size.min(u64::from(u32::MAX)) as u32,
+        needs_automaton,
+    };
     let n = node.entries();
     ENTRIES_MADE.with(|m| m.set(m.get().wrapping_add(n)));
     Re(Rc::new(node))
@@ -419,11 +427,17 @@ impl Re {
                 }
             },
             Kind::Concat(v) => {
-                let parts = v.iter().map(|r| r.to_expr(set, memo)).collect::<Result<Vec<_>>>()?;
+                let parts = v
+                    .iter()
+                    .map(|r| r.to_expr(set, memo))
+                    .collect::<Result<Vec<_>>>()?;
                 set.concat(&parts)
             }
             Kind::Alt(v) => {
-                let alts = v.iter().map(|r| r.to_expr(set, memo)).collect::<Result<Vec<_>>>()?;
+                let alts = v
+                    .iter()
+                    .map(|r| r.to_expr(set, memo))
+                    .collect::<Result<Vec<_>>>()?;
                 set.union(&alts)
             }
             Kind::Repeat(r, min, max) => {
@@ -431,7 +445,10 @@ impl Re {
                 set.repeat(body, *min, *max)
             }
             Kind::And(v) => {
-                let parts = v.iter().map(|r| r.to_expr(set, memo)).collect::<Result<Vec<_>>>()?;
+                let parts = v
+                    .iter()
+                    .map(|r| r.to_expr(set, memo))
+                    .collect::<Result<Vec<_>>>()?;
                 set.intersection(&parts)
             }
             Kind::Not(r) => {
@@ -484,7 +501,8 @@ enum Prec {
 /// Escapes one literal character for regex syntax.
 pub(crate) fn escape_char(c: char, out: &mut String) {
     match c {
-        '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$' | '#' | '&' | '-' | '~' => {
+        '\\' | '.' | '+' | '*' | '?' | '(' | ')' | '|' | '[' | ']' | '{' | '}' | '^' | '$'
+        | '#' | '&' | '-' | '~' => {
             out.push('\\');
             out.push(c);
         }

@@ -135,7 +135,10 @@ impl NumberKeywords {
 
 impl StringKeywords {
     fn is_trivial(&self) -> bool {
-        self.min_len == 0 && self.max_len.is_none() && self.patterns.is_empty() && self.formats.is_empty()
+        self.min_len == 0
+            && self.max_len.is_none()
+            && self.patterns.is_empty()
+            && self.formats.is_empty()
     }
 }
 
@@ -165,22 +168,34 @@ impl ObjectKeywords {
 
 impl Applicators {
     fn is_trivial(&self) -> bool {
-        self.all_of.is_empty() && self.any_of.is_empty() && self.one_of.is_empty() && self.refs.is_empty()
+        self.all_of.is_empty()
+            && self.any_of.is_empty()
+            && self.one_of.is_empty()
+            && self.refs.is_empty()
     }
 }
 
 pub(crate) fn unsupported(keyword: &str, ptr: &str, why: &str) -> Error {
     let ptr = if ptr.is_empty() { "#" } else { ptr };
     if why.is_empty() {
-        Error::new(ErrorKind::UnsupportedSchema, format!("unsupported keyword \"{keyword}\" at {ptr}"))
+        Error::new(
+            ErrorKind::UnsupportedSchema,
+            format!("unsupported keyword \"{keyword}\" at {ptr}"),
+        )
     } else {
-        Error::new(ErrorKind::UnsupportedSchema, format!("unsupported keyword \"{keyword}\" at {ptr}: {why}"))
+        Error::new(
+            ErrorKind::UnsupportedSchema,
+            format!("unsupported keyword \"{keyword}\" at {ptr}: {why}"),
+        )
     }
 }
 
 pub(crate) fn invalid(keyword: &str, ptr: &str, why: &str) -> Error {
     let ptr = if ptr.is_empty() { "#" } else { ptr };
-    Error::new(ErrorKind::InvalidSchema, format!("invalid \"{keyword}\" at {ptr}: {why}"))
+    Error::new(
+        ErrorKind::InvalidSchema,
+        format!("invalid \"{keyword}\" at {ptr}: {why}"),
+    )
 }
 
 /// Which draft's rules apply.
@@ -197,8 +212,12 @@ pub(crate) enum Draft {
 impl Draft {
     pub(crate) fn of(root: &Json) -> Draft {
         match root.get("$schema") {
-            Some(Json::String(s)) if s.contains("draft-04") || s.contains("draft-03") => Draft::Four,
-            Some(Json::String(s)) if s.contains("draft-06") || s.contains("draft-07") => Draft::SixOrSeven,
+            Some(Json::String(s)) if s.contains("draft-04") || s.contains("draft-03") => {
+                Draft::Four
+            }
+            Some(Json::String(s)) if s.contains("draft-06") || s.contains("draft-07") => {
+                Draft::SixOrSeven
+            }
             _ => Draft::Modern,
         }
     }
@@ -229,9 +248,17 @@ pub(crate) struct Doc<'a> {
 impl<'a> Doc<'a> {
     pub(crate) fn new(root: &'a Json) -> Doc<'a> {
         let draft = Draft::of(root);
-        let mut doc = Doc { root, draft, resources: HashMap::new(), anchors: HashMap::new(), cache: HashMap::new() };
+        let mut doc = Doc {
+            root,
+            draft,
+            resources: HashMap::new(),
+            anchors: HashMap::new(),
+            cache: HashMap::new(),
+        };
         doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
-        doc.resources.entry(DEFAULT_BASE.to_string()).or_insert_with(|| "#".to_string());
+        doc.resources
+            .entry(DEFAULT_BASE.to_string())
+            .or_insert_with(|| "#".to_string());
         doc
     }
 
@@ -244,20 +271,31 @@ impl<'a> Doc<'a> {
             if let Some(anchor) = id.strip_prefix('#') {
                 // draft-06/07 plain-name fragment ids.
                 if !anchor.is_empty() && !anchor.starts_with('/') {
-                    self.anchors.insert((strip_fragment(&base).to_string(), anchor.to_string()), ptr.clone());
+                    self.anchors.insert(
+                        (strip_fragment(&base).to_string(), anchor.to_string()),
+                        ptr.clone(),
+                    );
                 }
             } else {
                 base = resolve_uri(&base, id);
-                self.resources.insert(strip_fragment(&base).to_string(), ptr.clone());
+                self.resources
+                    .insert(strip_fragment(&base).to_string(), ptr.clone());
             }
         }
         for key in ["$anchor", "$dynamicAnchor"] {
             if let Some(Json::String(a)) = node.get(key) {
-                self.anchors.insert((strip_fragment(&base).to_string(), a.clone()), ptr.clone());
+                self.anchors
+                    .insert((strip_fragment(&base).to_string(), a.clone()), ptr.clone());
             }
         }
-        const MAPS: [&str; 6] =
-            ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
+        const MAPS: [&str; 6] = [
+            "properties",
+            "patternProperties",
+            "$defs",
+            "definitions",
+            "dependentSchemas",
+            "dependencies",
+        ];
         const ONES: [&str; 13] = [
             "additionalProperties",
             "items",
@@ -289,7 +327,11 @@ impl<'a> Doc<'a> {
         for key in LISTS {
             if let Some(Json::Array(items)) = node.get(key) {
                 for (i, v) in items.iter().enumerate() {
-                    self.scan(v, pointer_push(&pointer_push(&ptr, key), &i.to_string()), base.clone());
+                    self.scan(
+                        v,
+                        pointer_push(&pointer_push(&ptr, key), &i.to_string()),
+                        base.clone(),
+                    );
                 }
             }
         }
@@ -369,7 +411,13 @@ impl<'a> Doc<'a> {
         self.anchors
             .get(&(base.to_string(), fragment.clone()))
             .cloned()
-            .ok_or_else(|| invalid("$ref", at, &format!("no anchor \"{fragment}\" for \"{uri}\"")))
+            .ok_or_else(|| {
+                invalid(
+                    "$ref",
+                    at,
+                    &format!("no anchor \"{fragment}\" for \"{uri}\""),
+                )
+            })
     }
 
     /// The parsed node at a pointer (cached).
@@ -377,7 +425,9 @@ impl<'a> Doc<'a> {
         if let Some(n) = self.cache.get(ptr) {
             return Ok(n.clone());
         }
-        let json = self.at(ptr).ok_or_else(|| invalid("$ref", ptr, "points at nothing"))?;
+        let json = self
+            .at(ptr)
+            .ok_or_else(|| invalid("$ref", ptr, "points at nothing"))?;
         let base = self.base_at(ptr);
         let node = self.parse(json, ptr, &base)?;
         self.cache.insert(ptr.to_string(), node.clone());
@@ -412,13 +462,22 @@ impl<'a> Doc<'a> {
             }
         }
         let legacy_ref = self.draft != Draft::Modern && json.get("$ref").is_some();
-        let mut s = Sch { ptr: ptr.to_string(), ..Sch::default() };
+        let mut s = Sch {
+            ptr: ptr.to_string(),
+            ..Sch::default()
+        };
         let mut unevaluated = false;
         for (key, value) in members {
             if legacy_ref && key != "$ref" {
                 continue;
             }
-            let k = Keyword { schema: json, key: key.as_str(), value, ptr, base: &base };
+            let k = Keyword {
+                schema: json,
+                key: key.as_str(),
+                value,
+                ptr,
+                base: &base,
+            };
             let _taken = self.parse_general(&mut s, &k)?
                 || self.parse_number(&mut s.number, &k)?
                 || self.parse_string(&mut s.string, &k)?
@@ -440,7 +499,9 @@ impl<'a> Doc<'a> {
         match key {
             "type" => s.types = Some(parse_types(value, &k.at())?),
             "enum" => {
-                let Json::Array(values) = value else { return Err(invalid(key, ptr, "not an array")) };
+                let Json::Array(values) = value else {
+                    return Err(invalid(key, ptr, "not an array"));
+                };
                 s.enums.push((values.clone(), k.at()));
             }
             "const" => s.enums.push((vec![value.clone()], k.at())),
@@ -450,10 +511,12 @@ impl<'a> Doc<'a> {
                     Json::Bool(false) => 0,
                     Json::Object(m) if m.is_empty() => ALL_TYPES,
                     Json::Bool(true) => ALL_TYPES,
-                    Json::Object(m) if m.iter().all(|(k, _)| k == "type" || is_annotation(k)) => match value.get("type") {
-                        Some(t) => parse_types(t, &pointer_push(&k.at(), "type"))?,
-                        None => ALL_TYPES,
-                    },
+                    Json::Object(m) if m.iter().all(|(k, _)| k == "type" || is_annotation(k)) => {
+                        match value.get("type") {
+                            Some(t) => parse_types(t, &pointer_push(&k.at(), "type"))?,
+                            None => ALL_TYPES,
+                        }
+                    }
                     _ => {
                         // Key presence, types, and their boolean combinations are negated
                         // exactly, as a schema applied beside this one.
@@ -472,14 +535,20 @@ impl<'a> Doc<'a> {
                 s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
             }
             "if" if k.schema.get("then").is_some() || k.schema.get("else").is_some() => {
-                return Err(unsupported(key, ptr, "conditional schemas (if/then/else) are not supported"));
+                return Err(unsupported(
+                    key,
+                    ptr,
+                    "conditional schemas (if/then/else) are not supported",
+                ));
             }
             "if" => {}            // no effect without "then"/"else"
             "then" | "else" => {} // no effect without "if"
             "dependentRequired" | "dependentSchemas" | "dependencies" => {
                 // "If `p` is present, then D" is exactly `anyOf: [p absent, {required: [p]} and D]`,
                 // with "absent" as `properties: {p: false}`: a schema the compiler has.
-                let Json::Object(deps) = value else { return Err(invalid(key, ptr, "not an object")) };
+                let Json::Object(deps) = value else {
+                    return Err(invalid(key, ptr, "not an object"));
+                };
                 let obj = |k: &str, v: Json| Json::Object(vec![(k.to_string(), v)]);
                 for (p, dep) in deps {
                     let then = match (key, dep) {
@@ -488,25 +557,50 @@ impl<'a> Doc<'a> {
                                 continue;
                             }
                             if names.iter().any(|n| !matches!(n, Json::String(_))) {
-                                return Err(invalid(key, ptr, "a dependency list holds a non-string"));
+                                return Err(invalid(
+                                    key,
+                                    ptr,
+                                    "a dependency list holds a non-string",
+                                ));
                             }
                             obj("required", Json::Array(names.clone()))
                         }
                         (_, Json::Bool(true)) if key != "dependentRequired" => continue,
-                        (_, Json::Object(m)) if key != "dependentRequired" && m.is_empty() => continue,
-                        (_, schema @ (Json::Object(_) | Json::Bool(false))) if key != "dependentRequired" => {
+                        (_, Json::Object(m)) if key != "dependentRequired" && m.is_empty() => {
+                            continue
+                        }
+                        (_, schema @ (Json::Object(_) | Json::Bool(false)))
+                            if key != "dependentRequired" =>
+                        {
                             schema.clone()
                         }
-                        _ => return Err(invalid(key, ptr, "a dependency is neither a list of names nor a schema")),
+                        _ => {
+                            return Err(invalid(
+                                key,
+                                ptr,
+                                "a dependency is neither a list of names nor a schema",
+                            ))
+                        }
                     };
                     let absent = obj("properties", obj(p, Json::Bool(false)));
-                    let present = obj("allOf", Json::Array(vec![obj("required", Json::Array(vec![Json::String(p.clone())])), then]));
+                    let present = obj(
+                        "allOf",
+                        Json::Array(vec![
+                            obj("required", Json::Array(vec![Json::String(p.clone())])),
+                            then,
+                        ]),
+                    );
                     let at = pointer_push(&k.at(), p);
-                    let branches = vec![self.parse(&absent, &at, k.base)?, self.parse(&present, &at, k.base)?];
+                    let branches = vec![
+                        self.parse(&absent, &at, k.base)?,
+                        self.parse(&present, &at, k.base)?,
+                    ];
                     s.apply.any_of.push((branches, at));
                 }
             }
-            "$dynamicRef" | "$recursiveRef" | "extends" | "disallow" => return Err(unsupported(key, ptr, "")),
+            "$dynamicRef" | "$recursiveRef" | "extends" | "disallow" => {
+                return Err(unsupported(key, ptr, ""))
+            }
             _ => return Ok(false),
         }
         Ok(true)
@@ -526,9 +620,21 @@ impl<'a> Doc<'a> {
                 let v = number(value).ok_or_else(|| invalid(key, ptr, "not a number"))?;
                 let excl_flag = |f: &str| matches!(k.schema.get(f), Some(Json::Bool(true)));
                 match key {
-                    "minimum" => n.lo = tighter_lower(n.lo.take(), Some(Bound::new(v, !excl_flag("exclusiveMinimum")))),
-                    "maximum" => n.hi = tighter_upper(n.hi.take(), Some(Bound::new(v, !excl_flag("exclusiveMaximum")))),
-                    "exclusiveMinimum" => n.lo = tighter_lower(n.lo.take(), Some(Bound::new(v, false))),
+                    "minimum" => {
+                        n.lo = tighter_lower(
+                            n.lo.take(),
+                            Some(Bound::new(v, !excl_flag("exclusiveMinimum"))),
+                        )
+                    }
+                    "maximum" => {
+                        n.hi = tighter_upper(
+                            n.hi.take(),
+                            Some(Bound::new(v, !excl_flag("exclusiveMaximum"))),
+                        )
+                    }
+                    "exclusiveMinimum" => {
+                        n.lo = tighter_lower(n.lo.take(), Some(Bound::new(v, false)))
+                    }
                     _ => n.hi = tighter_upper(n.hi.take(), Some(Bound::new(v, false))),
                 }
             }
@@ -549,11 +655,15 @@ impl<'a> Doc<'a> {
             "minLength" => t.min_len = count(value, key, ptr)?,
             "maxLength" => t.max_len = Some(count(value, key, ptr)?),
             "pattern" => {
-                let Json::String(p) = value else { return Err(invalid(key, ptr, "not a string")) };
+                let Json::String(p) = value else {
+                    return Err(invalid(key, ptr, "not a string"));
+                };
                 t.patterns.push((p.clone(), k.at()));
             }
             "format" => {
-                let Json::String(f) = value else { return Err(invalid(key, ptr, "not a string")) };
+                let Json::String(f) = value else {
+                    return Err(invalid(key, ptr, "not a string"));
+                };
                 t.formats.push((f.clone(), k.at()));
             }
             _ => return Ok(false),
@@ -567,7 +677,9 @@ impl<'a> Doc<'a> {
         let (key, value, ptr, base) = (k.key, k.value, k.ptr, k.base);
         match key {
             "prefixItems" => {
-                let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
+                let Json::Array(list) = value else {
+                    return Err(invalid(key, ptr, "not an array"));
+                };
                 a.prefix = self.parse_list(list, &k.at(), base)?;
             }
             "items" => match value {
@@ -575,7 +687,9 @@ impl<'a> Doc<'a> {
                     // draft-04 to 2019-09 tuple form.
                     a.prefix = self.parse_list(list, &k.at(), base)?;
                     a.items = match k.schema.get("additionalItems") {
-                        Some(ai) => Some(self.parse(ai, &pointer_push(ptr, "additionalItems"), base)?),
+                        Some(ai) => {
+                            Some(self.parse(ai, &pointer_push(ptr, "additionalItems"), base)?)
+                        }
                         None => None,
                     };
                 }
@@ -603,14 +717,18 @@ impl<'a> Doc<'a> {
         let (key, value, ptr, base) = (k.key, k.value, k.ptr, k.base);
         match key {
             "properties" => {
-                let Json::Object(props) = value else { return Err(invalid(key, ptr, "not an object")) };
+                let Json::Object(props) = value else {
+                    return Err(invalid(key, ptr, "not an object"));
+                };
                 for (name, sub) in props {
                     let node = self.parse(sub, &pointer_push(&k.at(), name), base)?;
                     o.props.push((name.clone(), node));
                 }
             }
             "patternProperties" => {
-                let Json::Object(props) = value else { return Err(invalid(key, ptr, "not an object")) };
+                let Json::Object(props) = value else {
+                    return Err(invalid(key, ptr, "not an object"));
+                };
                 for (pattern, sub) in props {
                     let at = pointer_push(&k.at(), pattern);
                     let node = self.parse(sub, &at, base)?;
@@ -622,7 +740,9 @@ impl<'a> Doc<'a> {
             "required" => match value {
                 Json::Array(names) => {
                     for n in names {
-                        let Json::String(n) = n else { return Err(invalid(key, ptr, "not an array of strings")) };
+                        let Json::String(n) = n else {
+                            return Err(invalid(key, ptr, "not an array of strings"));
+                        };
                         if !o.required.contains(n) {
                             o.required.push(n.clone());
                         }
@@ -669,7 +789,9 @@ impl<'a> Doc<'a> {
             match key.as_str() {
                 k if is_annotation(k) => {}
                 "required" => {
-                    let Json::Array(names) = value else { return None };
+                    let Json::Array(names) = value else {
+                        return None;
+                    };
                     for n in names {
                         let Json::String(n) = n else { return None };
                         alternatives.push(absent(n));
@@ -682,9 +804,13 @@ impl<'a> Doc<'a> {
                         return None; // "numbers that are not integers" has no type name
                     }
                     let mut names = Vec::new();
-                    for (bit, name) in
-                        [(NULL, "null"), (BOOLEAN, "boolean"), (OBJECT, "object"), (ARRAY, "array"), (STRING, "string")]
-                    {
+                    for (bit, name) in [
+                        (NULL, "null"),
+                        (BOOLEAN, "boolean"),
+                        (OBJECT, "object"),
+                        (ARRAY, "array"),
+                        (STRING, "string"),
+                    ] {
                         if rest & bit != 0 {
                             names.push(Json::String(name.to_string()));
                         }
@@ -694,12 +820,24 @@ impl<'a> Doc<'a> {
                     } else if rest & INTEGER != 0 {
                         names.push(Json::String("integer".to_string()));
                     }
-                    alternatives.push(if names.is_empty() { Json::Bool(false) } else { obj("type", Json::Array(names)) });
+                    alternatives.push(if names.is_empty() {
+                        Json::Bool(false)
+                    } else {
+                        obj("type", Json::Array(names))
+                    });
                 }
                 "anyOf" | "allOf" => {
-                    let Json::Array(list) = value else { return None };
-                    let negated = list.iter().map(|x| self.negate(x, base, depth + 1)).collect::<Option<Vec<_>>>()?;
-                    alternatives.push(obj(if key == "anyOf" { "allOf" } else { "anyOf" }, Json::Array(negated)));
+                    let Json::Array(list) = value else {
+                        return None;
+                    };
+                    let negated = list
+                        .iter()
+                        .map(|x| self.negate(x, base, depth + 1))
+                        .collect::<Option<Vec<_>>>()?;
+                    alternatives.push(obj(
+                        if key == "anyOf" { "allOf" } else { "anyOf" },
+                        Json::Array(negated),
+                    ));
                 }
                 "not" => alternatives.push(value.clone()),
                 "$ref" => {
@@ -722,7 +860,9 @@ impl<'a> Doc<'a> {
         let (key, value, ptr, base) = (k.key, k.value, k.ptr, k.base);
         match key {
             "allOf" | "anyOf" | "oneOf" => {
-                let Json::Array(list) = value else { return Err(invalid(key, ptr, "not an array")) };
+                let Json::Array(list) = value else {
+                    return Err(invalid(key, ptr, "not an array"));
+                };
                 if list.is_empty() {
                     return Err(invalid(key, ptr, "an empty array"));
                 }
@@ -734,7 +874,9 @@ impl<'a> Doc<'a> {
                 }
             }
             "$ref" => {
-                let Json::String(r) = value else { return Err(invalid(key, ptr, "not a string")) };
+                let Json::String(r) = value else {
+                    return Err(invalid(key, ptr, "not a string"));
+                };
                 a.refs.push((resolve_uri(base, r), ptr.to_string()));
             }
             _ => return Ok(false),
@@ -748,21 +890,27 @@ impl<'a> Doc<'a> {
     fn parse_unevaluated(&self, s: &mut Sch, json: &Json, ptr: &str, base: &str) -> Result<()> {
         if let Some(u) = json.get("unevaluatedProperties") {
             if json.get("additionalProperties").is_none() {
-                s.object.additional = Some(self.parse(u, &pointer_push(ptr, "unevaluatedProperties"), base)?);
+                s.object.additional =
+                    Some(self.parse(u, &pointer_push(ptr, "unevaluatedProperties"), base)?);
             }
         }
         if let Some(u) = json.get("unevaluatedItems") {
             if json.get("items").is_none()
-                || matches!(json.get("items"), Some(Json::Array(_))) && json.get("additionalItems").is_none()
+                || matches!(json.get("items"), Some(Json::Array(_)))
+                    && json.get("additionalItems").is_none()
             {
-                s.array.items = Some(self.parse(u, &pointer_push(ptr, "unevaluatedItems"), base)?);
+                s.array.items =
+                    Some(self.parse(u, &pointer_push(ptr, "unevaluatedItems"), base)?);
             }
         }
         Ok(())
     }
 
     fn parse_list(&self, list: &[Json], ptr: &str, base: &str) -> Result<Vec<NodeRef>> {
-        list.iter().enumerate().map(|(i, v)| self.parse(v, &pointer_push(ptr, &i.to_string()), base)).collect()
+        list.iter()
+            .enumerate()
+            .map(|(i, v)| self.parse(v, &pointer_push(ptr, &i.to_string()), base))
+            .collect()
     }
 }
 
@@ -794,12 +942,25 @@ fn check_unevaluated(k: &Keyword) -> Result<bool> {
     if matches!(k.value, Json::Bool(true)) || matches!(k.value, Json::Object(m) if m.is_empty()) {
         return Ok(false);
     }
-    let applicators =
-        ["allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef", "dependentSchemas", "$recursiveRef"];
+    let applicators = [
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "$ref",
+        "$dynamicRef",
+        "dependentSchemas",
+        "$recursiveRef",
+    ];
     if applicators.iter().any(|a| k.schema.get(a).is_some())
         || (k.key == "unevaluatedItems" && k.schema.get("contains").is_some())
     {
-        return Err(unsupported(k.key, k.ptr, "next to in-place applicators (allOf, anyOf, $ref, ...)"));
+        return Err(unsupported(
+            k.key,
+            k.ptr,
+            "next to in-place applicators (allOf, anyOf, $ref, ...)",
+        ));
     }
     Ok(true)
 }
@@ -848,7 +1009,9 @@ fn number(v: &Json) -> Option<Decimal> {
 /// A non-negative integer keyword value (`2.0` counts as 2).
 fn count(v: &Json, key: &str, ptr: &str) -> Result<u64> {
     match v {
-        Json::Number(d) if d.is_integer() && !d.is_neg() => Ok(d.int_digits().parse::<u64>().unwrap_or(u64::MAX)),
+        Json::Number(d) if d.is_integer() && !d.is_neg() => {
+            Ok(d.int_digits().parse::<u64>().unwrap_or(u64::MAX))
+        }
         _ => Err(invalid(key, ptr, "not a non-negative integer")),
     }
 }
@@ -871,7 +1034,10 @@ fn parse_types(v: &Json, at: &str) -> Result<u8> {
                     ))
                 }
             }),
-            _ => Err(Error::new(ErrorKind::InvalidSchema, format!("invalid \"type\" at {at}: not a type name"))),
+            _ => Err(Error::new(
+                ErrorKind::InvalidSchema,
+                format!("invalid \"type\" at {at}: not a type name"),
+            )),
         }
     };
     match v {
@@ -908,7 +1074,11 @@ pub(crate) fn resolve_uri(base: &str, reference: &str) -> String {
     let has_scheme = |s: &str| {
         let mut chars = s.chars();
         chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-            && s.find(':').is_some_and(|i| s[..i].chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)))
+            && s.find(':').is_some_and(|i| {
+                s[..i]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            })
     };
     if has_scheme(reference) {
         return reference.to_string();
@@ -950,7 +1120,10 @@ pub(crate) fn resolve_uri(base: &str, reference: &str) -> String {
             None => ref_path.to_string(),
         }
     };
-    format!("{scheme}{authority}{}{ref_tail}", remove_dot_segments(&merged))
+    format!(
+        "{scheme}{authority}{}{ref_tail}",
+        remove_dot_segments(&merged)
+    )
 }
 
 fn remove_dot_segments(path: &str) -> String {
@@ -1028,27 +1201,55 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
     }
     // Arrays: position i holds under both schemas' rule for position i.
     let n = a.array.prefix.len().max(b.array.prefix.len());
-    let eff = |s: &Sch, i: usize| -> Option<NodeRef> { s.array.prefix.get(i).cloned().or_else(|| s.array.items.clone()) };
-    m.array.prefix = (0..n).map(|i| all_of(&eff(a, i), &eff(b, i)).unwrap_or_else(|| Rc::new(Node::Any))).collect();
+    let eff = |s: &Sch, i: usize| -> Option<NodeRef> {
+        s.array
+            .prefix
+            .get(i)
+            .cloned()
+            .or_else(|| s.array.items.clone())
+    };
+    m.array.prefix = (0..n)
+        .map(|i| all_of(&eff(a, i), &eff(b, i)).unwrap_or_else(|| Rc::new(Node::Any)))
+        .collect();
     m.array.items = all_of(&a.array.items, &b.array.items);
     m.array.min_items = a.array.min_items.max(b.array.min_items);
     m.array.max_items = min_opt(a.array.max_items, b.array.max_items);
     m.array.contains.extend(b.array.contains.iter().cloned());
-    m.array.min_contains = a.array.min_contains.clone().or_else(|| b.array.min_contains.clone());
+    m.array.min_contains = a
+        .array
+        .min_contains
+        .clone()
+        .or_else(|| b.array.min_contains.clone());
     if a.array.min_contains.is_some()
         && b.array.min_contains.is_some()
         && a.array.min_contains.as_ref().map(|x| x.0) != b.array.min_contains.as_ref().map(|x| x.0)
     {
-        return Err(unsupported("minContains", &b.ptr, "two different minContains in allOf"));
+        return Err(unsupported(
+            "minContains",
+            &b.ptr,
+            "two different minContains in allOf",
+        ));
     }
-    m.array.max_contains = a.array.max_contains.clone().or_else(|| b.array.max_contains.clone());
+    m.array.max_contains = a
+        .array
+        .max_contains
+        .clone()
+        .or_else(|| b.array.max_contains.clone());
     m.array.unique = a.array.unique.clone().or_else(|| b.array.unique.clone());
     // Objects: a property holds under both schemas' rule for that name. With
     // patternProperties on one side only, that side's rules stay whole as long as the
     // other side adds no rule for undeclared names.
     if !a.object.patterns.is_empty() || !b.object.patterns.is_empty() {
-        let (p, q) = if b.object.patterns.is_empty() { (a, b) } else { (b, a) };
-        let q_names_declared = q.object.props.iter().all(|(k, _)| p.object.props.iter().any(|(n, _)| n == k));
+        let (p, q) = if b.object.patterns.is_empty() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let q_names_declared = q
+            .object
+            .props
+            .iter()
+            .all(|(k, _)| p.object.props.iter().any(|(n, _)| n == k));
         if !q.object.patterns.is_empty() || !is_any(&q.object.additional) || !q_names_declared {
             return Err(unsupported(
                 "patternProperties",
@@ -1060,7 +1261,12 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
         m.object.additional = p.object.additional.clone();
     }
     let eff_prop = |s: &Sch, k: &str| -> Option<NodeRef> {
-        s.object.props.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).or_else(|| s.object.additional.clone())
+        s.object
+            .props
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .or_else(|| s.object.additional.clone())
     };
     let mut names: Vec<String> = a.object.props.iter().map(|(k, _)| k.clone()).collect();
     for (k, _) in &b.object.props {
@@ -1071,7 +1277,8 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
     m.object.props = names
         .into_iter()
         .map(|k| {
-            let node = all_of(&eff_prop(a, &k), &eff_prop(b, &k)).unwrap_or_else(|| Rc::new(Node::Any));
+            let node =
+                all_of(&eff_prop(a, &k), &eff_prop(b, &k)).unwrap_or_else(|| Rc::new(Node::Any));
             (k, node)
         })
         .collect();
@@ -1105,8 +1312,14 @@ mod tests {
 
     #[test]
     fn uri_resolution() {
-        assert_eq!(resolve_uri("http://x.y/a/b.json", "c.json"), "http://x.y/a/c.json");
-        assert_eq!(resolve_uri("http://x.y/a/b.json", "#/defs"), "http://x.y/a/b.json#/defs");
+        assert_eq!(
+            resolve_uri("http://x.y/a/b.json", "c.json"),
+            "http://x.y/a/c.json"
+        );
+        assert_eq!(
+            resolve_uri("http://x.y/a/b.json", "#/defs"),
+            "http://x.y/a/b.json#/defs"
+        );
         assert_eq!(resolve_uri("http://x.y/a/b.json", "/z"), "http://x.y/z");
         assert_eq!(resolve_uri("http://x.y/a/b.json", "../c"), "http://x.y/c");
         assert_eq!(resolve_uri("http://x.y/a/b.json", "urn:q"), "urn:q");

@@ -18,7 +18,9 @@
 //! byte; user-defined tokens are their text as is; control, unknown and unused tokens
 //! are not text. Without a `token_type` array every token is normal.
 
-use super::{byte_level, byte_token, invalid, is_eos_marker, unsupported, LoadOptions, VocabularyBuilder};
+use super::{
+    byte_level, byte_token, invalid, is_eos_marker, unsupported, LoadOptions, VocabularyBuilder,
+};
 use crate::error::{Error, Result};
 use crate::vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
@@ -80,12 +82,18 @@ impl Vocabulary {
     /// ```
     pub fn from_gguf(bytes: &[u8], options: &LoadOptions) -> Result<Vocabulary> {
         let meta = read_metadata(bytes)?;
-        let model = meta
-            .model
-            .ok_or_else(|| invalid(FORMAT, "no 'tokenizer.ggml.model' key: the file carries no tokenizer"))?;
-        let tokens = meta
-            .tokens
-            .ok_or_else(|| invalid(FORMAT, "no 'tokenizer.ggml.tokens' key: the file carries no vocabulary"))?;
+        let model = meta.model.ok_or_else(|| {
+            invalid(
+                FORMAT,
+                "no 'tokenizer.ggml.model' key: the file carries no tokenizer",
+            )
+        })?;
+        let tokens = meta.tokens.ok_or_else(|| {
+            invalid(
+                FORMAT,
+                "no 'tokenizer.ggml.tokens' key: the file carries no vocabulary",
+            )
+        })?;
         let byte_level = match model {
             b"gpt2" => true,
             b"llama" | b"t5" | b"bert" => false,
@@ -108,7 +116,10 @@ impl Vocabulary {
             if types.count != n as u64 {
                 return Err(invalid(
                     FORMAT,
-                    format!("'tokenizer.ggml.token_type' has {} entries for {n} tokens", types.count),
+                    format!(
+                        "'tokenizer.ggml.token_type' has {} entries for {n} tokens",
+                        types.count
+                    ),
                 ));
             }
         }
@@ -121,7 +132,10 @@ impl Vocabulary {
         ] {
             if let Some(id) = id {
                 if id >= n as u64 {
-                    return Err(invalid(FORMAT, format!("'{key}' is {id}, outside the {n} tokens")));
+                    return Err(invalid(
+                        FORMAT,
+                        format!("'{key}' is {id}, outside the {n} tokens"),
+                    ));
                 }
                 eos.push(id as u32);
             }
@@ -131,7 +145,10 @@ impl Vocabulary {
         let mut table = VocabularyBuilder::new(n, total);
         for (id, &text) in tokens.iter().enumerate() {
             let id = id as u32;
-            let kind = meta.token_type.as_ref().map_or(TYPE_NORMAL, |t| t.get(id as usize));
+            let kind = meta
+                .token_type
+                .as_ref()
+                .map_or(TYPE_NORMAL, |t| t.get(id as usize));
             match kind {
                 TYPE_NORMAL | TYPE_BYTE if byte_level => {
                     let at = table.begin();
@@ -231,7 +248,10 @@ fn scalar_size(ty: u32) -> Option<u64> {
 }
 
 fn is_integer(ty: u32) -> bool {
-    matches!(ty, UINT8 | INT8 | UINT16 | INT16 | UINT32 | INT32 | UINT64 | INT64)
+    matches!(
+        ty,
+        UINT8 | INT8 | UINT16 | INT16 | UINT32 | INT32 | UINT64 | INT64
+    )
 }
 
 fn type_name(ty: u32) -> String {
@@ -314,7 +334,9 @@ impl<'a> Reader<'a> {
 
     fn u64(&mut self) -> Result<u64> {
         let b = self.take(8)?;
-        Ok(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        Ok(u64::from_le_bytes([
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+        ]))
     }
 
     fn string(&mut self) -> Result<&'a [u8]> {
@@ -364,7 +386,10 @@ impl<'a> Reader<'a> {
                     }
                 } else if elem == ARRAY {
                     if depth >= MAX_ARRAY_DEPTH {
-                        return Err(invalid(FORMAT, format!("'{key}' nests arrays more than {MAX_ARRAY_DEPTH} deep")));
+                        return Err(invalid(
+                            FORMAT,
+                            format!("'{key}' nests arrays more than {MAX_ARRAY_DEPTH} deep"),
+                        ));
                     }
                     self.check_count(count, 12)?;
                     for i in 0..count {
@@ -372,10 +397,18 @@ impl<'a> Reader<'a> {
                         self.skip_value(ARRAY, key, depth + 1)?;
                     }
                 } else {
-                    return Err(invalid(FORMAT, format!("'{key}' is an array of unknown type {elem}")));
+                    return Err(invalid(
+                        FORMAT,
+                        format!("'{key}' is an array of unknown type {elem}"),
+                    ));
                 }
             }
-            other => return Err(invalid(FORMAT, format!("'{key}' has unknown value type {other}"))),
+            other => {
+                return Err(invalid(
+                    FORMAT,
+                    format!("'{key}' has unknown value type {other}"),
+                ))
+            }
         }
         Ok(())
     }
@@ -383,10 +416,17 @@ impl<'a> Reader<'a> {
     /// An integer scalar (any width); negative values (llama.cpp's "none") are `None`.
     fn integer(&mut self, ty: u32, key: &str) -> Result<Option<u64>> {
         if !is_integer(ty) {
-            return Err(invalid(FORMAT, format!("'{key}' is {}, not an integer", type_name(ty))));
+            return Err(invalid(
+                FORMAT,
+                format!("'{key}' is {}, not an integer", type_name(ty)),
+            ));
         }
         let size = scalar_size(ty).unwrap_or(1);
-        let array = IntArray { elem: ty, count: 1, bytes: self.take(size)? };
+        let array = IntArray {
+            elem: ty,
+            count: 1,
+            bytes: self.take(size)?,
+        };
         let v = array.get(0);
         if ty == UINT64 {
             return Ok(Some(v as u64));
@@ -396,10 +436,17 @@ impl<'a> Reader<'a> {
 }
 
 fn read_metadata(data: &[u8]) -> Result<Metadata<'_>> {
-    let mut r = Reader { data, pos: 0, place: Place::Header("magic") };
+    let mut r = Reader {
+        data,
+        pos: 0,
+        place: Place::Header("magic"),
+    };
     let magic = r.take(4)?;
     if magic != b"GGUF" {
-        return Err(invalid(FORMAT, format!("not a GGUF file: it starts with {magic:02x?}, not \"GGUF\"")));
+        return Err(invalid(
+            FORMAT,
+            format!("not a GGUF file: it starts with {magic:02x?}, not \"GGUF\""),
+        ));
     }
     r.place = Place::Header("version");
     let version = r.u32()?;
@@ -407,7 +454,11 @@ fn read_metadata(data: &[u8]) -> Result<Metadata<'_>> {
         2 | 3 => {}
         1 => return Err(unsupported("GGUF version 1 (supported: versions 2 and 3)")),
         v if (1..=3).contains(&v.swap_bytes()) => return Err(unsupported("big-endian GGUF")),
-        v => return Err(unsupported(format!("GGUF version {v} (supported: versions 2 and 3)"))),
+        v => {
+            return Err(unsupported(format!(
+                "GGUF version {v} (supported: versions 2 and 3)"
+            )))
+        }
     }
     r.place = Place::Header("tensor count");
     r.u64()?;
@@ -421,14 +472,21 @@ fn read_metadata(data: &[u8]) -> Result<Metadata<'_>> {
         r.place = Place::Key(i);
         let key_at = r.pos;
         let key = r.string()?;
-        let key = std::str::from_utf8(key)
-            .map_err(|_| invalid(FORMAT, format!("metadata key #{i} at byte {key_at} is not UTF-8")))?;
+        let key = std::str::from_utf8(key).map_err(|_| {
+            invalid(
+                FORMAT,
+                format!("metadata key #{i} at byte {key_at} is not UTF-8"),
+            )
+        })?;
         r.place = Place::Value(key);
         let ty = r.u32()?;
         let seen = match key {
             "tokenizer.ggml.model" => {
                 if ty != STRING {
-                    return Err(invalid(FORMAT, format!("'{key}' is {}, not a string", type_name(ty))));
+                    return Err(invalid(
+                        FORMAT,
+                        format!("'{key}' is {}, not a string", type_name(ty)),
+                    ));
                 }
                 meta.model.replace(r.string()?).is_some()
             }
@@ -458,7 +516,10 @@ fn read_metadata(data: &[u8]) -> Result<Metadata<'_>> {
             }
         };
         if seen {
-            return Err(invalid(FORMAT, format!("metadata key '{key}' is given twice")));
+            return Err(invalid(
+                FORMAT,
+                format!("metadata key '{key}' is given twice"),
+            ));
         }
     }
     Ok(meta)
@@ -466,15 +527,24 @@ fn read_metadata(data: &[u8]) -> Result<Metadata<'_>> {
 
 fn read_strings<'a>(r: &mut Reader<'a>, ty: u32, key: &'a str) -> Result<Vec<&'a [u8]>> {
     if ty != ARRAY {
-        return Err(invalid(FORMAT, format!("'{key}' is {}, not an array of strings", type_name(ty))));
+        return Err(invalid(
+            FORMAT,
+            format!("'{key}' is {}, not an array of strings", type_name(ty)),
+        ));
     }
     let elem = r.u32()?;
     if elem != STRING {
-        return Err(invalid(FORMAT, format!("'{key}' is an array of {}, not of strings", type_name(elem))));
+        return Err(invalid(
+            FORMAT,
+            format!("'{key}' is an array of {}, not of strings", type_name(elem)),
+        ));
     }
     let count = r.u64()?;
     if count > MAX_VOCAB_SIZE as u64 {
-        return Err(invalid(FORMAT, format!("'{key}' holds {count} tokens, more than the {MAX_VOCAB_SIZE} supported")));
+        return Err(invalid(
+            FORMAT,
+            format!("'{key}' holds {count} tokens, more than the {MAX_VOCAB_SIZE} supported"),
+        ));
     }
     r.check_count(count, 8)?;
     let mut out = Vec::with_capacity(count as usize);
@@ -487,11 +557,20 @@ fn read_strings<'a>(r: &mut Reader<'a>, ty: u32, key: &'a str) -> Result<Vec<&'a
 
 fn read_int_array<'a>(r: &mut Reader<'a>, ty: u32, key: &str) -> Result<IntArray<'a>> {
     if ty != ARRAY {
-        return Err(invalid(FORMAT, format!("'{key}' is {}, not an array of integers", type_name(ty))));
+        return Err(invalid(
+            FORMAT,
+            format!("'{key}' is {}, not an array of integers", type_name(ty)),
+        ));
     }
     let elem = r.u32()?;
     if !is_integer(elem) {
-        return Err(invalid(FORMAT, format!("'{key}' is an array of {}, not of integers", type_name(elem))));
+        return Err(invalid(
+            FORMAT,
+            format!(
+                "'{key}' is an array of {}, not of integers",
+                type_name(elem)
+            ),
+        ));
     }
     let count = r.u64()?;
     let size = scalar_size(elem).unwrap_or(1);
@@ -518,11 +597,23 @@ mod tests {
 
     #[test]
     fn int_arrays_read_every_width() {
-        let a = IntArray { elem: INT8, count: 2, bytes: &[0xFF, 3] };
+        let a = IntArray {
+            elem: INT8,
+            count: 2,
+            bytes: &[0xFF, 3],
+        };
         assert_eq!((a.get(0), a.get(1)), (-1, 3));
-        let a = IntArray { elem: UINT16, count: 1, bytes: &[1, 1] };
+        let a = IntArray {
+            elem: UINT16,
+            count: 1,
+            bytes: &[1, 1],
+        };
         assert_eq!(a.get(0), 257);
-        let a = IntArray { elem: INT32, count: 1, bytes: &(-7i32).to_le_bytes() };
+        let a = IntArray {
+            elem: INT32,
+            count: 1,
+            bytes: &(-7i32).to_le_bytes(),
+        };
         assert_eq!(a.get(0), -7);
     }
 }

@@ -15,7 +15,10 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{byte_level, byte_token, check_id, check_size, invalid, is_eos_marker, unsupported, LoadOptions, VocabularyBuilder};
+use super::{
+    byte_level, byte_token, check_id, check_size, invalid, is_eos_marker, unsupported, LoadOptions,
+    VocabularyBuilder,
+};
 use crate::error::Result;
 use crate::vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
@@ -67,10 +70,17 @@ impl Vocabulary {
         options.check_work(json.len(), 0)?;
         // serde would also read a struct from a JSON array; a tokenizer.json is an object.
         if let Some(c) = json.trim_start().chars().next().filter(|&c| c != '{') {
-            return Err(invalid(FORMAT, format!("the file starts with {c:?}, not a JSON object")));
+            return Err(invalid(
+                FORMAT,
+                format!("the file starts with {c:?}, not a JSON object"),
+            ));
         }
         let file: TokenizerJson = serde_json::from_str(json).map_err(|e| invalid(FORMAT, e))?;
-        let TokenizerJson { model, added_tokens, decoder } = file;
+        let TokenizerJson {
+            model,
+            added_tokens,
+            decoder,
+        } = file;
         let raw = model.vocab;
 
         let kind = match (model.kind.as_deref(), raw.is_list) {
@@ -103,11 +113,17 @@ impl Vocabulary {
         if !entries.is_sorted_by_key(|e| e.0) {
             entries.sort_by_key(|e| e.0);
         }
-        let text = |&(_, start, len): &(u32, u32, u32)| &raw.text[start as usize..(start + len) as usize];
+        let text =
+            |&(_, start, len): &(u32, u32, u32)| &raw.text[start as usize..(start + len) as usize];
         if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(invalid(
                 FORMAT,
-                format!("token id {} is given twice in model.vocab ({:?} and {:?})", w[0].0, text(&w[0]), text(&w[1])),
+                format!(
+                    "token id {} is given twice in model.vocab ({:?} and {:?})",
+                    w[0].0,
+                    text(&w[0]),
+                    text(&w[1])
+                ),
             ));
         }
         let mut size = entries.last().map_or(0, |e| e.0 as usize + 1);
@@ -130,10 +146,12 @@ impl Vocabulary {
         // The model's unknown token stands for text the tokenizer could not spell.
         let unk = match kind {
             "Unigram" => model.unk_id,
-            _ => model
-                .unk_token
-                .as_deref()
-                .and_then(|unk| entries.iter().find(|e| text(e) == unk).map(|e| u64::from(e.0))),
+            _ => model.unk_token.as_deref().and_then(|unk| {
+                entries
+                    .iter()
+                    .find(|e| text(e) == unk)
+                    .map(|e| u64::from(e.0))
+            }),
         };
         if let Some(id) = unk.filter(|&id| id < table.len() as u64) {
             table.clear(id as u32);
@@ -213,7 +231,8 @@ impl RawVocab {
         if self.text.len() > u32::MAX as usize - 1 {
             return Err(E::custom("model.vocab exceeds 4 GiB"));
         }
-        self.entries.push((id as u32, start as u32, (self.text.len() - start) as u32));
+        self.entries
+            .push((id as u32, start as u32, (self.text.len() - start) as u32));
         Ok(())
     }
 }
@@ -252,11 +271,17 @@ impl<'de> Visitor<'de> for RawVocabVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawVocab, A::Error> {
-        let mut vocab = RawVocab { is_list: true, ..RawVocab::default() };
+        let mut vocab = RawVocab {
+            is_list: true,
+            ..RawVocab::default()
+        };
         let mut id = 0u64;
         loop {
             let start = vocab.text.len();
-            if seq.next_element_seed(UnigramPiece(&mut vocab.text))?.is_none() {
+            if seq
+                .next_element_seed(UnigramPiece(&mut vocab.text))?
+                .is_none()
+            {
                 break;
             }
             vocab.add(id, start)?;
@@ -323,7 +348,11 @@ enum Step {
     ByteFallback,
     /// Up to `start` leading and `stop` trailing `content` removed from each token (only
     /// before any fusing step; after one it touches the whole text's ends only).
-    Strip { content: Vec<u8>, start: u64, stop: u64 },
+    Strip {
+        content: Vec<u8>,
+        start: u64,
+        stop: u64,
+    },
     /// `##ing` -> `ing`, `word` -> ` word`, then Hugging Face's cleanup if set.
     WordPiece { prefix: Vec<u8>, cleanup: bool },
 }
@@ -337,10 +366,12 @@ fn compile_decoder(decoder: &Value) -> Result<Vec<Step>> {
 }
 
 fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()> {
-    let kind = d
-        .get("type")
-        .and_then(Value::as_str)
-        .ok_or_else(|| invalid(FORMAT, format!("a decoder without a \"type\": {}", short(d))))?;
+    let kind = d.get("type").and_then(Value::as_str).ok_or_else(|| {
+        invalid(
+            FORMAT,
+            format!("a decoder without a \"type\": {}", short(d)),
+        )
+    })?;
     match kind {
         "Sequence" => {
             let list = d
@@ -359,19 +390,35 @@ fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()
         "Metaspace" => {
             let replacement = opt_str(d, "replacement", "Metaspace")?.unwrap_or("\u{2581}");
             if replacement.chars().count() != 1 {
-                return Err(invalid(FORMAT, format!("Metaspace replacement {replacement:?} is not one character")));
+                return Err(invalid(
+                    FORMAT,
+                    format!("Metaspace replacement {replacement:?} is not one character"),
+                ));
             }
-            steps.push(Step::Replace { from: replacement.as_bytes().to_vec(), to: b" ".to_vec() });
+            steps.push(Step::Replace {
+                from: replacement.as_bytes().to_vec(),
+                to: b" ".to_vec(),
+            });
         }
         "Replace" => {
-            let pattern = d.get("pattern").ok_or_else(|| invalid(FORMAT, "a Replace decoder without a pattern"))?;
-            let from = match (pattern.get("String").and_then(Value::as_str), pattern.get("Regex")) {
+            let pattern = d
+                .get("pattern")
+                .ok_or_else(|| invalid(FORMAT, "a Replace decoder without a pattern"))?;
+            let from = match (
+                pattern.get("String").and_then(Value::as_str),
+                pattern.get("Regex"),
+            ) {
                 (Some(s), _) => s,
-                (None, Some(_)) => return Err(unsupported("a Replace decoder with a regex pattern")),
+                (None, Some(_)) => {
+                    return Err(unsupported("a Replace decoder with a regex pattern"))
+                }
                 (None, None) => {
                     return Err(invalid(
                         FORMAT,
-                        format!("Replace decoder pattern {} is not {{\"String\": ...}}", short(pattern)),
+                        format!(
+                            "Replace decoder pattern {} is not {{\"String\": ...}}",
+                            short(pattern)
+                        ),
                     ))
                 }
             };
@@ -380,19 +427,29 @@ fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()
             }
             let to = opt_str(d, "content", "Replace")?
                 .ok_or_else(|| invalid(FORMAT, "a Replace decoder without a \"content\" string"))?;
-            steps.push(Step::Replace { from: from.as_bytes().to_vec(), to: to.as_bytes().to_vec() });
+            steps.push(Step::Replace {
+                from: from.as_bytes().to_vec(),
+                to: to.as_bytes().to_vec(),
+            });
         }
         "ByteFallback" => steps.push(Step::ByteFallback),
         "Fuse" => *fused = true,
         "Strip" => {
             let content = opt_str(d, "content", "Strip")?.unwrap_or(" ");
             if content.chars().count() != 1 {
-                return Err(invalid(FORMAT, format!("Strip content {content:?} is not one character")));
+                return Err(invalid(
+                    FORMAT,
+                    format!("Strip content {content:?} is not one character"),
+                ));
             }
             let start = opt_u64(d, "start", "Strip")?.unwrap_or(0);
             let stop = opt_u64(d, "stop", "Strip")?.unwrap_or(0);
             if !*fused && (start > 0 || stop > 0) {
-                steps.push(Step::Strip { content: content.as_bytes().to_vec(), start, stop });
+                steps.push(Step::Strip {
+                    content: content.as_bytes().to_vec(),
+                    start,
+                    stop,
+                });
             }
         }
         "WordPiece" => {
@@ -401,18 +458,31 @@ fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()
                 None | Some(Value::Null) => true,
                 Some(Value::Bool(b)) => *b,
                 Some(other) => {
-                    return Err(invalid(FORMAT, format!("WordPiece cleanup {} is not a boolean", short(other))))
+                    return Err(invalid(
+                        FORMAT,
+                        format!("WordPiece cleanup {} is not a boolean", short(other)),
+                    ))
                 }
             };
-            steps.push(Step::WordPiece { prefix: prefix.as_bytes().to_vec(), cleanup });
+            steps.push(Step::WordPiece {
+                prefix: prefix.as_bytes().to_vec(),
+                cleanup,
+            });
         }
         "BPEDecoder" => {
             let suffix = opt_str(d, "suffix", "BPEDecoder")?.unwrap_or("</w>");
             if !suffix.is_empty() {
-                steps.push(Step::Replace { from: suffix.as_bytes().to_vec(), to: b" ".to_vec() });
+                steps.push(Step::Replace {
+                    from: suffix.as_bytes().to_vec(),
+                    to: b" ".to_vec(),
+                });
             }
         }
-        "CTC" => return Err(unsupported("the CTC decoder (speech models: a token's text depends on its neighbours)")),
+        "CTC" => {
+            return Err(unsupported(
+                "the CTC decoder (speech models: a token's text depends on its neighbours)",
+            ))
+        }
         other => return Err(unsupported(format!("decoder type '{other}'"))),
     }
     Ok(())
@@ -422,19 +492,28 @@ fn opt_str<'v>(d: &'v Value, key: &str, decoder: &str) -> Result<Option<&'v str>
     match d.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => {
-            Err(invalid(FORMAT, format!("{decoder} decoder field \"{key}\" is {}, not a string", short(other))))
-        }
+        Some(other) => Err(invalid(
+            FORMAT,
+            format!(
+                "{decoder} decoder field \"{key}\" is {}, not a string",
+                short(other)
+            ),
+        )),
     }
 }
 
 fn opt_u64(d: &Value, key: &str, decoder: &str) -> Result<Option<u64>> {
     match d.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| invalid(FORMAT, format!("{decoder} decoder field \"{key}\" is {}, not a count", short(v)))),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            invalid(
+                FORMAT,
+                format!(
+                    "{decoder} decoder field \"{key}\" is {}, not a count",
+                    short(v)
+                ),
+            )
+        }),
     }
 }
 
@@ -464,7 +543,12 @@ struct TokenDecoder {
 impl TokenDecoder {
     fn new(steps: Vec<Step>) -> TokenDecoder {
         let byte_level_only = steps == [Step::ByteLevel];
-        TokenDecoder { steps, byte_level_only, cur: Vec::new(), next: Vec::new() }
+        TokenDecoder {
+            steps,
+            byte_level_only,
+            cur: Vec::new(),
+            next: Vec::new(),
+        }
     }
 
     /// Appends the bytes of `token` to `out`.
@@ -497,7 +581,11 @@ fn apply(step: &Step, cur: &[u8], next: &mut Vec<u8>) {
             Some(b) => next.push(b),
             None => next.extend_from_slice(cur),
         },
-        Step::Strip { content, start, stop } => {
+        Step::Strip {
+            content,
+            start,
+            stop,
+        } => {
             let n = content.len();
             let (mut a, mut z) = (0, cur.len());
             let mut k = 0;
@@ -606,7 +694,10 @@ mod tests {
 
     #[test]
     fn strip_before_fuse_is_per_token() {
-        let s = steps(r#"{"type":"Sequence","decoders":[{"type":"Strip","content":"H","start":1,"stop":1}]}"#).unwrap();
+        let s = steps(
+            r#"{"type":"Sequence","decoders":[{"type":"Strip","content":"H","start":1,"stop":1}]}"#,
+        )
+        .unwrap();
         assert_eq!(run(s.clone(), "HHeyH"), b"Hey");
         assert_eq!(run(s.clone(), "H"), b"");
         assert_eq!(run(s, "xHx"), b"xHx");
@@ -614,7 +705,10 @@ mod tests {
 
     #[test]
     fn metaspace_wordpiece_bpe_decoders() {
-        let m = steps(r#"{"type":"Metaspace","replacement":"▁","prepend_scheme":"always","split":true}"#).unwrap();
+        let m = steps(
+            r#"{"type":"Metaspace","replacement":"▁","prepend_scheme":"always","split":true}"#,
+        )
+        .unwrap();
         assert_eq!(run(m, "▁the"), b" the");
         let w = steps(r###"{"type":"WordPiece","prefix":"##","cleanup":true}"###).unwrap();
         assert_eq!(run(w.clone(), "##ing"), b"ing");
@@ -629,7 +723,10 @@ mod tests {
 
     #[test]
     fn byte_level_keeps_tokens_outside_the_alphabet() {
-        let s = steps(r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}"#).unwrap();
+        let s = steps(
+            r#"{"type":"ByteLevel","add_prefix_space":true,"trim_offsets":true,"use_regex":true}"#,
+        )
+        .unwrap();
         assert_eq!(run(s.clone(), "ĠHello"), b" Hello");
         assert_eq!(run(s.clone(), "a b"), b"a b");
         assert_eq!(run(s, "<think>"), b"<think>");
@@ -640,11 +737,17 @@ mod tests {
         for (json, what) in [
             (r#"{"type":"CTC","pad_token":"<pad>"}"#, "CTC"),
             (r#"{"type":"Nope"}"#, "decoder type 'Nope'"),
-            (r#"{"type":"Replace","pattern":{"Regex":"x+"},"content":""}"#, "regex"),
+            (
+                r#"{"type":"Replace","pattern":{"Regex":"x+"},"content":""}"#,
+                "regex",
+            ),
         ] {
             let e = steps(json).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::UnsupportedTokenizer);
-            assert!(e.message().starts_with("unsupported tokenizer: ") && e.message().contains(what), "{e}");
+            assert!(
+                e.message().starts_with("unsupported tokenizer: ") && e.message().contains(what),
+                "{e}"
+            );
         }
         let e = steps(r#"{"decoders":[]}"#).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidTokenizer);
@@ -676,14 +779,38 @@ mod tests {
             ("", "EOF"),
             ("[1]", "not a JSON object"),
             ("7", "not a JSON object"),
-            (r#"{"decoder":{"type":"ByteLevel"}}"#, "missing field `model`"),
-            (r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":"x"}}"#, "model.vocab"),
-            (r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":-1}}}"#, "invalid value"),
-            (r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":16777216}}}"#, "token id 16777216"),
-            (r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":1,"b":1}}}"#, "token id 1 is given twice"),
-            (r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":16000000}}}"#, "token ids are too sparse"),
-            (r#"{"decoder":{"type":"ByteLevel"},"model":{"type":"Unigram","vocab":[[]]}}"#, "[piece, score]"),
-            (r#"{"decoder":{"type":"ByteLevel"},"model":{"type":"Unigram","vocab":{"a":0}}}"#, "a map"),
+            (
+                r#"{"decoder":{"type":"ByteLevel"}}"#,
+                "missing field `model`",
+            ),
+            (
+                r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":"x"}}"#,
+                "model.vocab",
+            ),
+            (
+                r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":-1}}}"#,
+                "invalid value",
+            ),
+            (
+                r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":16777216}}}"#,
+                "token id 16777216",
+            ),
+            (
+                r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":1,"b":1}}}"#,
+                "token id 1 is given twice",
+            ),
+            (
+                r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":16000000}}}"#,
+                "token ids are too sparse",
+            ),
+            (
+                r#"{"decoder":{"type":"ByteLevel"},"model":{"type":"Unigram","vocab":[[]]}}"#,
+                "[piece, score]",
+            ),
+            (
+                r#"{"decoder":{"type":"ByteLevel"},"model":{"type":"Unigram","vocab":{"a":0}}}"#,
+                "a map",
+            ),
             (
                 r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{}},"added_tokens":[{"id":99999999,"content":"x"}]}"#,
                 "added token id 99999999",
@@ -701,7 +828,8 @@ mod tests {
         let e = load(r#"{"model":{"vocab":{"a":0}}}"#).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::UnsupportedTokenizer);
         assert!(e.message().contains("no decoder"), "{e}");
-        let e = load(r#"{"decoder":{"type":"ByteLevel"},"model":{"type":"Magic","vocab":{}}}"#).unwrap_err();
+        let e = load(r#"{"decoder":{"type":"ByteLevel"},"model":{"type":"Magic","vocab":{}}}"#)
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::UnsupportedTokenizer);
         assert!(e.message().contains("model type 'Magic'"), "{e}");
     }

@@ -140,7 +140,11 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { eos_token_ids: None, declared_eos_token_ids: Vec::new(), max_work: DEFAULT_MAX_WORK }
+        LoadOptions {
+            eos_token_ids: None,
+            declared_eos_token_ids: Vec::new(),
+            max_work: DEFAULT_MAX_WORK,
+        }
     }
 }
 
@@ -263,12 +267,18 @@ fn is_eos_marker(text: &[u8]) -> bool {
 
 /// `InvalidTokenizer` with `"invalid <format>: <what>"`.
 fn invalid(format: &str, what: impl std::fmt::Display) -> Error {
-    Error::new(ErrorKind::InvalidTokenizer, format!("invalid {format}: {what}"))
+    Error::new(
+        ErrorKind::InvalidTokenizer,
+        format!("invalid {format}: {what}"),
+    )
 }
 
 /// `UnsupportedTokenizer` with `"unsupported tokenizer: <what>"`.
 fn unsupported(what: impl std::fmt::Display) -> Error {
-    Error::new(ErrorKind::UnsupportedTokenizer, format!("unsupported tokenizer: {what}"))
+    Error::new(
+        ErrorKind::UnsupportedTokenizer,
+        format!("unsupported tokenizer: {what}"),
+    )
 }
 
 /// Checks an id read from a file against [`MAX_VOCAB_SIZE`].
@@ -276,7 +286,10 @@ fn check_id(id: u64, format: &str, what: &str) -> Result<u32> {
     if id >= MAX_VOCAB_SIZE as u64 {
         return Err(invalid(
             format,
-            format!("{what} {id} exceeds the largest supported token id {}", MAX_VOCAB_SIZE - 1),
+            format!(
+                "{what} {id} exceeds the largest supported token id {}",
+                MAX_VOCAB_SIZE - 1
+            ),
         ));
     }
     Ok(id as u32)
@@ -285,7 +298,8 @@ fn check_id(id: u64, format: &str, what: &str) -> Result<u32> {
 /// The work check of every vocabulary load ([`LoadOptions::max_work`]), also used for
 /// vocabularies given as token lists from JS.
 pub(crate) fn check_load_work(max_work: u64, input_bytes: usize, tokens: usize) -> Result<()> {
-    let work = (input_bytes as u64).saturating_add((tokens as u64).saturating_mul(LOAD_STEPS_PER_TOKEN));
+    let work =
+        (input_bytes as u64).saturating_add((tokens as u64).saturating_mul(LOAD_STEPS_PER_TOKEN));
     if work > max_work {
         return Err(Error::new(
             ErrorKind::BuildTooExpensive,
@@ -305,7 +319,10 @@ fn check_size(size: usize, tokens: usize, format: &str) -> Result<()> {
     if size > tokens.saturating_mul(4).saturating_add(1 << 16) {
         return Err(invalid(
             format,
-            format!("token ids are too sparse: the largest id is {} but only {tokens} tokens are given", size - 1),
+            format!(
+                "token ids are too sparse: the largest id is {} but only {tokens} tokens are given",
+                size - 1
+            ),
         ));
     }
     Ok(())
@@ -322,12 +339,24 @@ mod tests {
         let e = o.resolve_eos(vec![], 3).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         assert!(e.message().contains("eos token id 3"), "{e}");
-        assert_eq!(LoadOptions::new().resolve_eos(vec![5, 2, 5], 9).unwrap(), vec![2, 5]);
+        assert_eq!(
+            LoadOptions::new().resolve_eos(vec![5, 2, 5], 9).unwrap(),
+            vec![2, 5]
+        );
         assert_eq!(o.auto_eos_token_ids(), LoadOptions::new());
         // Declared ids join the markers' ids, unless the list is exact.
         let d = LoadOptions::new().declared_eos_token_ids(&[4, 1]);
         assert_eq!(d.resolve_eos(vec![4, 2], 9).unwrap(), vec![1, 2, 4]);
-        assert_eq!(d.clone().eos_token_ids(&[0]).resolve_eos(vec![2], 9).unwrap(), vec![0]);
-        assert_eq!(d.resolve_eos(vec![], 4).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        assert_eq!(
+            d.clone()
+                .eos_token_ids(&[0])
+                .resolve_eos(vec![2], 9)
+                .unwrap(),
+            vec![0]
+        );
+        assert_eq!(
+            d.resolve_eos(vec![], 4).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
     }
 }

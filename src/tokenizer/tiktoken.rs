@@ -52,21 +52,32 @@ impl Vocabulary {
                 continue;
             }
             let at = |what: String| invalid(FORMAT, format!("line {}: {what}", n + 1));
-            let (b64, rank) =
-                line.split_once(' ').ok_or_else(|| at(format!("{:?} is not \"base64 rank\"", cut(line))))?;
+            let (b64, rank) = line
+                .split_once(' ')
+                .ok_or_else(|| at(format!("{:?} is not \"base64 rank\"", cut(line))))?;
             if rank.is_empty() || rank.len() > 10 || !rank.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(at(format!("rank {:?} is not a number", cut(rank))));
             }
-            let rank = check_id(rank.parse::<u64>().unwrap_or(u64::MAX), FORMAT, &format!("line {}: rank", n + 1))?;
+            let rank = check_id(
+                rank.parse::<u64>().unwrap_or(u64::MAX),
+                FORMAT,
+                &format!("line {}: rank", n + 1),
+            )?;
             let start = bytes.len();
-            decode_base64(b64.as_bytes(), &mut bytes).map_err(|e| at(format!("{:?}: {e}", cut(b64))))?;
+            decode_base64(b64.as_bytes(), &mut bytes)
+                .map_err(|e| at(format!("{:?}: {e}", cut(b64))))?;
             if bytes.len() == start {
                 return Err(at(format!("rank {rank} has an empty token")));
             }
             if bytes.len() > u32::MAX as usize - 1 {
                 return Err(invalid(FORMAT, "tokens exceed 4 GiB in total"));
             }
-            entries.push((rank, start as u32, (bytes.len() - start) as u32, n as u32 + 1));
+            entries.push((
+                rank,
+                start as u32,
+                (bytes.len() - start) as u32,
+                n as u32 + 1,
+            ));
         }
         if !entries.is_sorted_by_key(|e| e.0) {
             entries.sort_by_key(|e| e.0);
@@ -75,12 +86,19 @@ impl Vocabulary {
             let (first, second) = (w[0].3.min(w[1].3), w[0].3.max(w[1].3));
             return Err(invalid(
                 FORMAT,
-                format!("line {second}: rank {} is given twice (also on line {first})", w[0].0),
+                format!(
+                    "line {second}: rank {} is given twice (also on line {first})",
+                    w[0].0
+                ),
             ));
         }
         let mut size = entries.last().map_or(0, |e| e.0 as usize + 1);
         for (text, id) in special_tokens {
-            let id = check_id(u64::from(*id), FORMAT, &format!("special token {:?} id", text.as_ref()))?;
+            let id = check_id(
+                u64::from(*id),
+                FORMAT,
+                &format!("special token {:?} id", text.as_ref()),
+            )?;
             size = size.max(id as usize + 1);
         }
         check_size(size, entries.len() + special_tokens.len(), FORMAT)?;
@@ -95,10 +113,16 @@ impl Vocabulary {
             let text = text.as_ref();
             let id = *id; // checked above
             if table.is_set(id) {
-                return Err(invalid(FORMAT, format!("special token {text:?} has id {id}, which is also a rank")));
+                return Err(invalid(
+                    FORMAT,
+                    format!("special token {text:?} has id {id}, which is also a rank"),
+                ));
             }
             if specials.contains(&id) {
-                return Err(invalid(FORMAT, format!("special token id {id} is given twice")));
+                return Err(invalid(
+                    FORMAT,
+                    format!("special token id {id} is given twice"),
+                ));
             }
             specials.push(id);
             table.clear(id);
@@ -147,7 +171,10 @@ fn decode_base64(input: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), Str
     }
     let value = |i: usize| -> std::result::Result<u32, String> {
         match DECODE[body[i] as usize] {
-            INVALID => Err(format!("invalid base64 character {:?} at {i}", body[i] as char)),
+            INVALID => Err(format!(
+                "invalid base64 character {:?} at {i}",
+                body[i] as char
+            )),
             v => Ok(u32::from(v)),
         }
     };
@@ -216,7 +243,16 @@ mod tests {
 
     #[test]
     fn base64_rejects_garbage() {
-        for bad in ["I", "IQ=", "IQ===", "I Q=", "IQ-_", "=IQ=", "IQ==IQ==", "\u{e9}A=="] {
+        for bad in [
+            "I",
+            "IQ=",
+            "IQ===",
+            "I Q=",
+            "IQ-_",
+            "=IQ=",
+            "IQ==IQ==",
+            "\u{e9}A==",
+        ] {
             assert!(b64(bad).is_err(), "{bad:?}");
         }
     }
@@ -231,10 +267,22 @@ mod tests {
             ("IQ==0", "line 1: \"IQ==0\" is not \"base64 rank\""),
             ("IQ== x", "rank \"x\" is not a number"),
             ("IQ== -1", "is not a number"),
-            ("IQ== 0\nIg== 0", "line 2: rank 0 is given twice (also on line 1)"),
-            ("IQ== 5\nIg== 1\nIw== 5", "line 3: rank 5 is given twice (also on line 1)"),
-            ("IQ== 16000000", "token ids are too sparse: the largest id is 16000000 but only 1 tokens are given"),
-            ("IQ== 0\n\nI*== 1", "line 3: \"I*==\": invalid base64 character '*'"),
+            (
+                "IQ== 0\nIg== 0",
+                "line 2: rank 0 is given twice (also on line 1)",
+            ),
+            (
+                "IQ== 5\nIg== 1\nIw== 5",
+                "line 3: rank 5 is given twice (also on line 1)",
+            ),
+            (
+                "IQ== 16000000",
+                "token ids are too sparse: the largest id is 16000000 but only 1 tokens are given",
+            ),
+            (
+                "IQ== 0\n\nI*== 1",
+                "line 3: \"I*==\": invalid base64 character '*'",
+            ),
             ("IQ== 16777216", "rank 16777216 exceeds"),
             ("IQ== 99999999999", "not a number"),
             (" 3", "empty token"),
@@ -247,22 +295,33 @@ mod tests {
         let e = load("IQ== 0", &[("<|endoftext|>", 0)]).unwrap_err();
         assert!(e.message().contains("also a rank"), "{e}");
         let e = load("IQ== 0", &[("<a>", 5), ("<b>", 5)]).unwrap_err();
-        assert!(e.message().contains("special token id 5 is given twice"), "{e}");
+        assert!(
+            e.message().contains("special token id 5 is given twice"),
+            "{e}"
+        );
         let e = load("IQ== 0", &[("<a>", u32::MAX)]).unwrap_err();
         assert!(e.message().contains("exceeds"), "{e}");
     }
 
     #[test]
     fn specials_and_gaps() {
-        let v = load("IQ== 0\r\nIg== 2\r\n\r\n", &[("<|endoftext|>", 5), ("<|fim_prefix|>", 4)]).unwrap();
+        let v = load(
+            "IQ== 0\r\nIg== 2\r\n\r\n",
+            &[("<|endoftext|>", 5), ("<|fim_prefix|>", 4)],
+        )
+        .unwrap();
         assert_eq!(v.size(), 6);
         assert_eq!(v.token_bytes(0), Some(&b"!"[..]));
         assert_eq!(v.token_bytes(1), None);
         assert_eq!(v.token_bytes(2), Some(&b"\""[..]));
         assert_eq!(v.token_bytes(4), None);
         assert_eq!(v.eos_token_ids(), &[5]);
-        let v = Vocabulary::from_tiktoken("IQ== 0", &[] as &[(String, u32)], &LoadOptions::new().eos_token_ids(&[0]))
-            .unwrap();
+        let v = Vocabulary::from_tiktoken(
+            "IQ== 0",
+            &[] as &[(String, u32)],
+            &LoadOptions::new().eos_token_ids(&[0]),
+        )
+        .unwrap();
         assert_eq!(v.eos_token_ids(), &[0]);
     }
 }

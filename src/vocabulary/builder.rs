@@ -24,14 +24,20 @@ impl VocabularyBuilder {
     /// `bytes_capacity` token bytes. `size` must not exceed [`MAX_VOCAB_SIZE`].
     pub(crate) fn new(size: usize, bytes_capacity: usize) -> VocabularyBuilder {
         debug_assert!(size <= MAX_VOCAB_SIZE);
-        VocabularyBuilder { bytes: Vec::with_capacity(bytes_capacity), spans: vec![(ABSENT, 0); size] }
+        VocabularyBuilder {
+            bytes: Vec::with_capacity(bytes_capacity),
+            spans: vec![(ABSENT, 0); size],
+        }
     }
 
     /// A builder over token bytes already decoded into `bytes`, for ids `0..size`; spans
     /// into it are given with [`set_span`](Self::set_span).
     pub(crate) fn with_bytes(bytes: Vec<u8>, size: usize) -> VocabularyBuilder {
         debug_assert!(size <= MAX_VOCAB_SIZE && bytes.len() < ABSENT as usize);
-        VocabularyBuilder { bytes, spans: vec![(ABSENT, 0); size] }
+        VocabularyBuilder {
+            bytes,
+            spans: vec![(ABSENT, 0); size],
+        }
     }
 
     /// Number of ids so far.
@@ -77,7 +83,10 @@ impl VocabularyBuilder {
             ));
         }
         if self.bytes.len() >= ABSENT as usize {
-            return Err(Error::new(ErrorKind::InvalidTokenizer, "tokens exceed 4 GiB in total"));
+            return Err(Error::new(
+                ErrorKind::InvalidTokenizer,
+                "tokens exceed 4 GiB in total",
+            ));
         }
         self.ensure(id);
         self.spans[id as usize] = (start as u32, len as u32);
@@ -182,13 +191,21 @@ mod tests {
         t.set_span(2, 0, 2).unwrap();
         t.set_span(0, 2, 1).unwrap();
         let v = t.finish(&[]).unwrap();
-        assert_eq!((v.token_bytes(0), v.token_bytes(1), v.token_bytes(2)), (Some(&b"c"[..]), None, Some(&b"ab"[..])));
+        assert_eq!(
+            (v.token_bytes(0), v.token_bytes(1), v.token_bytes(2)),
+            (Some(&b"c"[..]), None, Some(&b"ab"[..]))
+        );
     }
 
     #[test]
     fn long_tokens_are_errors() {
-        let e = VocabularyBuilder::new(0, 0).set(7, &vec![b'a'; 70_000]).unwrap_err();
+        let e = VocabularyBuilder::new(0, 0)
+            .set(7, &vec![b'a'; 70_000])
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidTokenizer);
-        assert!(e.message().contains("token id 7 is 70000 bytes long"), "{e}");
+        assert!(
+            e.message().contains("token id 7 is 70000 bytes long"),
+            "{e}"
+        );
     }
 }

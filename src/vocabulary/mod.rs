@@ -16,8 +16,8 @@ pub(crate) mod trie;
 
 use std::sync::OnceLock;
 
-pub(crate) use builder::VocabularyBuilder;
 use crate::error::{Error, ErrorKind, Result};
+pub(crate) use builder::VocabularyBuilder;
 use slices::Slices;
 use trie::TokenTrie;
 
@@ -108,7 +108,10 @@ impl Vocabulary {
         let mut pairs: Vec<(u32, T)> = pairs.into_iter().collect();
         pairs.sort_by_key(|(id, _)| *id);
         if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(Error::new(ErrorKind::InvalidTokenizer, format!("token id {} is given more than once", w[0].0)));
+            return Err(Error::new(
+                ErrorKind::InvalidTokenizer,
+                format!("token id {} is given more than once", w[0].0),
+            ));
         }
         let size = pairs.last().map_or(0, |(id, _)| *id as usize + 1);
         if size > MAX_VOCAB_SIZE {
@@ -204,7 +207,8 @@ impl Vocabulary {
 
     /// The token trie (built on first use, then shared by every index).
     pub(crate) fn trie(&self) -> &TokenTrie {
-        self.trie.get_or_init(|| TokenTrie::new(&self.text_tokens().collect::<Vec<_>>()))
+        self.trie
+            .get_or_init(|| TokenTrie::new(&self.text_tokens().collect::<Vec<_>>()))
     }
 
     /// Builds the token trie now instead of on first use (e.g. to time it apart).
@@ -221,7 +225,10 @@ impl Vocabulary {
 fn too_large(id: u64) -> Error {
     Error::new(
         ErrorKind::InvalidTokenizer,
-        format!("token id {id} exceeds the largest supported id {}", MAX_VOCAB_SIZE - 1),
+        format!(
+            "token id {id} exceeds the largest supported id {}",
+            MAX_VOCAB_SIZE - 1
+        ),
     )
 }
 
@@ -301,7 +308,9 @@ mod tests {
     #[test]
     fn byte_completeness() {
         let all: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-        assert!(Vocabulary::new(all.clone(), &[]).unwrap().is_byte_complete());
+        assert!(Vocabulary::new(all.clone(), &[])
+            .unwrap()
+            .is_byte_complete());
         // The same bytes but one of them is EOS: not complete.
         assert!(!Vocabulary::new(all, &[65]).unwrap().is_byte_complete());
     }

@@ -39,10 +39,18 @@ impl Vocabulary {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> Vec<u8> {
-        let total: usize = (0..self.size() as u32).filter_map(|id| self.token_bytes(id)).map(<[u8]>::len).sum();
+        let total: usize = (0..self.size() as u32)
+            .filter_map(|id| self.token_bytes(id))
+            .map(<[u8]>::len)
+            .sum();
         let mut out = Vec::with_capacity(HEADER + self.eos.len() * 4 + self.size() * 2 + total + 8);
         out.extend_from_slice(MAGIC);
-        for v in [VERSION, self.size() as u32, self.eos.len() as u32, total as u32] {
+        for v in [
+            VERSION,
+            self.size() as u32,
+            self.eos.len() as u32,
+            total as u32,
+        ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         for &e in &self.eos {
@@ -73,27 +81,42 @@ impl Vocabulary {
     /// another format version, or not a vocabulary at all.
     pub fn from_bytes(bytes: &[u8]) -> Result<Vocabulary> {
         if bytes.len() < HEADER + 8 || &bytes[..8] != MAGIC {
-            return Err(corrupt("not a logitmask vocabulary (missing the LMVOCAB1 header)"));
+            return Err(corrupt(
+                "not a logitmask vocabulary (missing the LMVOCAB1 header)",
+            ));
         }
         let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
         let version = u32_at(8);
         if version != VERSION {
-            return Err(corrupt(&format!("vocabulary format version {version} is not supported (this build reads {VERSION})")));
+            return Err(corrupt(&format!(
+                "vocabulary format version {version} is not supported (this build reads {VERSION})"
+            )));
         }
         let (body, tail) = bytes.split_at(bytes.len() - 8);
         let mut h = Fnv64::new();
         h.write(body);
         if h.finish() != u64::from_le_bytes(tail.try_into().unwrap()) {
-            return Err(corrupt("checksum mismatch: the vocabulary bytes are corrupt or truncated"));
+            return Err(corrupt(
+                "checksum mismatch: the vocabulary bytes are corrupt or truncated",
+            ));
         }
-        let (size, eos_count, total) = (u32_at(12) as usize, u32_at(16) as usize, u32_at(20) as usize);
+        let (size, eos_count, total) = (
+            u32_at(12) as usize,
+            u32_at(16) as usize,
+            u32_at(20) as usize,
+        );
         if size > MAX_VOCAB_SIZE {
-            return Err(corrupt(&format!("{size} ids exceed the largest supported vocabulary ({MAX_VOCAB_SIZE})")));
+            return Err(corrupt(&format!(
+                "{size} ids exceed the largest supported vocabulary ({MAX_VOCAB_SIZE})"
+            )));
         }
         // Every count is checked against what the body can hold before anything is
         // allocated for it: 4 bytes per EOS id, at least 1 length byte per id.
         let left = body.len() - HEADER;
-        let needed = eos_count.saturating_mul(4).saturating_add(size).saturating_add(total);
+        let needed = eos_count
+            .saturating_mul(4)
+            .saturating_add(size)
+            .saturating_add(total);
         if needed > left {
             return Err(corrupt(&format!("truncated: {needed} bytes of EOS ids, lengths and tokens announced, {left} present")));
         }
@@ -139,14 +162,19 @@ impl Vocabulary {
         }
         let mut builder = VocabularyBuilder::with_bytes(body[lengths_end..].to_vec(), size);
         for (id, start, len) in spans {
-            builder.set_span(id, start, len).map_err(|e| corrupt(e.message()))?;
+            builder
+                .set_span(id, start, len)
+                .map_err(|e| corrupt(e.message()))?;
         }
         builder.finish(&eos)
     }
 }
 
 fn corrupt(what: &str) -> Error {
-    Error::new(ErrorKind::InvalidTokenizer, format!("cannot load vocabulary bytes: {what}"))
+    Error::new(
+        ErrorKind::InvalidTokenizer,
+        format!("cannot load vocabulary bytes: {what}"),
+    )
 }
 
 #[cfg(test)]
@@ -155,7 +183,17 @@ mod tests {
 
     fn sample() -> Vocabulary {
         let long = vec![b'x'; 300];
-        Vocabulary::new([Some(&b"a"[..]), None, Some(b""), Some(&long[..]), Some(b"\xff\x00")], &[1, 6]).unwrap()
+        Vocabulary::new(
+            [
+                Some(&b"a"[..]),
+                None,
+                Some(b""),
+                Some(&long[..]),
+                Some(b"\xff\x00"),
+            ],
+            &[1, 6],
+        )
+        .unwrap()
     }
 
     #[test]
@@ -194,7 +232,10 @@ mod tests {
             for flip in [1u8, 0x80, 0xff] {
                 let mut b = good.clone();
                 b[i] ^= flip;
-                assert_eq!(Vocabulary::from_bytes(&b).unwrap_err().kind(), ErrorKind::InvalidTokenizer);
+                assert_eq!(
+                    Vocabulary::from_bytes(&b).unwrap_err().kind(),
+                    ErrorKind::InvalidTokenizer
+                );
                 // Behind a valid checksum, the structural checks catch it (or it is
                 // another valid vocabulary, e.g. a changed token byte).
                 let _ = Vocabulary::from_bytes(&reseal(b));
@@ -213,9 +254,15 @@ mod tests {
         assert!(e.message().contains("truncated"), "{e}");
         let mut b = sample().to_bytes();
         b[16..20].copy_from_slice(&0x4000_0000u32.to_le_bytes());
-        assert!(Vocabulary::from_bytes(&reseal(b)).unwrap_err().message().contains("truncated"));
+        assert!(Vocabulary::from_bytes(&reseal(b))
+            .unwrap_err()
+            .message()
+            .contains("truncated"));
         let mut b = sample().to_bytes();
         b[8..12].copy_from_slice(&2u32.to_le_bytes());
-        assert!(Vocabulary::from_bytes(&reseal(b)).unwrap_err().message().contains("version 2"));
+        assert!(Vocabulary::from_bytes(&reseal(b))
+            .unwrap_err()
+            .message()
+            .contains("version 2"));
     }
 }

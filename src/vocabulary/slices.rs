@@ -77,7 +77,8 @@ pub(crate) struct Bucket {
 impl Slice {
     /// The slice's tokens in `vocab` (whose trie is `trie`), built on first use.
     pub(crate) fn tokens(&self, vocab: &Vocabulary) -> &SliceTokens {
-        self.tokens.get_or_init(|| SliceTokens::new(&self.chars, vocab, vocab.trie()))
+        self.tokens
+            .get_or_init(|| SliceTokens::new(&self.chars, vocab, vocab.trie()))
     }
 
     /// The number of characters of `bytes` if it is a string of the class, at most
@@ -121,10 +122,18 @@ impl SliceTokens {
             }
         }
         let cover = trie.subtree_max(|id| covers[id as usize]);
-        let longest = (1..=MAX_CHARS).rev().find(|&c| count_by_chars[c as usize] > 0).unwrap_or(0);
+        let longest = (1..=MAX_CHARS)
+            .rev()
+            .find(|&c| count_by_chars[c as usize] > 0)
+            .unwrap_or(0);
         let mut buckets: Vec<Bucket> = Vec::new();
         let words = mask_words(size);
-        for bound in BOUNDS.iter().copied().filter(|&b| b < longest).chain((longest > 0).then_some(longest)) {
+        for bound in BOUNDS
+            .iter()
+            .copied()
+            .filter(|&b| b < longest)
+            .chain((longest > 0).then_some(longest))
+        {
             let len: usize = count_by_chars[..=bound as usize].iter().sum();
             if buckets.last().is_some_and(|b| b.len == len) {
                 continue; // no new tokens: the last bucket serves this bound too
@@ -135,17 +144,27 @@ impl SliceTokens {
                     bits[id >> 5] |= 1 << (id & 31);
                 }
             }
-            buckets.push(Bucket { chars: bound, len, bits });
+            buckets.push(Bucket {
+                chars: bound,
+                len,
+                bits,
+            });
         }
         // Worth a trie of its own when the rest is small (the JSON string slice leaves
         // 5% of Llama 3's tokens; the digits slice nearly all of them).
         let inside: usize = count_by_chars.iter().sum();
         let rest = (inside * 4 >= size * 3).then(|| {
-            let tokens: Vec<(u32, &[u8])> =
-                vocab.text_tokens().filter(|&(id, _)| covers[id as usize] == UNCOVERED).collect();
+            let tokens: Vec<(u32, &[u8])> = vocab
+                .text_tokens()
+                .filter(|&(id, _)| covers[id as usize] == UNCOVERED)
+                .collect();
             TokenTrie::new(&tokens)
         });
-        SliceTokens { cover, buckets, rest }
+        SliceTokens {
+            cover,
+            buckets,
+            rest,
+        }
     }
 
     /// The largest bucket of tokens of at most `chars` characters, if any.
@@ -167,10 +186,22 @@ impl Slices {
                     debug_assert!((0..chars.state_count() as u32)
                         .all(|s| chars.is_final(s) == (s == chars.start())));
                     let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
-                    let probes: Vec<u8> =
-                        (0..=127u8).filter(|&b| ascii(b) && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1))).collect();
-                    assert!(!probes.is_empty(), "every slice class has an ASCII character");
-                    Slice { within, chars, probes, tokens: OnceLock::new() }
+                    let probes: Vec<u8> = (0..=127u8)
+                        .filter(|&b| {
+                            ascii(b)
+                                && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1))
+                        })
+                        .collect();
+                    assert!(
+                        !probes.is_empty(),
+                        "every slice class has an ASCII character"
+                    );
+                    Slice {
+                        within,
+                        chars,
+                        probes,
+                        tokens: OnceLock::new(),
+                    }
                 })
                 .collect(),
         )
@@ -226,7 +257,11 @@ mod tests {
         let vocab = Vocabulary::new(words.iter().map(|w| Some(*w)), &[]).unwrap();
         let slices = Slices::new();
         let t = slices.0[0].tokens(&vocab);
-        let ids = |b: &Bucket| (0..words.len()).filter(|&i| b.bits[i >> 5] >> (i & 31) & 1 == 1).collect::<Vec<_>>();
+        let ids = |b: &Bucket| {
+            (0..words.len())
+                .filter(|&i| b.bits[i >> 5] >> (i & 31) & 1 == 1)
+                .collect::<Vec<_>>()
+        };
         let one = t.bucket(1).unwrap();
         assert_eq!(ids(one), [0, 8]);
         assert_eq!(ids(t.bucket(3).unwrap()), [0, 1, 2, 5, 7, 8]);

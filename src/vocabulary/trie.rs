@@ -33,8 +33,11 @@ pub(crate) const DEAD: u32 = 0;
 /// then ordered by their full bytes: much cheaper than a comparison sort of byte slices,
 /// which shows in wasm (docs/index-layout.md, "Measured choices").
 fn dfs_order<'a>(tokens: &[(u32, &'a [u8])]) -> Vec<(u32, &'a [u8])> {
-    let mut keyed: Vec<(u64, u32)> =
-        tokens.iter().enumerate().map(|(i, &(_, b))| (prefix_key(b), i as u32)).collect();
+    let mut keyed: Vec<(u64, u32)> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, &(_, b))| (prefix_key(b), i as u32))
+        .collect();
     // LSD radix sort, one byte a pass; stable, so equal keys keep ascending ids.
     let mut scratch = vec![(0u64, 0u32); keyed.len()];
     for pass in 0..8 {
@@ -109,7 +112,12 @@ pub(crate) const LANES: usize = 512;
 /// Steps every lane of `live` on `class` into `child`, keeping the live ones; returns
 /// how many. Not inlined: on its own the loop keeps everything in registers.
 #[inline(never)]
-fn step_lanes(live: &[u64], child: &mut [u64], class: u32, step: &impl Fn(u32, u32) -> u32) -> usize {
+fn step_lanes(
+    live: &[u64],
+    child: &mut [u64],
+    class: u32,
+    step: &impl Fn(u32, u32) -> u32,
+) -> usize {
     // `child.len()` is a power of two, at least `live.len()`.
     let mask = child.len().wrapping_sub(1);
     let mut n = 0;
@@ -164,7 +172,11 @@ impl TokenTrie {
     /// the same node keep the given order.
     pub(crate) fn new(tokens: &[(u32, &[u8])]) -> TokenTrie {
         let order = dfs_order(tokens);
-        let mut nodes = vec![Node { byte_depth: 0, subtree_end: 0, tok_start: 0 }];
+        let mut nodes = vec![Node {
+            byte_depth: 0,
+            subtree_end: 0,
+            tok_start: 0,
+        }];
         let mut ids = Vec::with_capacity(order.len());
         // path[d] = node index at depth d of the current token.
         let mut path: Vec<u32> = vec![0];
@@ -192,8 +204,17 @@ impl TokenTrie {
         for &n in &path {
             nodes[n as usize].subtree_end = end;
         }
-        nodes.push(Node { byte_depth: 0, subtree_end: end + 1, tok_start: ids.len() as u32 });
-        let trie = TokenTrie { nodes, ids, max_depth, prefix_counts: OnceLock::new() };
+        nodes.push(Node {
+            byte_depth: 0,
+            subtree_end: end + 1,
+            tok_start: ids.len() as u32,
+        });
+        let trie = TokenTrie {
+            nodes,
+            ids,
+            max_depth,
+            prefix_counts: OnceLock::new(),
+        };
         debug_assert!(trie.validate().is_ok());
         trie
     }
@@ -211,7 +232,9 @@ impl TokenTrie {
     pub(crate) fn memory_usage(&self) -> usize {
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.ids.capacity() * 4
-            + self.prefix_counts.get().map_or(0, |c| std::mem::size_of::<PrefixCounts>() + c.pairs.capacity() * 8)
+            + self.prefix_counts.get().map_or(0, |c| {
+                std::mem::size_of::<PrefixCounts>() + c.pairs.capacity() * 8
+            })
     }
 
     /// Walks every token from `start`, calling `emit(token_id, end_state)` for each
@@ -313,7 +336,9 @@ impl TokenTrie {
         stack: &mut Vec<u32>,
         emit: impl FnMut(u32, u32),
     ) -> usize {
-        debug_assert!(skip.iter().all(|(cover, _)| cover.len() == self.nodes.len() - 1));
+        debug_assert!(skip
+            .iter()
+            .all(|(cover, _)| cover.len() == self.nodes.len() - 1));
         let covered = |i: usize| skip.iter().any(|&(cover, covered)| cover[i] <= covered);
         self.walk_pruned(start, step, |_| true, covered, stack, emit)
     }
@@ -324,7 +349,12 @@ impl TokenTrie {
     }
 
     fn count_prefixes(&self) -> PrefixCounts {
-        let mut counts = PrefixCounts { first: [0; 256], alone: [0; 256], pairs: vec![], pairs_of: [(0, 0); 256] };
+        let mut counts = PrefixCounts {
+            first: [0; 256],
+            alone: [0; 256],
+            pairs: vec![],
+            pairs_of: [(0, 0); 256],
+        };
         let nodes = &self.nodes[..];
         let last = nodes.len() - 1;
         let mut i = 1;
@@ -337,7 +367,10 @@ impl TokenTrie {
             let mut j = i + 1;
             while j < end {
                 let child_end = nodes[j].subtree_end as usize;
-                counts.pairs.push((nodes[j].byte(), nodes[child_end].tok_start - nodes[j].tok_start));
+                counts.pairs.push((
+                    nodes[j].byte(),
+                    nodes[child_end].tok_start - nodes[j].tok_start,
+                ));
                 j = child_end;
             }
             counts.pairs_of[b] = (from, counts.pairs.len() as u32);
@@ -378,7 +411,10 @@ impl TokenTrie {
         }
         scratch.counts.clear();
         scratch.counts.resize(depths, 0);
-        let (lanes, counts) = (&mut scratch.lanes[..depths * width], &mut scratch.counts[..]);
+        let (lanes, counts) = (
+            &mut scratch.lanes[..depths * width],
+            &mut scratch.counts[..],
+        );
         let mut n0 = 0;
         for (lane, &s) in starts.iter().enumerate() {
             if s != DEAD {
@@ -433,7 +469,10 @@ impl TokenTrie {
             }
             // Children are exactly one level deeper; the node after the subtree is not deeper.
             if i + 1 < end && self.nodes[i + 1].depth() != node.depth() + 1 {
-                return Err(format!("node {i}: first child has depth {}", self.nodes[i + 1].depth()));
+                return Err(format!(
+                    "node {i}: first child has depth {}",
+                    self.nodes[i + 1].depth()
+                ));
             }
             if end < n && self.nodes[end].depth() > node.depth() {
                 return Err(format!("node {i}: node after subtree is deeper"));
@@ -456,7 +495,11 @@ mod tests {
 
     /// The trie of `tokens`, numbered from 0: no vocabulary needed.
     fn trie<T: AsRef<[u8]>>(tokens: &[T]) -> TokenTrie {
-        let pairs: Vec<(u32, &[u8])> = tokens.iter().enumerate().map(|(i, t)| (i as u32, t.as_ref())).collect();
+        let pairs: Vec<(u32, &[u8])> = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (i as u32, t.as_ref()))
+            .collect();
         TokenTrie::new(&pairs)
     }
 
@@ -493,10 +536,22 @@ mod tests {
     #[test]
     fn order_is_lexicographic_with_zero_bytes_and_long_tokens() {
         // Zero padding must not confuse "a" with "a\0", nor reorder tokens past 8 bytes.
-        let tokens: Vec<&[u8]> = vec![b"a\0", b"a", b"a\0\x01", b"abcdefghij", b"abcdefghi", b"abcdefgh\0", b"b"];
+        let tokens: Vec<&[u8]> = vec![
+            b"a\0",
+            b"a",
+            b"a\0\x01",
+            b"abcdefghij",
+            b"abcdefghi",
+            b"abcdefgh\0",
+            b"b",
+        ];
         let t = trie(&tokens);
         t.validate().unwrap();
-        let mut sorted: Vec<(&[u8], u32)> = tokens.iter().enumerate().map(|(i, b)| (*b, i as u32)).collect();
+        let mut sorted: Vec<(&[u8], u32)> = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (*b, i as u32))
+            .collect();
         sorted.sort();
         let ids: Vec<u32> = sorted.iter().map(|p| p.1).collect();
         assert_eq!(t.ids, ids);
@@ -509,24 +564,47 @@ mod tests {
             // Tokens over a 4-byte alphabet (long, shared prefixes; some repeated).
             let alphabet = [b'a', b'b', b'c', 0xe4];
             let tokens: Vec<Vec<u8>> = (0..1 + rng.below(60))
-                .map(|_| (0..1 + rng.below(7)).map(|_| alphabet[rng.below(4)]).collect())
+                .map(|_| {
+                    (0..1 + rng.below(7))
+                        .map(|_| alphabet[rng.below(4)])
+                        .collect()
+                })
                 .collect();
             let t = trie(&tokens);
             // A random automaton over states 0..n, 0 dead; bytes map to 3 classes.
             let n = 2 + rng.below(12);
             let class = |b: u8| u32::from(b) % 3;
-            let table: Vec<u32> =
-                (0..n * 3).map(|i| if i < 3 || rng.below(4) == 0 { 0 } else { rng.below(n) as u32 }).collect();
+            let table: Vec<u32> = (0..n * 3)
+                .map(|i| {
+                    if i < 3 || rng.below(4) == 0 {
+                        0
+                    } else {
+                        rng.below(n) as u32
+                    }
+                })
+                .collect();
             let step = |s: u32, c: u32| table[s as usize * 3 + c as usize];
-            let lanes = if round % 10 == 0 { LANES } else { 1 + rng.below(20) };
+            let lanes = if round % 10 == 0 {
+                LANES
+            } else {
+                1 + rng.below(20)
+            };
             let starts: Vec<u32> = (0..lanes).map(|_| rng.below(n) as u32).collect();
             let mut got = vec![];
             let mut scratch = ManyScratch::default();
-            t.walk_many(&starts, class, step, &mut scratch, |lane, end, id| got.push((lane, id, end)));
+            t.walk_many(&starts, class, step, &mut scratch, |lane, end, id| {
+                got.push((lane, id, end))
+            });
             let mut want = vec![];
             for (lane, &s) in starts.iter().enumerate() {
                 if s != DEAD {
-                    t.walk(s, |s, b| step(s, class(b)), |_| true, &mut vec![], |id, end| want.push((lane, id, end)));
+                    t.walk(
+                        s,
+                        |s, b| step(s, class(b)),
+                        |_| true,
+                        &mut vec![],
+                        |id, end| want.push((lane, id, end)),
+                    );
                 }
             }
             // Per lane, the same tokens in the same (trie) order.
@@ -541,7 +619,10 @@ mod tests {
         let t = trie(&["a", "ab", "b", "abb", "ba", "ab", "ac"]);
         let c = t.prefix_counts();
         let (a, b) = (b'a' as usize, b'b' as usize);
-        assert_eq!((c.first[a], c.first[b], c.first.iter().sum::<u32>()), (5, 2, 7));
+        assert_eq!(
+            (c.first[a], c.first[b], c.first.iter().sum::<u32>()),
+            (5, 2, 7)
+        );
         assert_eq!((c.alone[a], c.alone[b]), (1, 1));
         let pairs = |x: usize| c.pairs[c.pairs_of[x].0 as usize..c.pairs_of[x].1 as usize].to_vec();
         assert_eq!(pairs(a), [(b'b', 3), (b'c', 1)]);
@@ -552,9 +633,21 @@ mod tests {
     fn empty_vocabulary_walks_nothing() {
         let t = trie::<&str>(&[]);
         t.validate().unwrap();
-        let n = t.walk(1, |_, _| 1, |_| true, &mut vec![], |_, _| panic!("no tokens"));
+        let n = t.walk(
+            1,
+            |_, _| 1,
+            |_| true,
+            &mut vec![],
+            |_, _| panic!("no tokens"),
+        );
         assert_eq!(n, 0);
-        let n = t.walk_many(&[1, 2], |_| 0, |_, _| 1, &mut ManyScratch::default(), |_, _, _| panic!("no tokens"));
+        let n = t.walk_many(
+            &[1, 2],
+            |_| 0,
+            |_, _| 1,
+            &mut ManyScratch::default(),
+            |_, _, _| panic!("no tokens"),
+        );
         assert_eq!(n, 0);
     }
 }

@@ -30,7 +30,11 @@ pub(super) fn js_error(e: Error) -> JsValue {
     let err = js_sys::Error::new(e.message());
     err.set_name("LogitmaskError");
     // Reflect::set on a fresh Error object cannot fail; ignore the Result anyway.
-    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code()));
+    let _ = js_sys::Reflect::set(
+        &err,
+        &JsValue::from_str("code"),
+        &JsValue::from_str(e.code()),
+    );
     err.into()
 }
 
@@ -43,7 +47,9 @@ pub(super) fn invalid_argument(message: String) -> JsValue {
 /// is an integer beyond `u32`.
 pub(super) fn id_from_js(x: f64, what: &str) -> JsResult<Option<u32>> {
     if !x.is_finite() || x.fract() != 0.0 {
-        return Err(invalid_argument(format!("{what} must be an integer, got {x}")));
+        return Err(invalid_argument(format!(
+            "{what} must be an integer, got {x}"
+        )));
     }
     Ok((x >= 0.0 && x <= f64::from(u32::MAX)).then_some(x as u32))
 }
@@ -51,7 +57,9 @@ pub(super) fn id_from_js(x: f64, what: &str) -> JsResult<Option<u32>> {
 /// A JS number, refusing every other type: wasm-bindgen's own `f64` parameters would
 /// coerce `"97"` to 97 and `null` to 0, and throw an uncoded `TypeError` for a BigInt.
 pub(super) fn number_from_js(value: &JsValue, what: &str) -> JsResult<f64> {
-    value.as_f64().ok_or_else(|| invalid_argument(format!("{what} must be a number, got {}", type_name(value))))
+    value.as_f64().ok_or_else(|| {
+        invalid_argument(format!("{what} must be a number, got {}", type_name(value)))
+    })
 }
 
 /// `typeof value`, for messages (`"null"` for null).
@@ -66,7 +74,10 @@ fn type_name(value: &JsValue) -> String {
 pub(super) fn token_from_js(value: &JsValue) -> JsResult<u32> {
     let x = number_from_js(value, "a token id")?;
     id_from_js(x, "a token id")?.ok_or_else(|| {
-        js_error(Error::new(ErrorKind::UnknownTokenId, format!("token id {x} is outside the vocabulary")))
+        js_error(Error::new(
+            ErrorKind::UnknownTokenId,
+            format!("token id {x} is outside the vocabulary"),
+        ))
     })
 }
 
@@ -75,7 +86,12 @@ pub(super) fn state_from_js(value: &JsValue) -> JsResult<StateId> {
     let x = number_from_js(value, "a state id")?;
     id_from_js(x, "a state id")?
         .map(StateId::new)
-        .ok_or_else(|| js_error(Error::new(ErrorKind::InvalidState, format!("state {x} does not belong to this index"))))
+        .ok_or_else(|| {
+            js_error(Error::new(
+                ErrorKind::InvalidState,
+                format!("state {x} does not belong to this index"),
+            ))
+        })
 }
 
 /// A size or count (`None` stays `None`): a non-negative integer.
@@ -83,7 +99,9 @@ pub(super) fn size_from_js(x: Option<f64>, name: &str) -> JsResult<Option<usize>
     match x {
         None => Ok(None),
         Some(v) if v.fract() == 0.0 && (0.0..=9.0e15).contains(&v) => Ok(Some(v as usize)),
-        Some(v) => Err(invalid_argument(format!("{name} must be a non-negative integer, got {v}"))),
+        Some(v) => Err(invalid_argument(format!(
+            "{name} must be a non-negative integer, got {v}"
+        ))),
     }
 }
 
@@ -92,7 +110,10 @@ pub(super) fn length_from_js(value: &JsValue, name: &str) -> JsResult<usize> {
     let x = number_from_js(value, name)?;
     match size_from_js(Some(x), name)? {
         Some(n) if n <= 1 << 28 => Ok(n),
-        _ => Err(invalid_argument(format!("{name} must be at most {}, got {x}", 1u32 << 28))),
+        _ => Err(invalid_argument(format!(
+            "{name} must be at most {}, got {x}",
+            1u32 << 28
+        ))),
     }
 }
 
@@ -104,7 +125,8 @@ pub(super) fn as_plain_object(value: &JsValue) -> Option<&js_sys::Object> {
     }
     let object = value.unchecked_ref::<js_sys::Object>();
     let proto = js_sys::Object::get_prototype_of(object);
-    (proto.is_null() || proto == js_sys::Object::get_prototype_of(&js_sys::Object::new())).then_some(object)
+    (proto.is_null() || proto == js_sys::Object::get_prototype_of(&js_sys::Object::new()))
+        .then_some(object)
 }
 
 /// The own enumerable string-keyed properties of `object`, read one by one (a throwing
@@ -146,7 +168,10 @@ fn json_js_string(value: &JsValue, what: &str) -> JsResult<js_sys::JsString> {
             }
         }
     }
-    Err(invalid_argument(format!("{what} must be a JSON string or a plain object, got {}", describe(value))))
+    Err(invalid_argument(format!(
+        "{what} must be a JSON string or a plain object, got {}",
+        describe(value)
+    )))
 }
 
 /// `typeof value`, or the constructor's name for objects, for messages.
@@ -185,13 +210,21 @@ pub(super) fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
     let mut out = Vec::new();
     for v in iter {
         if out.len() == MAX_IDS {
-            return Err(invalid_argument(format!("{what} holds more than {MAX_IDS} ids")));
+            return Err(invalid_argument(format!(
+                "{what} holds more than {MAX_IDS} ids"
+            )));
         }
         let v = v?;
-        let x = v.as_f64().ok_or_else(|| invalid_argument(format!("{what} must hold numbers")))?;
+        let x = v
+            .as_f64()
+            .ok_or_else(|| invalid_argument(format!("{what} must hold numbers")))?;
         match id_from_js(x, "a token id")? {
             Some(id) => out.push(id),
-            None => return Err(invalid_argument(format!("{what}: {x} is not a valid token id"))),
+            None => {
+                return Err(invalid_argument(format!(
+                    "{what}: {x} is not a valid token id"
+                )))
+            }
         }
     }
     Ok(out)
@@ -206,12 +239,18 @@ pub(super) fn bytes_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u8>> {
     } else if let Some(b) = value.dyn_ref::<js_sys::ArrayBuffer>() {
         Uint8Array::new(b)
     } else {
-        return Err(invalid_argument(format!("{what} must be a Uint8Array or an ArrayBuffer, got {}", describe(value))));
+        return Err(invalid_argument(format!(
+            "{what} must be a Uint8Array or an ArrayBuffer, got {}",
+            describe(value)
+        )));
     };
     let n = array.length() as usize;
     let mut out = Vec::new();
-    out.try_reserve_exact(n)
-        .map_err(|_| invalid_argument(format!("cannot allocate {n} bytes in wasm memory for {what}")))?;
+    out.try_reserve_exact(n).map_err(|_| {
+        invalid_argument(format!(
+            "cannot allocate {n} bytes in wasm memory for {what}"
+        ))
+    })?;
     out.resize(n, 0);
     array.copy_to(&mut out);
     Ok(out)
@@ -222,8 +261,9 @@ pub(super) fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
     if value.is_undefined() || value.is_null() {
         return Ok(Vec::new());
     }
-    let object = as_plain_object(value)
-        .ok_or_else(|| invalid_argument("specialTokens must be a plain object mapping text to id".to_string()))?;
+    let object = as_plain_object(value).ok_or_else(|| {
+        invalid_argument("specialTokens must be a plain object mapping text to id".to_string())
+    })?;
     let mut out = Vec::new();
     for entry in js_sys::Object::entries(object).iter() {
         let pair: Array = entry.unchecked_into();
@@ -232,7 +272,9 @@ pub(super) fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
             .get(1)
             .as_f64()
             .and_then(|x| id_from_js(x, "a special token id").ok().flatten())
-            .ok_or_else(|| invalid_argument(format!("specialTokens[{text:?}] must be a token id")))?;
+            .ok_or_else(|| {
+                invalid_argument(format!("specialTokens[{text:?}] must be a token id"))
+            })?;
         out.push((text, id));
     }
     Ok(out)
@@ -242,14 +284,25 @@ pub(super) fn special_tokens(value: &JsValue) -> JsResult<Vec<(String, u32)>> {
 /// `null`/`undefined` for an id without a token. The array's length is checked before
 /// anything is allocated (`new Array(2 ** 32 - 1)` is one line of JS), and tokens go
 /// straight into the builder, with no intermediate list.
-pub(super) fn vocabulary_from_js(tokens: JsValue, eos_token_ids: &[u32], max_work: u64) -> JsResult<crate::Vocabulary> {
-    let tokens: Array =
-        tokens.dyn_into().map_err(|_| js_error(Error::new(ErrorKind::InvalidTokenizer, "tokens must be an array")))?;
+pub(super) fn vocabulary_from_js(
+    tokens: JsValue,
+    eos_token_ids: &[u32],
+    max_work: u64,
+) -> JsResult<crate::Vocabulary> {
+    let tokens: Array = tokens.dyn_into().map_err(|_| {
+        js_error(Error::new(
+            ErrorKind::InvalidTokenizer,
+            "tokens must be an array",
+        ))
+    })?;
     let n = tokens.length() as usize;
     if n > crate::MAX_VOCAB_SIZE {
         return Err(js_error(Error::new(
             ErrorKind::InvalidTokenizer,
-            format!("tokens has {n} entries; a vocabulary holds at most {}", crate::MAX_VOCAB_SIZE),
+            format!(
+                "tokens has {n} entries; a vocabulary holds at most {}",
+                crate::MAX_VOCAB_SIZE
+            ),
         )));
     }
     // The work budget from the count before a token is read, then with each token's bytes.
@@ -320,5 +373,7 @@ pub(super) fn pattern_from_js(value: &JsValue) -> JsResult<String> {
         let flags: String = re.flags().into();
         return crate::automaton::syntax::pattern_from_js_regexp(&source, &flags).map_err(js_error);
     }
-    Err(invalid_argument("the regex must be a string or a RegExp".to_string()))
+    Err(invalid_argument(
+        "the regex must be a string or a RegExp".to_string(),
+    ))
 }

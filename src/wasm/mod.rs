@@ -24,13 +24,13 @@ use wasm_bindgen::JsCast;
 use crate::error::{Error, ErrorKind};
 use crate::StateId;
 use convert::{
-    bytes_from_js, id_from_js, ids_from_js, invalid_argument, js_error, length_from_js, loader_text, number_from_js,
-    pattern_from_js, schema_text, set_f32, set_u32, size_from_js, special_tokens, state_from_js, token_from_js,
-    vocabulary_from_js, JsResult,
+    bytes_from_js, id_from_js, ids_from_js, invalid_argument, js_error, length_from_js,
+    loader_text, number_from_js, pattern_from_js, schema_text, set_f32, set_u32, size_from_js,
+    special_tokens, state_from_js, token_from_js, vocabulary_from_js, JsResult,
 };
 use options::{
-    GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions, TokenizerOptions,
-    VocabularyOptions,
+    GuideOptions, IndexAndSchemaOptions, IndexOptions, JsonSchemaOptions, TiktokenOptions,
+    TokenizerOptions, VocabularyOptions,
 };
 
 // The TypeScript types written by hand, once: wasm-bindgen puts them at the top of the
@@ -52,9 +52,13 @@ impl JsVocabulary {
     /// (`Uint8Array`), or `null`/`undefined` for an id without a token.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "Array<Uint8Array | string | null | undefined>")] tokens: JsValue,
-        #[wasm_bindgen(js_name = eosTokenIds, unchecked_param_type = "ArrayLike<number>")] eos_token_ids: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "VocabularyOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_param_type = "Array<Uint8Array | string | null | undefined>")]
+        tokens: JsValue,
+        #[wasm_bindgen(js_name = eosTokenIds, unchecked_param_type = "ArrayLike<number>")]
+        eos_token_ids: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "VocabularyOptions")] options: Option<
+            JsValue,
+        >,
     ) -> JsResult<JsVocabulary> {
         let eos = ids_from_js(&eos_token_ids, "eosTokenIds")?;
         let options = options::parse::<VocabularyOptions>(options, "VocabularyOptions")?;
@@ -65,11 +69,16 @@ impl JsVocabulary {
     #[wasm_bindgen(js_name = fromTokenizerJson)]
     pub fn from_tokenizer_json(
         #[wasm_bindgen(unchecked_param_type = "string | object")] json: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<
+            JsValue,
+        >,
     ) -> JsResult<JsVocabulary> {
-        let options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+        let options =
+            options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
         let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
-        crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
+        crate::Vocabulary::from_tokenizer_json(&text, &options)
+            .map(JsVocabulary::wrap)
+            .map_err(js_error)
     }
 
     /// Loads tiktoken ranks (`base64 rank` lines) plus the special tokens, which the
@@ -86,7 +95,9 @@ impl JsVocabulary {
         let load = o.load_options()?;
         let ranks = loader_text(&ranks, "ranks", load.get_max_work())?;
         let special = special_tokens(&o.special_tokens)?;
-        crate::Vocabulary::from_tiktoken(&ranks, &special, &load).map(JsVocabulary::wrap).map_err(js_error)
+        crate::Vocabulary::from_tiktoken(&ranks, &special, &load)
+            .map(JsVocabulary::wrap)
+            .map_err(js_error)
     }
 
     /// Loads the vocabulary from a GGUF file's metadata: the whole file, or any prefix
@@ -94,14 +105,21 @@ impl JsVocabulary {
     #[wasm_bindgen(js_name = fromGguf)]
     pub fn from_gguf(
         #[wasm_bindgen(unchecked_param_type = "Uint8Array")] bytes: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<
+            JsValue,
+        >,
     ) -> JsResult<JsVocabulary> {
         if !bytes.is_instance_of::<js_sys::Uint8Array>() {
-            return Err(invalid_argument("GGUF bytes must be a Uint8Array".to_string()));
+            return Err(invalid_argument(
+                "GGUF bytes must be a Uint8Array".to_string(),
+            ));
         }
         let bytes = bytes_from_js(&bytes, "GGUF bytes")?;
-        let options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
-        crate::Vocabulary::from_gguf(&bytes, &options).map(JsVocabulary::wrap).map_err(js_error)
+        let options =
+            options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+        crate::Vocabulary::from_gguf(&bytes, &options)
+            .map(JsVocabulary::wrap)
+            .map_err(js_error)
     }
 
     /// From a loaded transformers.js tokenizer (`AutoTokenizer.from_pretrained(...)` or
@@ -113,7 +131,9 @@ impl JsVocabulary {
     #[wasm_bindgen(js_name = fromTransformers)]
     pub fn from_transformers(
         #[wasm_bindgen(unchecked_param_type = "object")] tokenizer: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "TokenizerOptions")] options: Option<
+            JsValue,
+        >,
     ) -> JsResult<JsVocabulary> {
         let json = js_sys::Reflect::get(&tokenizer, &"_tokenizerJSON".into())
             .ok()
@@ -124,15 +144,22 @@ impl JsVocabulary {
                     "unsupported tokenizer: this object has no `_tokenizerJSON` (expected a transformers.js PreTrainedTokenizer, version 3 or 4)",
                 ))
             })?;
-        let mut options = options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+        let mut options =
+            options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
         let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
         // The one EOS rule (docs/semantics.md): the tokenizer's declared `eos_token_id`
         // joins the end markers of its tokenizer.json, as GGUF's declared ids do.
-        let eos = js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
-        if let Some(id) = eos.as_f64().and_then(|x| id_from_js(x, "eos_token_id").ok().flatten()) {
+        let eos =
+            js_sys::Reflect::get(&tokenizer, &"eos_token_id".into()).unwrap_or(JsValue::UNDEFINED);
+        if let Some(id) = eos
+            .as_f64()
+            .and_then(|x| id_from_js(x, "eos_token_id").ok().flatten())
+        {
             options = options.declared_eos_token_ids(&[id]);
         }
-        crate::Vocabulary::from_tokenizer_json(&text, &options).map(JsVocabulary::wrap).map_err(js_error)
+        crate::Vocabulary::from_tokenizer_json(&text, &options)
+            .map(JsVocabulary::wrap)
+            .map_err(js_error)
     }
 
     /// Reads bytes made by `toBytes` (a `Uint8Array` or an `ArrayBuffer`), e.g. in a
@@ -142,7 +169,9 @@ impl JsVocabulary {
         #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
     ) -> JsResult<JsVocabulary> {
         let bytes = bytes_from_js(&bytes, "vocabulary bytes")?;
-        crate::Vocabulary::from_bytes(&bytes).map(JsVocabulary::wrap).map_err(js_error)
+        crate::Vocabulary::from_bytes(&bytes)
+            .map(JsVocabulary::wrap)
+            .map_err(js_error)
     }
 
     /// The versioned, checksummed binary form: a transferable buffer (about 1 MB for
@@ -166,9 +195,14 @@ impl JsVocabulary {
 
     /// The bytes of a token, or `undefined` for an id without one.
     #[wasm_bindgen(js_name = tokenBytes)]
-    pub fn token_bytes(&self, #[wasm_bindgen(unchecked_param_type = "number")] id: JsValue) -> JsResult<Option<Vec<u8>>> {
+    pub fn token_bytes(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] id: JsValue,
+    ) -> JsResult<Option<Vec<u8>>> {
         let id = id_from_js(number_from_js(&id, "a token id")?, "a token id")?;
-        Ok(id.and_then(|id| self.inner.token_bytes(id)).map(<[u8]>::to_vec))
+        Ok(id
+            .and_then(|id| self.inner.token_bytes(id))
+            .map(<[u8]>::to_vec))
     }
 }
 
@@ -185,7 +219,8 @@ pub fn regex_from_json_schema(
     #[wasm_bindgen(unchecked_optional_param_type = "JsonSchemaOptions")] options: Option<JsValue>,
 ) -> JsResult<String> {
     let o: JsonSchemaOptions = options::parse(options, "JsonSchemaOptions")?;
-    crate::json_schema::regex_from_json_schema_str(&schema_text(&schema)?, &o.config()?).map_err(js_error)
+    crate::json_schema::regex_from_json_schema_str(&schema_text(&schema)?, &o.config()?)
+        .map_err(js_error)
 }
 
 /// For each DFA state, the tokens that may come next. Immutable; share it between guides.
@@ -244,7 +279,9 @@ impl JsIndex {
     ) -> JsResult<JsIndex> {
         let bytes = bytes_from_js(&bytes, "the serialized index")?;
         let config = options::parse::<IndexOptions>(options, "IndexOptions")?.config()?;
-        crate::Index::from_bytes_with_config(&bytes, &vocabulary.inner, &config).map(|i| JsIndex { inner: Arc::new(i) }).map_err(js_error)
+        crate::Index::from_bytes_with_config(&bytes, &vocabulary.inner, &config)
+            .map(|i| JsIndex { inner: Arc::new(i) })
+            .map_err(js_error)
     }
 
     /// The versioned binary form. A lazy index (the default) first computes the rows of
@@ -268,8 +305,15 @@ impl JsIndex {
 
     /// The allowed token ids in `state`, ascending (EOS ids included where final).
     #[wasm_bindgen(js_name = allowedTokens)]
-    pub fn allowed_tokens(&self, #[wasm_bindgen(unchecked_param_type = "number")] state: JsValue) -> JsResult<Vec<u32>> {
-        Ok(self.inner.allowed_tokens(state_from_js(&state)?).map_err(js_error)?.to_vec())
+    pub fn allowed_tokens(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] state: JsValue,
+    ) -> JsResult<Vec<u32>> {
+        Ok(self
+            .inner
+            .allowed_tokens(state_from_js(&state)?)
+            .map_err(js_error)?
+            .to_vec())
     }
 
     /// The state after `tokenId`, or `undefined` when it is not allowed.
@@ -281,13 +325,22 @@ impl JsIndex {
     ) -> JsResult<Option<u32>> {
         let state = state_from_js(&state)?;
         let token = token_from_js(&token_id)?;
-        Ok(self.inner.next_state(state, token).map_err(js_error)?.map(StateId::as_u32))
+        Ok(self
+            .inner
+            .next_state(state, token)
+            .map_err(js_error)?
+            .map(StateId::as_u32))
     }
 
     /// Whether the text that reached `state` fully matches.
     #[wasm_bindgen(js_name = isFinal)]
-    pub fn is_final(&self, #[wasm_bindgen(unchecked_param_type = "number")] state: JsValue) -> JsResult<bool> {
-        self.inner.is_final(state_from_js(&state)?).map_err(js_error)
+    pub fn is_final(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] state: JsValue,
+    ) -> JsResult<bool> {
+        self.inner
+            .is_final(state_from_js(&state)?)
+            .map_err(js_error)
     }
 
     /// States whose rows exist (eager: every reachable state).
@@ -318,7 +371,9 @@ impl JsGuide {
         #[wasm_bindgen(unchecked_optional_param_type = "GuideOptions")] options: Option<JsValue>,
     ) -> JsResult<JsGuide> {
         let config = options::parse::<GuideOptions>(options, "GuideOptions")?.config()?;
-        Ok(JsGuide { inner: crate::Guide::with_config(index.inner.clone(), &config) })
+        Ok(JsGuide {
+            inner: crate::Guide::with_config(index.inner.clone(), &config),
+        })
     }
 
     /// The current state.
@@ -336,11 +391,15 @@ impl JsGuide {
     /// Writes the allowed set into `mask` (bit `id & 31` of word `id >> 5`); it needs at
     /// least `ceil(vocabSize / 32)` words, extra words are cleared. One copy, out of wasm.
     #[wasm_bindgen(js_name = fillMask)]
-    pub fn fill_mask(&self, #[wasm_bindgen(unchecked_param_type = "Uint32Array")] mask: JsValue) -> JsResult<()> {
+    pub fn fill_mask(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Uint32Array")] mask: JsValue,
+    ) -> JsResult<()> {
         // Checked here: a wrongly typed argument must be a coded error that leaves the
         // guide usable, not a glue-level exception.
-        let mask: Uint32Array =
-            mask.dyn_into().map_err(|_| invalid_argument("mask must be a Uint32Array".to_string()))?;
+        let mask: Uint32Array = mask
+            .dyn_into()
+            .map_err(|_| invalid_argument("mask must be a Uint32Array".to_string()))?;
         let row = self.inner.mask_row().map_err(js_error)?;
         let words = crate::mask_words(self.inner.index().vocab_size());
         let len = mask.length() as usize;
@@ -362,16 +421,22 @@ impl JsGuide {
     /// the previous fill set. Read it through `buffer.view()`.
     #[wasm_bindgen(js_name = fillMaskBuffer)]
     pub fn fill_mask_buffer(&self, buffer: &mut JsMaskBuffer) -> JsResult<()> {
-        self.inner.fill_mask_buffer(&mut buffer.inner).map_err(js_error)
+        self.inner
+            .fill_mask_buffer(&mut buffer.inner)
+            .map_err(js_error)
     }
 
     /// Sets disallowed logits (and padding past the vocabulary) to `-Infinity` in the
     /// caller's array. wasm-bindgen copies the array in and back; `maskLogitsBuffer`
     /// avoids both copies.
     #[wasm_bindgen(js_name = maskLogits)]
-    pub fn mask_logits(&self, #[wasm_bindgen(unchecked_param_type = "Float32Array")] logits: JsValue) -> JsResult<()> {
-        let logits: Float32Array =
-            logits.dyn_into().map_err(|_| invalid_argument("logits must be a Float32Array".to_string()))?;
+    pub fn mask_logits(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Float32Array")] logits: JsValue,
+    ) -> JsResult<()> {
+        let logits: Float32Array = logits
+            .dyn_into()
+            .map_err(|_| invalid_argument("logits must be a Float32Array".to_string()))?;
         let mut data = logits.to_vec();
         self.inner.mask_logits(&mut data).map_err(js_error)?;
         set_f32(&logits, &data);
@@ -406,8 +471,15 @@ impl JsGuide {
     }
 
     /// Undoes the last `n` steps.
-    pub fn rollback(&mut self, #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue) -> JsResult<()> {
-        let steps = size_from_js(Some(number_from_js(&n, "rollback steps")?), "rollback steps")?.unwrap_or(0);
+    pub fn rollback(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
+    ) -> JsResult<()> {
+        let steps = size_from_js(
+            Some(number_from_js(&n, "rollback steps")?),
+            "rollback steps",
+        )?
+        .unwrap_or(0);
         self.inner.rollback(steps).map_err(js_error)
     }
 
@@ -428,12 +500,16 @@ pub struct JsLogitsBuffer {
 impl JsLogitsBuffer {
     /// A zeroed buffer of `length` floats.
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "number")] length: JsValue) -> JsResult<JsLogitsBuffer> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "number")] length: JsValue,
+    ) -> JsResult<JsLogitsBuffer> {
         let n = length_from_js(&length, "length")?;
         // A failed allocation must be an error, not an abort of the whole module.
         let mut data = Vec::new();
         data.try_reserve_exact(n).map_err(|_| {
-            invalid_argument(format!("cannot allocate a LogitsBuffer of {n} floats in wasm memory"))
+            invalid_argument(format!(
+                "cannot allocate a LogitsBuffer of {n} floats in wasm memory"
+            ))
         })?;
         data.resize(n, 0.0);
         Ok(JsLogitsBuffer { data })
@@ -473,7 +549,9 @@ impl JsMaskBuffer {
     ) -> JsResult<JsMaskBuffer> {
         let n = length_from_js(&vocab_size, "vocabSize")?;
         let inner = crate::MaskBuffer::try_new(n).ok_or_else(|| {
-            invalid_argument(format!("cannot allocate a MaskBuffer for {n} tokens in wasm memory"))
+            invalid_argument(format!(
+                "cannot allocate a MaskBuffer for {n} tokens in wasm memory"
+            ))
         })?;
         Ok(JsMaskBuffer { inner })
     }
@@ -490,7 +568,11 @@ impl JsMaskBuffer {
     pub fn view(&self) -> Uint32Array {
         let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
         let words = self.inner.words();
-        Uint32Array::new_with_byte_offset_and_length(&memory.buffer(), words.as_ptr() as usize as u32, words.len() as u32)
+        Uint32Array::new_with_byte_offset_and_length(
+            &memory.buffer(),
+            words.as_ptr() as usize as u32,
+            words.len() as u32,
+        )
     }
 
     /// Sets every word to zero (needed only after writing into the view yourself).

@@ -11,14 +11,19 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
-use super::convert::{as_plain_object, entries, ids_from_js, invalid_argument, size_from_js, JsResult};
+use super::convert::{
+    as_plain_object, entries, ids_from_js, invalid_argument, size_from_js, JsResult,
+};
 use crate::json_schema::{self, PropertyOrder};
 use crate::tokenizer::LoadOptions;
 use crate::{GuideConfig, IndexConfig};
 
 /// Parses an optional options object into `T` (`T::default()` when absent); `what` names
 /// the TypeScript interface in messages.
-pub(super) fn parse<T: DeserializeOwned + Default>(value: Option<JsValue>, what: &str) -> JsResult<T> {
+pub(super) fn parse<T: DeserializeOwned + Default>(
+    value: Option<JsValue>,
+    what: &str,
+) -> JsResult<T> {
     let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
         return Ok(T::default());
     };
@@ -27,7 +32,9 @@ pub(super) fn parse<T: DeserializeOwned + Default>(value: Option<JsValue>, what:
     };
     // Every own key goes through the struct's visitor, unknown ones included (serde-wasm-
     // bindgen's own struct support reads the known keys only).
-    let pairs = entries(object)?.into_iter().map(|(key, value)| (key, serde_wasm_bindgen::Deserializer::from(value)));
+    let pairs = entries(object)?
+        .into_iter()
+        .map(|(key, value)| (key, serde_wasm_bindgen::Deserializer::from(value)));
     T::deserialize(MapDeserializer::<_, serde_wasm_bindgen::Error>::new(pairs))
         .map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
 }
@@ -52,13 +59,17 @@ pub(super) struct IndexOptions {
 
 impl IndexOptions {
     pub(super) fn config(&self) -> JsResult<IndexConfig> {
-        let mut config =
-            IndexConfig::new().lazy(self.lazy.unwrap_or(DEFAULT_LAZY)).ascii_classes(self.ascii_classes.unwrap_or(false));
+        let mut config = IndexConfig::new()
+            .lazy(self.lazy.unwrap_or(DEFAULT_LAZY))
+            .ascii_classes(self.ascii_classes.unwrap_or(false));
         if self.dfa_size_limit.is_some() {
             config = config.dfa_size_limit(size_from_js(self.dfa_size_limit, "dfaSizeLimit")?);
         }
         if self.determinize_size_limit.is_some() {
-            config = config.determinize_size_limit(size_from_js(self.determinize_size_limit, "determinizeSizeLimit")?);
+            config = config.determinize_size_limit(size_from_js(
+                self.determinize_size_limit,
+                "determinizeSizeLimit",
+            )?);
         }
         if let Some(n) = size_from_js(self.max_states, "maxStates")? {
             config = config.max_states(n);

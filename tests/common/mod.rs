@@ -15,20 +15,29 @@ use logitmask::Vocabulary;
 pub fn tiktoken_assets() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["metadata", "--format-version", "1", "--manifest-path"])
-            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-            .output()
-            .expect("cargo metadata runs");
-        assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
-        let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata JSON");
+        let out =
+            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args(["metadata", "--format-version", "1", "--manifest-path"])
+                .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+                .output()
+                .expect("cargo metadata runs");
+        assert!(
+            out.status.success(),
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let meta: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("cargo metadata JSON");
         let pkg = meta["packages"]
             .as_array()
             .unwrap()
             .iter()
             .find(|p| p["name"] == "tiktoken-rs")
             .expect("tiktoken-rs is a dev-dependency");
-        PathBuf::from(pkg["manifest_path"].as_str().unwrap()).parent().unwrap().join("assets")
+        PathBuf::from(pkg["manifest_path"].as_str().unwrap())
+            .parent()
+            .unwrap()
+            .join("assets")
     })
     .clone()
 }
@@ -41,7 +50,9 @@ pub fn read_tiktoken(name: &str) -> Vec<Option<Vec<u8>>> {
     for line in text.lines().filter(|l| !l.is_empty()) {
         let (b64, rank) = line.split_once(' ').expect("base64 rank");
         let rank: usize = rank.parse().expect("rank");
-        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .expect("base64");
         if tokens.len() <= rank {
             tokens.resize(rank + 1, None);
         }
@@ -53,18 +64,28 @@ pub fn read_tiktoken(name: &str) -> Vec<Option<Vec<u8>>> {
 /// GPT-2 / r50k: 50,256 ranks, `<|endoftext|>` = 50256.
 pub fn r50k() -> Arc<Vocabulary> {
     static V: OnceLock<Arc<Vocabulary>> = OnceLock::new();
-    V.get_or_init(|| Arc::new(Vocabulary::new(read_tiktoken("r50k_base.tiktoken"), &[50256]).unwrap())).clone()
+    V.get_or_init(|| {
+        Arc::new(Vocabulary::new(read_tiktoken("r50k_base.tiktoken"), &[50256]).unwrap())
+    })
+    .clone()
 }
 
 /// o200k: 199,998 ranks, `<|endoftext|>` = 199999.
 pub fn o200k() -> Arc<Vocabulary> {
     static V: OnceLock<Arc<Vocabulary>> = OnceLock::new();
-    V.get_or_init(|| Arc::new(Vocabulary::new(read_tiktoken("o200k_base.tiktoken"), &[199999]).unwrap())).clone()
+    V.get_or_init(|| {
+        Arc::new(Vocabulary::new(read_tiktoken("o200k_base.tiktoken"), &[199999]).unwrap())
+    })
+    .clone()
 }
 
 /// The regexes of `tests/testdata/bench-cases.json`, in file order.
 pub fn bench_regexes() -> Vec<(String, String)> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/testdata/bench-cases.json")).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/testdata/bench-cases.json"
+    ))
+    .unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     // serde_json keeps keys sorted unless preserve_order; sort for determinism.
     let mut out: Vec<(String, String)> = v["regexes"]
@@ -101,14 +122,19 @@ pub fn finite_numbers(text: &str) -> String {
             }
             b'-' | b'0'..=b'9' => {
                 let start = i;
-                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                while i < b.len() && matches!(b[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
                     i += 1;
                 }
                 let num = &text[start..i];
                 if num.parse::<f64>().is_ok_and(|v| v.is_finite()) {
                     out.push_str(num);
                 } else {
-                    out.push_str(if num.starts_with('-') { "-1e300" } else { "1e300" });
+                    out.push_str(if num.starts_with('-') {
+                        "-1e300"
+                    } else {
+                        "1e300"
+                    });
                 }
             }
             _ => {

@@ -20,10 +20,16 @@ pub struct RefDfa {
 impl RefDfa {
     pub fn new(pattern: &str) -> RefDfa {
         let d = dense::Builder::new()
-            .configure(dense::Config::new().match_kind(MatchKind::All).start_kind(StartKind::Anchored))
+            .configure(
+                dense::Config::new()
+                    .match_kind(MatchKind::All)
+                    .start_kind(StartKind::Anchored),
+            )
             .build(pattern)
             .expect("reference DFA builds");
-        let s0 = d.start_state(&start::Config::new().anchored(Anchored::Yes)).unwrap();
+        let s0 = d
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .unwrap();
         let mut ids = HashMap::from([(s0, 1u32)]);
         let mut order = vec![s0];
         let mut trans = vec![[0u32; 256]];
@@ -64,7 +70,11 @@ impl RefDfa {
         loop {
             let mut changed = false;
             for s in 1..trans.len() {
-                let best = trans[s].iter().filter(|&&t| t != 0).map(|&t| dist[t as usize].saturating_add(1)).min();
+                let best = trans[s]
+                    .iter()
+                    .filter(|&&t| t != 0)
+                    .map(|&t| dist[t as usize].saturating_add(1))
+                    .min();
                 if let Some(b) = best {
                     if b < dist[s] {
                         dist[s] = b;
@@ -76,7 +86,12 @@ impl RefDfa {
                 break;
             }
         }
-        RefDfa { trans, fin, live, dist }
+        RefDfa {
+            trans,
+            fin,
+            live,
+            dist,
+        }
     }
 
     /// The state after `bytes` from `s`, 0 if the walk hits the dead state.

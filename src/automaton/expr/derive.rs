@@ -14,7 +14,14 @@ impl ExprSet {
     /// The derivative of `e` by `byte`, whose class is `class` (all bytes of a class
     /// have the same derivative; the memo is keyed by class). Adds the nodes it visits
     /// to `work`.
-    pub(crate) fn derive(&mut self, e: ExprId, byte: u8, class: u8, memo: &mut DeriveMemo, work: &mut u64) -> ExprId {
+    pub(crate) fn derive(
+        &mut self,
+        e: ExprId,
+        byte: u8,
+        class: u8,
+        memo: &mut DeriveMemo,
+        work: &mut u64,
+    ) -> ExprId {
         if let Some(&d) = memo.get(&(e, class)) {
             return d;
         }
@@ -55,7 +62,10 @@ impl ExprSet {
             }
             Node::Or(ref v) => {
                 let v = v.clone();
-                let terms: Vec<ExprId> = v.iter().map(|&x| self.derive(x, byte, class, memo, work)).collect();
+                let terms: Vec<ExprId> = v
+                    .iter()
+                    .map(|&x| self.derive(x, byte, class, memo, work))
+                    .collect();
                 self.union(&terms)
             }
             Node::And(ref v) => {

@@ -5,8 +5,8 @@
 use std::collections::{HashSet, VecDeque};
 
 use super::{ExprDfa, ExprId, ExprSet};
-use crate::automaton::{Dfa, DfaConfig, Walk, DEAD};
 use crate::automaton::determinize::StepOnDemand;
+use crate::automaton::{Dfa, DfaConfig, Walk, DEAD};
 use crate::test_support::Rng;
 use crate::ErrorKind;
 
@@ -14,11 +14,22 @@ const WORK: u64 = 10_000_000;
 
 fn random_regex(rng: &mut Rng, depth: usize) -> String {
     if depth == 0 || rng.chance(1, 4) {
-        return ["a", "b", "é", "[ab]", "[^a]", ".", "\\d", "[a-é]", "ab", "(?:)"][rng.below(10)].to_string();
+        return [
+            "a", "b", "é", "[ab]", "[^a]", ".", "\\d", "[a-é]", "ab", "(?:)",
+        ][rng.below(10)]
+        .to_string();
     }
     match rng.below(6) {
-        0 | 1 => format!("{}{}", random_regex(rng, depth - 1), random_regex(rng, depth - 1)),
-        2 => format!("(?:{}|{})", random_regex(rng, depth - 1), random_regex(rng, depth - 1)),
+        0 | 1 => format!(
+            "{}{}",
+            random_regex(rng, depth - 1),
+            random_regex(rng, depth - 1)
+        ),
+        2 => format!(
+            "(?:{}|{})",
+            random_regex(rng, depth - 1),
+            random_regex(rng, depth - 1)
+        ),
         3 => format!("(?:{})*", random_regex(rng, depth - 1)),
         4 => format!("(?:{})?", random_regex(rng, depth - 1)),
         _ => {
@@ -32,7 +43,15 @@ fn random_regex(rng: &mut Rng, depth: usize) -> String {
 fn random_text(rng: &mut Rng) -> Vec<u8> {
     let mut out = Vec::new();
     for _ in 0..rng.below(7) {
-        let piece: &[u8] = [&b"a"[..], b"b", "é".as_bytes(), b"1", b"z", &[0xC3], &[0xFF]][rng.below(7)];
+        let piece: &[u8] = [
+            &b"a"[..],
+            b"b",
+            "é".as_bytes(),
+            b"1",
+            b"z",
+            &[0xC3],
+            &[0xFF],
+        ][rng.below(7)];
         out.extend_from_slice(piece);
     }
     out
@@ -100,7 +119,9 @@ fn difference_agrees_with_a_product_of_dfas() {
     let mut checked = 0;
     for _ in 0..300 {
         let (pa, pb) = (random_regex(&mut rng, 3), random_regex(&mut rng, 3));
-        let (Ok(a), Ok(b)) = (Dfa::new(&pa), Dfa::new(&pb)) else { continue };
+        let (Ok(a), Ok(b)) = (Dfa::new(&pa), Dfa::new(&pb)) else {
+            continue;
+        };
         let mut exprs = ExprSet::new();
         let ea = exprs.regex(&pa).unwrap();
         let eb = exprs.regex(&pb).unwrap();
@@ -109,7 +130,10 @@ fn difference_agrees_with_a_product_of_dfas() {
         let mut ours = match expr_dfa(exprs, root) {
             Ok(d) => d,
             Err(e) => {
-                assert!(!start_live && e.kind() == ErrorKind::InvalidRegex, "{pa} - {pb}: {e:?}");
+                assert!(
+                    !start_live && e.kind() == ErrorKind::InvalidRegex,
+                    "{pa} - {pb}: {e:?}"
+                );
                 continue;
             }
         };
@@ -145,7 +169,12 @@ fn intersection_of_two_regexes_is_exact() {
     let both = exprs.intersection(&[ident, even]);
     let root = exprs.difference(both, kw);
     let mut d = expr_dfa(exprs, root).unwrap();
-    let accepts = |d: &mut ExprDfa, t: &str| matches!(d.walk(ExprDfa::START, t.as_bytes()).unwrap(), Walk::Alive { is_match: true, .. });
+    let accepts = |d: &mut ExprDfa, t: &str| {
+        matches!(
+            d.walk(ExprDfa::START, t.as_bytes()).unwrap(),
+            Walk::Alive { is_match: true, .. }
+        )
+    };
     assert!(accepts(&mut d, "ab"));
     assert!(accepts(&mut d, "ifif"));
     assert!(!accepts(&mut d, "if"));
@@ -159,14 +188,20 @@ fn large_counts_cost_the_states_reached_not_the_count() {
     let root = exprs.regex("[a-z ]{1,50000}").unwrap();
     let mut d = expr_dfa(exprs, root).unwrap();
     let text = vec![b'a'; 100];
-    assert!(matches!(d.walk(ExprDfa::START, &text).unwrap(), Walk::Alive { is_match: true, .. }));
+    assert!(matches!(
+        d.walk(ExprDfa::START, &text).unwrap(),
+        Walk::Alive { is_match: true, .. }
+    ));
     // One state per count value reached (plus dead and start), not 50,000.
     assert!(d.state_count() <= 103, "{}", d.state_count());
     assert!(d.memory_usage() < 1 << 20, "{}", d.memory_usage());
     let mut exprs = ExprSet::new();
     let root = exprs.regex("a{0,100000}").unwrap();
     let mut d = expr_dfa(exprs, root).unwrap();
-    assert!(matches!(d.walk(ExprDfa::START, &[b'a'; 1000]).unwrap(), Walk::Alive { is_match: true, .. }));
+    assert!(matches!(
+        d.walk(ExprDfa::START, &[b'a'; 1000]).unwrap(),
+        Walk::Alive { is_match: true, .. }
+    ));
 }
 
 #[test]
@@ -175,10 +210,16 @@ fn empty_languages_and_limits_are_errors() {
     let a = exprs.regex("a+").unwrap();
     let all_a = exprs.regex("a*").unwrap();
     let root = exprs.difference(a, all_a);
-    assert_eq!(expr_dfa(exprs, root).unwrap_err().kind(), ErrorKind::InvalidRegex);
+    assert_eq!(
+        expr_dfa(exprs, root).unwrap_err().kind(),
+        ErrorKind::InvalidRegex
+    );
 
     let mut exprs = ExprSet::new();
-    assert_eq!(exprs.regex("^a").unwrap_err().kind(), ErrorKind::InvalidRegex);
+    assert_eq!(
+        exprs.regex("^a").unwrap_err().kind(),
+        ErrorKind::InvalidRegex
+    );
 
     // A search that needs more work than the budget fails as such, deterministically.
     let mut exprs = ExprSet::new();

@@ -16,7 +16,13 @@ pub(crate) fn from_regex(set: &mut ExprSet, pattern: &str) -> Result<ExprId> {
     let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(pattern)
-        .map_err(|e| Error::with_source(ErrorKind::InvalidRegex, format!("invalid regex {}: {e}", quote(pattern)), e))?;
+        .map_err(|e| {
+            Error::with_source(
+                ErrorKind::InvalidRegex,
+                format!("invalid regex {}: {e}", quote(pattern)),
+                e,
+            )
+        })?;
     from_hir(set, &hir, pattern)
 }
 
@@ -79,10 +85,22 @@ fn utf8_tree(set: &mut ExprSet, seqs: &mut [Vec<(u8, u8)>]) -> ExprId {
             j += 1;
         }
         let head = set.byte_range(first.0, first.1);
-        let mut rests: Vec<Vec<(u8, u8)>> = seqs[i..j].iter().filter(|s| s.len() > 1).map(|s| s[1..].to_vec()).collect();
+        let mut rests: Vec<Vec<(u8, u8)>> = seqs[i..j]
+            .iter()
+            .filter(|s| s.len() > 1)
+            .map(|s| s[1..].to_vec())
+            .collect();
         let ends_here = seqs[i..j].iter().any(|s| s.len() == 1);
-        let longer = if rests.is_empty() { ExprId::NOTHING } else { utf8_tree(set, &mut rests) };
-        let tail = if ends_here { set.union2(ExprId::EMPTY, longer) } else { longer };
+        let longer = if rests.is_empty() {
+            ExprId::NOTHING
+        } else {
+            utf8_tree(set, &mut rests)
+        };
+        let tail = if ends_here {
+            set.union2(ExprId::EMPTY, longer)
+        } else {
+            longer
+        };
         alts.push(set.concat2(head, tail));
         i = j;
     }

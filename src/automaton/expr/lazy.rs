@@ -70,12 +70,22 @@ impl ExprDfa {
     /// Errors: [`ErrorKind::InvalidRegex`] when `root`'s language is empty;
     /// [`ErrorKind::DfaTooLarge`] over the limits; [`ErrorKind::BuildTooExpensive`] when
     /// deciding that takes more than `max_work` steps.
-    pub(crate) fn new(exprs: ExprSet, root: ExprId, config: &DfaConfig, max_work: u64, what: String) -> Result<ExprDfa> {
+    pub(crate) fn new(
+        exprs: ExprSet,
+        root: ExprId,
+        config: &DfaConfig,
+        max_work: u64,
+        what: String,
+    ) -> Result<ExprDfa> {
         let (classes, stride, representatives) = byte_classes(&exprs);
         let word = 4 * stride;
         let mut dfa = ExprDfa {
-            max_states: config.get_dfa_size_limit().map_or(u32::MAX as usize - 1, |l| (l / word).max(2)),
-            max_nodes: config.get_determinize_size_limit().map_or(usize::MAX, |l| (l / BYTES_PER_NODE).max(64)),
+            max_states: config
+                .get_dfa_size_limit()
+                .map_or(u32::MAX as usize - 1, |l| (l / word).max(2)),
+            max_nodes: config
+                .get_determinize_size_limit()
+                .map_or(usize::MAX, |l| (l / BYTES_PER_NODE).max(64)),
             dfa_size_limit: config.get_dfa_size_limit(),
             determinize_size_limit: config.get_determinize_size_limit(),
             exprs,
@@ -97,7 +107,10 @@ impl ExprDfa {
         }
         let live = dfa.is_nonempty(root).map_err(|e| dfa.too_large(e))?;
         if !live {
-            return Err(Error::new(ErrorKind::InvalidRegex, format!("{} matches no string", dfa.what)));
+            return Err(Error::new(
+                ErrorKind::InvalidRegex,
+                format!("{} matches no string", dfa.what),
+            ));
         }
         let start = dfa.add_state(root).map_err(|e| dfa.too_large(e))?;
         debug_assert_eq!(start, Self::START);
@@ -139,7 +152,10 @@ impl ExprDfa {
     pub(crate) fn too_large(&self, _: TooLarge) -> Error {
         match &self.refused {
             Some((kind, message)) => Error::new(*kind, message.clone()),
-            None => Error::new(ErrorKind::DfaTooLarge, format!("the automaton of {} exceeds a size limit", self.what)),
+            None => Error::new(
+                ErrorKind::DfaTooLarge,
+                format!("the automaton of {} exceeds a size limit", self.what),
+            ),
         }
     }
 
@@ -150,7 +166,8 @@ impl ExprDfa {
             for class in 0..self.stride {
                 let i = s * self.stride + class;
                 if self.trans[i] == UNKNOWN {
-                    self.determinize(s as u32, i).map_err(|e| self.too_large(e))?;
+                    self.determinize(s as u32, i)
+                        .map_err(|e| self.too_large(e))?;
                 }
             }
             s += 1;
@@ -167,7 +184,12 @@ impl ExprDfa {
     /// needs [`complete`](Self::complete).
     pub(crate) fn parts(&self) -> ([u8; 256], usize, Vec<u32>, Vec<bool>) {
         debug_assert!(!self.trans.contains(&UNKNOWN), "complete() first");
-        (self.classes, self.stride, self.trans.clone(), self.finals.clone())
+        (
+            self.classes,
+            self.stride,
+            self.trans.clone(),
+            self.finals.clone(),
+        )
     }
 
     /// Bytes of memory held (arena, memo tables, states, transitions).
@@ -185,14 +207,24 @@ impl ExprDfa {
     fn determinize(&mut self, s: u32, i: usize) -> Result<u32, TooLarge> {
         let class = i % self.stride;
         let d = self.derive(self.states[s as usize], class)?;
-        let t = if self.is_nonempty(d)? { self.add_state(d)? } else { DEAD };
+        let t = if self.is_nonempty(d)? {
+            self.add_state(d)?
+        } else {
+            DEAD
+        };
         self.trans[i] = t;
         Ok(t)
     }
 
     fn derive(&mut self, e: ExprId, class: usize) -> Result<ExprId, TooLarge> {
         let mut work = 0;
-        let d = self.exprs.derive(e, self.representatives[class], class as u8, &mut self.memo, &mut work);
+        let d = self.exprs.derive(
+            e,
+            self.representatives[class],
+            class as u8,
+            &mut self.memo,
+            &mut work,
+        );
         if let Err(err) = self.budget.charge(work) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
@@ -259,7 +291,9 @@ impl ExprDfa {
                 let n = alts.len();
                 let mut any = false;
                 for i in 0..n {
-                    let Node::Or(alts) = self.exprs.node(e) else { unreachable!() };
+                    let Node::Or(alts) = self.exprs.node(e) else {
+                        unreachable!()
+                    };
                     if self.is_nonempty(alts[i])? {
                         any = true;
                         break;
@@ -350,7 +384,11 @@ impl ExprDfa {
     }
 
     fn refuse(&mut self, kind: ErrorKind, message: String) -> TooLarge {
-        let why = if kind == ErrorKind::BuildTooExpensive { TooLarge::Work } else { TooLarge::Size };
+        let why = if kind == ErrorKind::BuildTooExpensive {
+            TooLarge::Work
+        } else {
+            TooLarge::Size
+        };
         self.refused = Some((kind, message));
         why
     }
@@ -358,7 +396,10 @@ impl ExprDfa {
     fn too_deep_error(&self) -> Error {
         Error::new(
             ErrorKind::DfaTooLarge,
-            format!("the automaton of {} nests expressions deeper than {MAX_DEPTH} levels", self.what),
+            format!(
+                "the automaton of {} nests expressions deeper than {MAX_DEPTH} levels",
+                self.what
+            ),
         )
     }
 }
@@ -380,7 +421,9 @@ fn byte_classes(exprs: &ExprSet) -> ([u8; 256], usize, Vec<u8>) {
     let mut stride = 1usize;
     let mut seen_sets = HashSet::new();
     for i in 0..exprs.len() {
-        let Node::Set(set) = exprs.node(ExprId(i as u32)) else { continue };
+        let Node::Set(set) = exprs.node(ExprId(i as u32)) else {
+            continue;
+        };
         if stride == 256 || !seen_sets.insert(*set) {
             continue;
         }

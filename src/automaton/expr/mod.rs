@@ -176,19 +176,34 @@ impl Default for ExprSet {
 
 impl std::fmt::Debug for ExprSet {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ExprSet").field("nodes", &self.nodes.len()).finish_non_exhaustive()
+        f.debug_struct("ExprSet")
+            .field("nodes", &self.nodes.len())
+            .finish_non_exhaustive()
     }
 }
 
 impl ExprSet {
     /// An arena holding the four constant expressions.
     pub fn new() -> ExprSet {
-        let mut set = ExprSet { nodes: Vec::new(), info: Vec::new(), ids: FastMap::default(), too_deep: false };
+        let mut set = ExprSet {
+            nodes: Vec::new(),
+            info: Vec::new(),
+            ids: FastMap::default(),
+            too_deep: false,
+        };
         let nothing = set.intern(Node::Nothing);
         let empty = set.intern(Node::Empty);
         let any_byte = set.intern(Node::Set(ByteSet::ALL));
         let any = set.intern(Node::Repeat(any_byte, 0, UNBOUNDED));
-        debug_assert_eq!([nothing, empty, any_byte, any], [ExprId::NOTHING, ExprId::EMPTY, ExprId::ANY_BYTE, ExprId::ANY]);
+        debug_assert_eq!(
+            [nothing, empty, any_byte, any],
+            [
+                ExprId::NOTHING,
+                ExprId::EMPTY,
+                ExprId::ANY_BYTE,
+                ExprId::ANY
+            ]
+        );
         set
     }
 
@@ -253,9 +268,21 @@ impl ExprSet {
     fn info_of(&self, node: &Node) -> Info {
         let i = |e: &ExprId| self.info[e.index()];
         match node {
-            Node::Nothing => Info { nullable: false, positive: false, depth: 1 },
-            Node::Empty => Info { nullable: true, positive: true, depth: 1 },
-            Node::Set(_) => Info { nullable: false, positive: true, depth: 1 },
+            Node::Nothing => Info {
+                nullable: false,
+                positive: false,
+                depth: 1,
+            },
+            Node::Empty => Info {
+                nullable: true,
+                positive: true,
+                depth: 1,
+            },
+            Node::Set(_) => Info {
+                nullable: false,
+                positive: true,
+                depth: 1,
+            },
             Node::Concat(a, b) => {
                 let (a, b_is_concat, b) = (i(a), matches!(self.node(*b), Node::Concat(..)), i(b));
                 Info {
@@ -273,15 +300,27 @@ impl ExprSet {
             },
             Node::And(v) => {
                 let nullable = v.iter().all(|e| i(e).nullable);
-                Info { nullable, positive: nullable, depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0) }
+                Info {
+                    nullable,
+                    positive: nullable,
+                    depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
+                }
             }
             Node::Not(e) => {
                 let e = i(e);
-                Info { nullable: !e.nullable, positive: !e.nullable, depth: e.depth + 1 }
+                Info {
+                    nullable: !e.nullable,
+                    positive: !e.nullable,
+                    depth: e.depth + 1,
+                }
             }
             Node::Repeat(e, lo, _) => {
                 let e = i(e);
-                Info { nullable: *lo == 0 || e.nullable, positive: *lo == 0 || e.positive, depth: e.depth + 1 }
+                Info {
+                    nullable: *lo == 0 || e.nullable,
+                    positive: *lo == 0 || e.positive,
+                    depth: e.depth + 1,
+                }
             }
         }
     }
@@ -391,7 +430,9 @@ impl ExprSet {
         items.dedup();
         // ε is redundant beside a nullable member.
         if items.len() > 1 && items.contains(&ExprId::EMPTY) {
-            let others_nullable = items.iter().any(|&x| x != ExprId::EMPTY && self.nullable(x));
+            let others_nullable = items
+                .iter()
+                .any(|&x| x != ExprId::EMPTY && self.nullable(x));
             if others_nullable {
                 items.retain(|&x| x != ExprId::EMPTY);
             }
@@ -445,7 +486,11 @@ impl ExprSet {
         items.sort_unstable();
         items.dedup();
         if items.contains(&ExprId::EMPTY) {
-            return if items.iter().all(|&x| self.nullable(x)) { ExprId::EMPTY } else { ExprId::NOTHING };
+            return if items.iter().all(|&x| self.nullable(x)) {
+                ExprId::EMPTY
+            } else {
+                ExprId::NOTHING
+            };
         }
         match items.len() {
             0 => ExprId::ANY,
@@ -484,7 +529,11 @@ impl ExprSet {
             return ExprId::EMPTY;
         }
         if e == ExprId::NOTHING {
-            return if lo == 0 { ExprId::EMPTY } else { ExprId::NOTHING };
+            return if lo == 0 {
+                ExprId::EMPTY
+            } else {
+                ExprId::NOTHING
+            };
         }
         if lo == 1 && hi == 1 {
             return e;
