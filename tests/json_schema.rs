@@ -672,20 +672,86 @@ fn formats() {
         &["example.com", "a", "a-b.c-d.e", "a--b.com"],
         &["-a.com", "a-.com", "a..b", ".a", "a_b.com", "xn--abc.com"],
     );
+    f(
+        "iri",
+        &[
+            "http://example.com/caf\u{e9}?q=\u{3b1}#x",
+            "urn:isbn:0451450523",
+            "mailto:j@ex.org",
+        ],
+        &["not-an-iri", "http://a b", "//no-scheme", "caf\u{e9}"],
+    );
+    f(
+        "iri-reference",
+        &["/caf\u{e9}/x?y", "../a", "#frag", "", "http://\u{e9}.org"],
+        &["a b", "%zz"],
+    );
+    f(
+        "uri-template",
+        &[
+            "http://example.com/{user}/items{?page,limit}",
+            "{+path:6}/x",
+            "{/list*}",
+            "plain",
+            "",
+        ],
+        &["{", "{}", "{a b}", "{x:0}", "{x:10000}", "a}b"],
+    );
+    f(
+        "byte",
+        &["", "TWFu", "TWE=", "TQ=="],
+        &["TWF", "T===", "TW=u", "TWFu="],
+    );
+    f(
+        "idn-hostname",
+        &["example.com", "a-b.c"],
+        &["-a.com", "a..b"],
+    );
+    f("idn-email", &["joe@example.com"], &["joe", "@example.com"]);
+    // Regexes: a subset that both ECMA-262 and Python's re accept (groups nest 3 deep).
+    // The texts are JSON string bodies: `\\d` is the regex `\d`.
+    f(
+        "regex",
+        &[
+            "",
+            "^[a-z0-9_-]{3,16}$",
+            r"\\d+(?:\\.\\d+)?",
+            "(a|b)*c",
+            r#"[^\\\\\"]+"#,
+            "x{2,}?",
+            "((a))",
+            r"\\bword\\b",
+            "a|",
+        ],
+        &[
+            "*",
+            r"\\",
+            "(a",
+            "a)",
+            "[z-a]",
+            "x{3,1}",
+            "^*",
+            "a**",
+            "[]",
+            "(((((a)))))",
+            "(?<n>a)",
+            r"\\e",
+        ],
+    );
     // An unknown format is an annotation (JSON Schema 2020-12), unless asked otherwise.
     check(
-        r#"{"type":"string","format":"iri"}"#,
+        r#"{"type":"string","format":"path"}"#,
         &[r#""anything""#],
         &["1"],
     );
     let e = regex_from_json_schema_str(
-        r#"{"type":"string","format":"iri"}"#,
+        r#"{"type":"string","format":"path"}"#,
         &Config::new().unknown_formats_are_errors(true),
     )
     .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
     assert!(
-        e.message().contains("\"format\"") && e.message().contains("iri"),
+        e.message().contains("\"format\"") && e.message().contains("path"),
         "{e:?}"
     );
     // A format only constrains strings: elsewhere it is no error.
@@ -1101,6 +1167,11 @@ fn value_and_text_apis_agree() {
 
 /// Schemas covering the supported keywords, for the property tests.
 const SCHEMAS: &[&str] = &[
+    r#"{"type":"string","format":"regex"}"#,
+    r#"{"type":"string","format":"iri"}"#,
+    r#"{"type":"string","format":"iri-reference"}"#,
+    r#"{"type":"string","format":"uri-template"}"#,
+    r#"{"type":"string","format":"idn-hostname"}"#,
     r#"{"type":"object","properties":{"name":{"type":"string","maxLength":8},"age":{"type":"integer","minimum":0,"maximum":130},"tags":{"type":"array","items":{"enum":["a","b","c"]},"maxItems":3},"ok":{"type":"boolean"}},"required":["name"]}"#,
     r#"{"type":"number","minimum":-2.5,"exclusiveMaximum":1000.75}"#,
     r#"{"type":"integer","exclusiveMinimum":-1000,"maximum":99999999999}"#,

@@ -154,24 +154,36 @@ const SUB_DELIMS: &str = "!$&'()*+,;=";
 /// RFC 3986 section 2.1 `pct-encoded`.
 const PCT_ENCODED: &str = "%[0-9A-Fa-f]{2}";
 
-/// RFC 3986 section 3.3 `pchar`.
-fn pchar() -> String {
-    format!("(?:[{UNRESERVED}{SUB_DELIMS}:@]|{PCT_ENCODED})")
+/// RFC 3987 section 2.2 `iunreserved`: [`UNRESERVED`] and the `ucschar`s of the Basic
+/// Multilingual Plane (the planes above are left out: a strict subset, written without
+/// surrogate pairs).
+const IUNRESERVED: &str = "A-Za-z0-9\\-._~\\u00A0-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFEF";
+
+/// RFC 3986 section 3.3 `pchar`, or RFC 3987 `ipchar` with `unreserved` = [`IUNRESERVED`].
+fn pchar_with(unreserved: &str) -> String {
+    format!("(?:[{unreserved}{SUB_DELIMS}:@]|{PCT_ENCODED})")
 }
 
-/// RFC 3986 section 3.2 `authority` (userinfo, host with IP literals, port).
-fn authority() -> String {
-    let userinfo = format!("(?:[{UNRESERVED}{SUB_DELIMS}:]|{PCT_ENCODED})*");
-    let reg_name = format!("(?:[{UNRESERVED}{SUB_DELIMS}]|{PCT_ENCODED})*");
+/// RFC 3986 section 3.3 `pchar`.
+fn pchar() -> String {
+    pchar_with(UNRESERVED)
+}
+
+/// RFC 3986 section 3.2 `authority` (userinfo, host with IP literals, port), with
+/// `unreserved` = [`UNRESERVED`], or RFC 3987 `iauthority` with [`IUNRESERVED`].
+fn authority(unreserved: &str) -> String {
+    let userinfo = format!("(?:[{unreserved}{SUB_DELIMS}:]|{PCT_ENCODED})*");
+    let reg_name = format!("(?:[{unreserved}{SUB_DELIMS}]|{PCT_ENCODED})*");
     let ip_future = format!("[Vv][0-9A-Fa-f]+\\.[{UNRESERVED}{SUB_DELIMS}:]+");
     let ip_literal = format!(r"\[(?:{}|{ip_future})\]", ipv6());
     let host = format!("(?:{ip_literal}|{}|{reg_name})", ipv4());
     format!("(?:{userinfo}@)?{host}(?::[0-9]*)?")
 }
 
-/// RFC 3986 section 3 `URI` (absolute, with a scheme; ASCII only).
-pub(crate) fn uri() -> String {
-    let pchar = pchar();
+/// RFC 3986 section 3 `URI` (absolute, with a scheme), or RFC 3987 `IRI` with
+/// `unreserved` = [`IUNRESERVED`] (`iprivate` characters in queries left out).
+fn absolute(unreserved: &str) -> String {
+    let pchar = pchar_with(unreserved);
     let segment = format!("{pchar}*");
     let segment_nz = format!("{pchar}+");
     let path_abempty = format!("(?:/{segment})*");
@@ -179,27 +191,117 @@ pub(crate) fn uri() -> String {
     let path_rootless = format!("{segment_nz}(?:/{segment})*");
     let hier_part = format!(
         "(?://{}{path_abempty}|{path_absolute}|{path_rootless}|)",
-        authority()
+        authority(unreserved)
     );
     let query = format!(r"(?:{pchar}|[/?])*");
     format!(r"[A-Za-z][A-Za-z0-9+\-.]*:{hier_part}(?:\?{query})?(?:#{query})?")
 }
 
-/// RFC 3986 section 4.1 `URI-reference`: a [`uri`] or a relative reference (4.2).
-pub(crate) fn uri_reference() -> String {
-    let pchar = pchar();
+/// RFC 3986 section 4.1 `URI-reference` (an absolute URI or a relative reference, 4.2),
+/// or RFC 3987 `IRI-reference` with `unreserved` = [`IUNRESERVED`].
+fn reference(unreserved: &str) -> String {
+    let pchar = pchar_with(unreserved);
     let segment = format!("{pchar}*");
     let segment_nz = format!("{pchar}+");
-    let segment_nz_nc = format!("(?:[{UNRESERVED}{SUB_DELIMS}@]|{PCT_ENCODED})+");
+    let segment_nz_nc = format!("(?:[{unreserved}{SUB_DELIMS}@]|{PCT_ENCODED})+");
     let path_abempty = format!("(?:/{segment})*");
     let path_absolute = format!("/(?:{segment_nz}(?:/{segment})*)?");
     let path_noscheme = format!("{segment_nz_nc}(?:/{segment})*");
     let relative_part = format!(
         "(?://{}{path_abempty}|{path_absolute}|{path_noscheme}|)",
-        authority()
+        authority(unreserved)
     );
     let query = format!(r"(?:{pchar}|[/?])*");
-    format!(r"(?:{}|{relative_part}(?:\?{query})?(?:#{query})?)", uri())
+    format!(
+        r"(?:{}|{relative_part}(?:\?{query})?(?:#{query})?)",
+        absolute(unreserved)
+    )
+}
+
+/// RFC 3986 section 3 `URI` (absolute, with a scheme; ASCII only).
+pub(crate) fn uri() -> String {
+    absolute(UNRESERVED)
+}
+
+/// RFC 3986 section 4.1 `URI-reference`.
+pub(crate) fn uri_reference() -> String {
+    reference(UNRESERVED)
+}
+
+/// RFC 3987 section 2.2 `IRI`: a [`uri`] whose unreserved characters include the BMP's
+/// `ucschar`s.
+pub(crate) fn iri() -> String {
+    absolute(IUNRESERVED)
+}
+
+/// RFC 3987 section 2.2 `IRI-reference`.
+pub(crate) fn iri_reference() -> String {
+    reference(IUNRESERVED)
+}
+
+/// RFC 6570 section 2 URI Template (level 4): literals (section 2.1, BMP `ucschar`s, no
+/// `iprivate`) and expressions `{op? varspec (, varspec)*}` with prefix (`:1`-`:9999`)
+/// and explode (`*`) modifiers. Exact otherwise.
+pub(crate) fn uri_template() -> String {
+    let literal = format!(
+        "(?:[\\x21\\x23\\x24\\x26\\x28-\\x3B\\x3D\\x41-\\x5B\\x5D\\x5F\\x61-\\x7A\\x7E\\u00A0-\\uD7FF\\uF900-\\uFDCF\\uFDF0-\\uFFEF]|{PCT_ENCODED})"
+    );
+    let varchar = format!("(?:[A-Za-z0-9_]|{PCT_ENCODED})");
+    let varname = format!("{varchar}(?:\\.?{varchar})*");
+    let varspec = format!("{varname}(?::[1-9][0-9]{{0,3}}|\\*)?");
+    let expression = format!("\\{{[+#./;?&=,!@|]?{varspec}(?:,{varspec})*\\}}");
+    format!("(?:{literal}|{expression})*")
+}
+
+/// OpenAPI `byte`: RFC 4648 section 4 base64, padded.
+pub(crate) const BASE64: &str = "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?";
+
+/// JSON Schema `regex` (an ECMA-262 regular expression): a strict subset that ECMA-262
+/// (with or without the `u` flag) and Python's `re`, the two dialects validators use,
+/// both accept. Whether a text is a regular expression is no regular language (groups
+/// nest), so groups nest at most 3 deep; printable ASCII literals; classes of literals
+/// (`-` first or last), ordered ranges between digits or letters of one case, and class escapes; quantifiers
+/// `*`, `+`, `?`, `{n}`, `{n,}` and `{n,m}` with `n <= m` (digit counts kept small),
+/// lazy or not, after anything but an assertion (`^`, `$`, `\b`, `\B`); no
+/// backreferences, look-around or named groups.
+pub(crate) fn regex_syntax() -> String {
+    // Printable ASCII but the syntax characters `$()*+.?[\]^{|}`.
+    let literal = r"[\x20-\x23\x25-\x27\x2C\x2D\x2F-\x3E\x40-\x5A\x5F-\x7A\x7E]";
+    let escape = r"\\[dDwWsSnrtfv^$\\.*+?()\[\]{}|/]";
+    let assertion = r"\\[bB]|\^|\$";
+    let mut ranges = Vec::new();
+    for (lo, hi) in [('0', '9'), ('A', 'Z'), ('a', 'z')] {
+        for c in lo..=hi {
+            ranges.push(format!("{c}-[{c}-{hi}]"));
+        }
+    }
+    let class_item = format!(
+        r"{}|\\[dDwWsSnrtfvb\\\]\[^\-]|[\x20-\x2C\x2E-\x5A\x5F-\x7E]",
+        ranges.join("|")
+    );
+    // A `-` is a literal first or last.
+    let class = format!(r"\[\^?-?(?:{class_item})+-?\]");
+    let mut ordered = Vec::new();
+    for n in 0..=9 {
+        ordered.push(format!("{n},[{n}-9]"));
+    }
+    let quantifier = format!(
+        r"(?:[*+?]|\{{[0-9]{{1,4}},?\}}|\{{(?:{}|[0-9],[1-9][0-9]{{1,3}})\}})\??",
+        ordered.join("|")
+    );
+    let mut alternation = String::new(); // depth 0: no groups inside
+    for depth in 0..=3 {
+        let group = if depth == 0 {
+            String::new()
+        } else {
+            format!(r"|\((?:\?:)?{alternation}\)")
+        };
+        let atom = format!(r"(?:{literal}|\.|{escape}|{class}{group})");
+        let piece = format!("(?:{atom}(?:{quantifier})?|{assertion})");
+        // `piece* (| piece*)*`, written once: pieces and bars in any order.
+        alternation = format!(r"(?:{piece}|\|)*");
+    }
+    alternation
 }
 
 /// RFC 6901 section 3 JSON Pointer (string form).
@@ -223,6 +325,13 @@ pub(crate) fn format_pattern(name: &str) -> Option<String> {
         "ipv6" => ipv6(),
         "hostname" => hostname(),
         "uri-reference" => uri_reference(),
+        "iri" => iri(),
+        "iri-reference" => iri_reference(),
+        "uri-template" => uri_template(),
+        "idn-hostname" => hostname(),
+        "idn-email" => email(),
+        "regex" => regex_syntax(),
+        "byte" => BASE64.to_string(),
         "json-pointer" => JSON_POINTER.to_string(),
         "relative-json-pointer" => RELATIVE_JSON_POINTER.to_string(),
         _ => return None,
@@ -239,9 +348,16 @@ pub(crate) const FORMATS: &[&str] = &[
     "email",
     "uri",
     "uri-reference",
+    "iri",
+    "iri-reference",
+    "uri-template",
     "ipv4",
     "ipv6",
     "hostname",
+    "idn-hostname",
+    "idn-email",
     "json-pointer",
     "relative-json-pointer",
+    "regex",
+    "byte",
 ];
