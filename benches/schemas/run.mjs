@@ -19,7 +19,7 @@
 //                      (the ids that pass); only ever raises it unless --allow-lower is given
 
 import { execFileSync, fork } from "node:child_process";
-import { createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { BASELINE_FILE, CORPUS, OUT_DIR, ROOT, SAMPLE_FILE, TIMEOUT_MS, readPrepared, requireFile } from "./common.mjs";
@@ -63,6 +63,7 @@ if (recs.length === 0) {
 }
 log(`logitmask: ${recs.length} schemas from ${path.relative(ROOT, input)}, ${jobs} worker(s), kill after ${TIMEOUT_MS / 1e3} s per phase`);
 
+mkdirSync(path.dirname(outFile), { recursive: true }); // a fresh clone has no .cache/schemabench yet
 const out = createWriteStream(outFile);
 const t0 = Date.now();
 const loadStart = os.loadavg();

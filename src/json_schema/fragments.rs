@@ -164,11 +164,6 @@ fn pchar_with(unreserved: &str) -> String {
     format!("(?:[{unreserved}{SUB_DELIMS}:@]|{PCT_ENCODED})")
 }
 
-/// RFC 3986 section 3.3 `pchar`.
-fn pchar() -> String {
-    pchar_with(UNRESERVED)
-}
-
 /// RFC 3986 section 3.2 `authority` (userinfo, host with IP literals, port), with
 /// `unreserved` = [`UNRESERVED`], or RFC 3987 `iauthority` with [`IUNRESERVED`].
 fn authority(unreserved: &str) -> String {
