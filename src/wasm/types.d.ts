@@ -48,7 +48,7 @@ export interface JsonSchemaOptions {
   whitespace?: string | null;
   /** How deep `$ref` recursion unrolls (default 3). */
   maxRecursionDepth?: number;
-  /** Nesting depth of free-form values (`{}` / `true` schemas), default 2. */
+  /** Nesting depth of free-form values (`{}` / `true` schemas): default 32 in a lazy index (states are built only when reached), 2 in regex text and eager indexes. */
   anyValueDepth?: number;
   /** Declared properties in schema order (default) or in any order. */
   propertyOrder?: "schema" | "any";
