@@ -4,6 +4,7 @@
 //! ```text
 //! cargo bench --bench lazy_rows -- [--sample FILE.jsonl[.gz]] [--tokenizer tokenizer.json]
 //!                                  [--check] [--no-slices] [--limit N] [--only ID]
+//!                                  [--any-value-depth N]
 //! ```
 //!
 //! `--check` also builds each schema's index without vocabulary slices and requires every
@@ -26,6 +27,8 @@ struct Args {
     slices: bool,
     limit: usize,
     only: Option<String>,
+    /// `--any-value-depth N`: free-form values' depth (default: the lazy index's).
+    any_value_depth: Option<usize>,
     /// Run as `cargo bench`; `cargo test --all-targets` runs this binary without
     /// `--bench`, and then it only checks a few schemas against whole walks.
     bench: bool,
@@ -39,6 +42,7 @@ fn args() -> Args {
         slices: true,
         limit: usize::MAX,
         only: None,
+        any_value_depth: None,
         bench: false,
     };
     let mut it = std::env::args().skip(1);
@@ -49,6 +53,7 @@ fn args() -> Args {
             "--check" => a.check = true,
             "--no-slices" => a.slices = false,
             "--only" => a.only = it.next(),
+            "--any-value-depth" => a.any_value_depth = it.next().and_then(|n| n.parse().ok()),
             "--limit" => a.limit = it.next().and_then(|n| n.parse().ok()).expect("--limit N"),
             "--bench" => a.bench = true, // cargo bench passes it; cargo test does not
             other => panic!("unknown argument {other}"),
@@ -100,10 +105,11 @@ fn main() {
     let vocab = Arc::new(Vocabulary::from_tokenizer_json(&json, &LoadOptions::new()).unwrap());
     vocab.prepare();
     let memory_before = vocab.memory_usage();
-    let schema_config = json_schema::Config::new()
-        .whitespace(Some("[ ]?"))
-        .allow_additional_properties(true)
-        .unknown_formats_are_errors(true);
+    // The options of benches/schemas (the npm runner).
+    let mut schema_config = json_schema::Config::new().whitespace(Some("[ ]?")).allow_additional_properties(true);
+    if let Some(d) = a.any_value_depth {
+        schema_config = schema_config.any_value_depth(d);
+    }
     let config = IndexConfig::new().lazy(true).row_slices(a.slices);
     let plain = IndexConfig::new().lazy(true).row_slices(false);
 
