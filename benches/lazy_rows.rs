@@ -106,7 +106,9 @@ fn main() {
     vocab.prepare();
     let memory_before = vocab.memory_usage();
     // The options of benches/schemas (the npm runner).
-    let mut schema_config = json_schema::Config::new().whitespace(Some("[ ]?")).allow_additional_properties(true);
+    let mut schema_config = json_schema::Config::new()
+        .whitespace(Some("[ ]?"))
+        .allow_additional_properties(true);
     if let Some(d) = a.any_value_depth {
         schema_config = schema_config.any_value_depth(d);
     }

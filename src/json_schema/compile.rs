@@ -171,9 +171,7 @@ impl<'a> Compiler<'a> {
             Node::Schema(s) if s.only_ref().is_some() => {
                 let (uri, at) = s.only_ref().expect("checked");
                 let target = self.doc.resolve_ref(uri, at)?;
-                let seen = self.ref_stack.iter().filter(|t| **t == target).count();
-                if seen > self.config.max_recursion_depth {
-                    // Recursion deeper than allowed: nothing more can be written here.
+                if self.too_deep(&target) {
                     return Ok(Re::never());
                 }
                 self.budget.charge(STEPS_PER_NODE)?;
@@ -195,6 +193,12 @@ impl<'a> Compiler<'a> {
                 out
             }
         }
+    }
+
+    /// Whether following a reference to `target` once more recurses deeper than
+    /// `max_recursion_depth`: nothing more can be written there.
+    fn too_deep(&self, target: &str) -> bool {
+        self.ref_stack.iter().filter(|t| *t == target).count() > self.config.max_recursion_depth
     }
 
     /// Merges a node's `$ref`s and `allOf` into one schema (`None`: nothing validates).
@@ -237,9 +241,7 @@ impl<'a> Compiler<'a> {
                 base.apply.all_of.clear();
                 for (uri, at) in &s.apply.refs {
                     let target = self.doc.resolve_ref(uri, at)?;
-                    let seen = self.ref_stack.iter().filter(|t| **t == target).count();
-                    if seen > self.config.max_recursion_depth {
-                        // Recursion deeper than allowed: nothing more can be written here.
+                    if self.too_deep(&target) {
                         return Ok(None);
                     }
                     self.ref_stack.push(target.clone());
