@@ -541,8 +541,8 @@ mod work_calibration {
     /// `LOGITMASK_TRIAGE_JSONL=f.jsonl cargo test --release --lib triage -- --ignored --nocapture`
     /// over lines `{"id", "schema_text", "tests": [{"valid", "text"}]}`; prints the
     /// counts, the refusals grouped by message, and writes one line per schema to
-    /// `LOGITMASK_TRIAGE_OUT` when set. Formats are assertions as in the runner
-    /// (`LOGITMASK_TRIAGE_ANNOTATE=1`: unknown ones are annotations); `_IDS=file` (one id
+    /// `LOGITMASK_TRIAGE_OUT` when set. Options as in the runner (unknown formats are
+    /// annotations; `LOGITMASK_TRIAGE_FORMAT_ERRORS=1` makes them errors); `_IDS=file` (one id
     /// per line) or `_FILTER=text` select schemas; `_SHOW=1` prints where valid texts stop;
     /// `_ANY_DEPTH=n` sets `any_value_depth`.
     #[test]
@@ -568,7 +568,7 @@ mod work_calibration {
         let config = Config::new()
             .whitespace(Some("[ ]?"))
             .allow_additional_properties(true)
-            .unknown_formats_are_errors(std::env::var("LOGITMASK_TRIAGE_ANNOTATE").is_err());
+            .unknown_formats_are_errors(std::env::var("LOGITMASK_TRIAGE_FORMAT_ERRORS").is_ok());
         // As a lazy index compiles it, unless a depth is given.
         let config = match std::env::var("LOGITMASK_TRIAGE_ANY_DEPTH") {
             Ok(v) => config.any_value_depth(v.parse().unwrap()),
