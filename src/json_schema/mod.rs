@@ -79,7 +79,7 @@ pub const DEFAULT_ANY_VALUE_DEPTH: usize = 2;
 /// Default for [`Config::any_value_depth`] in lazy indexes (rows on request), where a
 /// state exists only once a text reaches it, so a deep limit costs nothing until used:
 /// real documents nest free-form values (`{}`, `"additionalProperties": true`) deeper
-/// than 2, and 90 of the schema corpus's schemas refused valid texts at 2.
+/// than 2: at 2, about 90 of the schema corpus's 5,767 schemas refused valid texts there.
 pub const DEFAULT_LAZY_ANY_VALUE_DEPTH: usize = 32;
 /// Default for [`Config::max_regex_size`]: 1 MiB.
 pub const DEFAULT_MAX_REGEX_SIZE: usize = 1 << 20;
