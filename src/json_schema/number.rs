@@ -890,16 +890,13 @@ pub(crate) fn multiple_of_re(
         return None;
     }
     let big_d = c_val.checked_mul(10i128.checked_pow(e as u32)?)?;
-    if big_d == 1 {
-        // Every integer, in any range; for numbers, the integer-valued ones.
-        let re = integer_re(lo, hi);
-        return Some(if integer {
-            re
-        } else {
-            Re::concat([re, Re::opt(Re::raw(r"\.0+"))])
-        });
-    }
-    let re = suffix_multiples(big_d, lo, hi)?;
+    // 1 divides every integer, in any range (suffix_multiples needs a divisor above 1).
+    let re = if big_d == 1 {
+        integer_re(lo, hi)
+    } else {
+        suffix_multiples(big_d, lo, hi)?
+    };
+    // For numbers, the integer-valued ones.
     Some(if integer {
         re
     } else {

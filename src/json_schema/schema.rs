@@ -115,29 +115,27 @@ fn is_any(n: &Option<NodeRef>) -> bool {
 }
 
 impl Sch {
-    /// Whether no keyword constrains anything (`{}`).
     /// The one `$ref` of a schema that says nothing else.
     pub(crate) fn only_ref(&self) -> Option<&(String, String)> {
         let a = &self.apply;
         let alone =
             a.refs.len() == 1 && a.all_of.is_empty() && a.any_of.is_empty() && a.one_of.is_empty();
-        let rest_trivial = self.types.is_none_or(|t| t == ALL_TYPES)
-            && self.enums.is_empty()
-            && self.number.is_trivial()
-            && self.string.is_trivial()
-            && self.array.is_trivial()
-            && self.object.is_trivial();
-        (alone && rest_trivial).then(|| &a.refs[0])
+        (alone && self.keywords_trivial()).then(|| &a.refs[0])
     }
 
-    pub(crate) fn is_trivial(&self) -> bool {
+    /// Whether no keyword but the applicators constrains anything.
+    fn keywords_trivial(&self) -> bool {
         self.types.is_none_or(|t| t == ALL_TYPES)
             && self.enums.is_empty()
             && self.number.is_trivial()
             && self.string.is_trivial()
             && self.array.is_trivial()
             && self.object.is_trivial()
-            && self.apply.is_trivial()
+    }
+
+    /// Whether no keyword constrains anything (`{}`).
+    pub(crate) fn is_trivial(&self) -> bool {
+        self.keywords_trivial() && self.apply.is_trivial()
     }
 }
 
