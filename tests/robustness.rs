@@ -418,3 +418,60 @@ fn loaders_and_the_schema_compiler_have_work_budgets() {
     let again = regex_from_json_schema(&schema, &Config::new().max_work(100_000)).unwrap_err();
     assert_eq!(again.message(), e.message());
 }
+
+/// Free-form values (`{}`) nest 32 levels deep in a lazy index, whose states exist only
+/// once a text reaches them; their complete automaton has at least 2^32 states (one per
+/// stack of open objects and arrays). Serializing such an index, or building one eagerly,
+/// is refused before any determinization, naming the option; it used to determinize
+/// for 8 s up to the DFA size limit.
+#[test]
+fn deep_free_form_values_are_refused_before_a_complete_build() {
+    use logitmask::json_schema::Config;
+    use logitmask::ErrorKind;
+
+    let vocab = vocab();
+    let lazy = IndexConfig::new().lazy(true);
+    let index = Index::from_json_schema_str("{}", &vocab, &lazy, &Config::new()).unwrap();
+    // The lazy index works...
+    let open = index.next_state(index.initial_state(), 258).unwrap(); // `{"`
+    assert!(!index
+        .allowed_tokens(open.unwrap())
+        .unwrap()
+        .to_vec()
+        .is_empty());
+    // ...but has no complete automaton to serialize.
+    let e = index.to_bytes().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooManyStates, "{e}");
+    assert!(
+        e.message().contains("2^32") && e.message().contains("anyValueDepth"),
+        "{e}"
+    );
+    // The same depth built eagerly is refused at once too, with or without byte tokens.
+    let deep = Config::new().any_value_depth(32);
+    let e = Index::from_json_schema_str("{}", &vocab, &IndexConfig::new(), &deep).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooManyStates, "{e}");
+    // Values that reach no free-form container have no such floor.
+    let closed = r#"{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"additionalProperties":false}"#;
+    let index = Index::from_json_schema_str(closed, &vocab, &lazy, &Config::new()).unwrap();
+    let loaded = Index::from_bytes(&index.to_bytes().unwrap(), &vocab).unwrap();
+    assert_eq!(loaded.state_count(), index.state_count());
+    // A shallow free-form depth serializes from a lazy index as from an eager one.
+    let shallow = Config::new().any_value_depth(3);
+    let a = Index::from_json_schema_str("{}", &vocab, &lazy, &shallow).unwrap();
+    let b = Index::from_json_schema_str("{}", &vocab, &IndexConfig::new(), &shallow).unwrap();
+    assert_eq!(a.to_bytes().unwrap().len(), b.to_bytes().unwrap().len());
+}
+
+/// Derivatives are charged what they cost (8 budget steps a node, a step being about
+/// 20 ns): free-form values 10 levels deep, whose complete automaton is under the 2^17
+/// floor but far past what the limits hold, stop on the work budget (about a second)
+/// rather than after 14 s at the DFA size limit.
+#[test]
+fn derivative_work_is_charged_what_it_costs() {
+    use logitmask::json_schema::Config;
+    use logitmask::ErrorKind;
+
+    let depth10 = Config::new().any_value_depth(10);
+    let e = Index::from_json_schema_str("{}", &vocab(), &IndexConfig::new(), &depth10).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
+}

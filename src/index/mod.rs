@@ -222,6 +222,10 @@ pub struct Index {
     /// How rows on request use the vocabulary's slices, made on first use (`None`: the
     /// `row_slices` option is off).
     slice_plan: Option<OnceLock<sliced::SlicePlan>>,
+    /// Why the complete automaton cannot fit the limits, known before building it (a
+    /// schema's free-form values nested deep): [`to_bytes`](Self::to_bytes) refuses at
+    /// once instead of determinizing for seconds up to a limit.
+    complete_too_large: Option<(ErrorKind, String)>,
 }
 
 impl std::fmt::Debug for Index {
@@ -317,7 +321,20 @@ impl Index {
         let spent = if config.lazy { 0 } else { a.work };
         let max_work = config.dfa.get_max_work().saturating_sub(spent);
         let dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, max_work, what)?;
-        Index::from_on_demand(OnDemandDfa::Expr(dfa), &a.pattern, vocab, config, spent)
+        let too_large = complete_too_large(
+            a.free_form_depth,
+            dfa.max_states(),
+            config.max_states,
+            vocab.is_byte_complete(),
+        );
+        let lazy = config.lazy && vocab.is_byte_complete();
+        if let (Some((kind, message)), false) = (&too_large, lazy) {
+            return Err(Error::new(*kind, message.clone()));
+        }
+        let mut index =
+            Index::from_on_demand(OnDemandDfa::Expr(dfa), &a.pattern, vocab, config, spent)?;
+        index.complete_too_large = too_large;
+        Ok(index)
     }
 
     /// An index over `determinizer`; an eager build's budget starts with `spent` steps
@@ -486,6 +503,7 @@ impl Index {
             lazy,
             eos_only,
             slice_plan,
+            complete_too_large: None,
         }
     }
 
@@ -512,6 +530,9 @@ impl Index {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        if let Some((kind, message)) = &self.complete_too_large {
+            return Err(Error::new(*kind, message.clone()));
+        }
         self.complete()?;
         self.source.with_dfa_and_rows(|dfa, rows| {
             serialize::encode(
@@ -686,6 +707,46 @@ impl Index {
             slices: self.slice_plan.as_ref(),
         }
     }
+}
+
+/// Why a schema automaton whose free-form values nest containers `depth` levels deep
+/// cannot be determinized completely within the limits, if it cannot: it has at least
+/// `2^depth` states (one per stack of open objects and arrays), against `dfa_states`
+/// (what `dfa_size_limit` allows) and, where every live state gets a row (a
+/// byte-complete vocabulary), `max_states`.
+fn complete_too_large(
+    depth: usize,
+    dfa_states: usize,
+    max_states: usize,
+    byte_complete: bool,
+) -> Option<(ErrorKind, String)> {
+    let floor = 1u64.checked_shl(depth as u32).unwrap_or(u64::MAX);
+    let (kind, limit, name) = if byte_complete && floor > max_states as u64 {
+        (
+            ErrorKind::TooManyStates,
+            max_states,
+            "max_states / maxStates",
+        )
+    } else if floor > dfa_states as u64 {
+        (
+            ErrorKind::DfaTooLarge,
+            dfa_states,
+            "dfa_size_limit / dfaSizeLimit",
+        )
+    } else {
+        return None;
+    };
+    Some((
+        kind,
+        format!(
+            "the complete automaton of this JSON Schema has at least 2^{depth} states, more than {name} allows ({limit} states): \
+             its free-form values (`{{}}`, `true`, an open object's values) nest objects and arrays {depth} levels deep \
+             (option any_value_depth / anyValueDepth; a lazy index defaults to {lazy_depth}, since it builds only the states a text reaches). \
+             Serializing and eager builds need every state: set a small anyValueDepth (an eager index defaults to {eager_depth}; each level about doubles the automaton)",
+            lazy_depth = json_schema::DEFAULT_LAZY_ANY_VALUE_DEPTH,
+            eager_depth = json_schema::DEFAULT_ANY_VALUE_DEPTH,
+        ),
+    ))
 }
 
 #[cfg(test)]

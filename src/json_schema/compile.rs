@@ -18,7 +18,7 @@ use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef,
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{Config, PropertyOrder, MAX_SCHEMA_NESTING};
 use crate::automaton::determinize::StepOnDemand;
-use crate::automaton::expr::{ExprDfa, ExprSet};
+use crate::automaton::expr::{ExprDfa, ExprSet, FastMap};
 use crate::automaton::{Budget, Dfa, DfaConfig, Walk};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -1140,6 +1140,20 @@ impl<'a> Compiler<'a> {
         let r = Re::alt(alts);
         self.any_cache.insert(key, r.clone());
         r
+    }
+
+    /// How deep the free-form values that `root` reaches nest containers (0: none, or
+    /// only scalars). A value that nests `d` levels has a state for every stack of `d`
+    /// open containers (objects and arrays close differently), so the complete automaton
+    /// of `root` has at least `2^d` states: the floor [`Index`](crate::Index) checks
+    /// before it determinizes everything (an eager build, a serialization).
+    pub(crate) fn free_form_depth(&self, root: &Re) -> usize {
+        let marks: FastMap<_, _> = self
+            .any_cache
+            .iter()
+            .map(|(&(depth, _), r)| (r.id(), depth))
+            .collect();
+        root.deepest_mark(&marks)
     }
 
     // ------------------------------------------------------------------------------

@@ -343,6 +343,8 @@ struct Compiled {
     re: Re,
     automaton_only: Option<(&'static str, String)>,
     work: u64,
+    /// How deep the free-form values the schema reaches nest containers.
+    free_form_depth: usize,
 }
 
 fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
@@ -363,10 +365,12 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
         ));
     }
     let work = compiler.work_used();
+    let free_form_depth = compiler.free_form_depth(&re);
     Ok(Compiled {
         re,
         automaton_only: compiler.automaton_only,
         work,
+        free_form_depth,
     })
 }
 
@@ -378,6 +382,9 @@ pub(crate) struct SchemaAutomaton {
     pub(crate) pattern: String,
     /// Work steps the compilation used (an eager index charges its build to the rest).
     pub(crate) work: u64,
+    /// How deep free-form values nest containers: the complete automaton has at least
+    /// `2^free_form_depth` states.
+    pub(crate) free_form_depth: usize,
 }
 
 /// Compiles a schema given as JSON text (property order as written) to an automaton
@@ -406,7 +413,12 @@ pub(crate) fn automaton_from_json_schema(
 }
 
 fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton> {
-    let Compiled { re, work, .. } = compile_re(schema, config)?;
+    let Compiled {
+        re,
+        work,
+        free_form_depth,
+        ..
+    } = compile_re(schema, config)?;
     let mut exprs = ExprSet::new();
     let root = re.to_expr(&mut exprs, &mut re::LowerMemo::default())?;
     let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {
@@ -423,6 +435,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         root,
         pattern,
         work,
+        free_form_depth,
     })
 }
 

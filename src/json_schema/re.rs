@@ -462,6 +462,36 @@ impl Re {
     }
 }
 
+impl Re {
+    /// The largest mark of a node reachable from `self` other than through an
+    /// intersection or a complement (which may cut a language down), 0 when none is:
+    /// marked nodes whose whole language a text can reach. A DAG walk, each node once.
+    pub(crate) fn deepest_mark(&self, marks: &FastMap<usize, usize>) -> usize {
+        let mut deepest = 0;
+        let mut seen = HashSet::new();
+        let mut stack = vec![self];
+        while let Some(r) = stack.pop() {
+            if !seen.insert(Rc::as_ptr(&r.0)) {
+                continue;
+            }
+            if let Some(&m) = marks.get(&r.id()) {
+                deepest = deepest.max(m);
+            }
+            match &r.0.kind {
+                Kind::Concat(v) | Kind::Alt(v) => stack.extend(v.iter()),
+                Kind::Repeat(x, _, max) if *max != Some(0) => stack.push(x),
+                _ => {}
+            }
+        }
+        deepest
+    }
+
+    /// This node's identity, to mark it for [`deepest_mark`](Self::deepest_mark).
+    pub(crate) fn id(&self) -> usize {
+        Rc::as_ptr(&self.0) as usize
+    }
+}
+
 /// The alternatives of an [`Re::alt`] being built, without duplicates: identical nodes,
 /// or equal literals and classes. Hashed, so that an `enum` of 100,000 values is linear,
 /// not quadratic.

@@ -285,7 +285,9 @@ impl JsIndex {
     }
 
     /// The versioned binary form. A lazy index (the default) first computes the rows of
-    /// every reachable state, unminimized: build with `lazy: false` to ship an index.
+    /// every reachable state, unminimized: build with `lazy: false` to ship an index. A
+    /// lazy JSON Schema index whose free-form values nest 32 deep (its default) throws
+    /// `TooManyStates` at once: its complete automaton has at least 2^32 states.
     #[wasm_bindgen(js_name = toBytes)]
     pub fn to_bytes(&self) -> JsResult<Vec<u8>> {
         self.inner.to_bytes().map_err(js_error)

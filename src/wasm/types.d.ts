@@ -48,7 +48,7 @@ export interface JsonSchemaOptions {
   whitespace?: string | null;
   /** How deep `$ref` recursion unrolls (default 3). */
   maxRecursionDepth?: number;
-  /** Nesting depth of free-form values (`{}` / `true` schemas): default 32 in a lazy index (states are built only when reached), 2 in regex text and eager indexes. */
+  /** Nesting depth of free-form values (`{}` / `true` schemas): default 32 in a lazy index (states are built only when reached), 2 in regex text and eager indexes. A lazy index with deep free-form values cannot be serialized (`toBytes` throws `TooManyStates` at once: at least 2^depth states); build with `lazy: false` to ship one. */
   anyValueDepth?: number;
   /** Declared properties in schema order (default) or in any order. */
   propertyOrder?: "schema" | "any";

@@ -131,6 +131,12 @@ function cases(llama) {
     ["fromTokenizerJson(Llama 3) under maxWork 1e6", () => Vocabulary.fromTokenizerJson(LLAMA3_TEXT, { maxWork: 1e6 }), "BuildTooExpensive"],
     // ... and schema compilations (the corpus's slowest: 15 s before the budget).
     ["the corpus's slowest schema on Llama 3", () => Index.fromJsonSchema(SLOW_SCHEMA, llama, { whitespace: "[ ]?", allowAdditionalProperties: true }), "any"],
+    // ... and complete automata that cannot fit: free-form values 32 deep (a lazy index's
+    // default) have 2^32 states or more, refused before any work (8 s before); 10 deep,
+    // the budget stops them (14 s before, at the DFA size limit).
+    ["{} on Llama 3, lazy: toBytes", () => { const i = Index.fromJsonSchema({}, llama); try { return i.toBytes() } finally { i.free() } }, "TooManyStates"],
+    ["{} on Llama 3, eager, anyValueDepth 32", () => Index.fromJsonSchema({}, llama, { lazy: false, anyValueDepth: 32 }), "TooManyStates"],
+    ["{} on Llama 3, eager, anyValueDepth 10", () => Index.fromJsonSchema({}, llama, { lazy: false, anyValueDepth: 10 }), "BuildTooExpensive"],
     ["anyOf groups multiplying, maxWork 1e5", () => regexFromJsonSchema(multiplying(6), { maxWork: 1e5 }), "BuildTooExpensive"],
     ["enum of 100,000 strings", () => regexFromJsonSchema(huge(100000)), "DfaTooLarge"],
     ["a real index, round trip", () => Index.fromBytes(Index.fromRegex("(\\w+ ){1,5}\\w+\\.", llama).toBytes(), llama), null],

@@ -25,8 +25,24 @@ impl ExprSet {
         if let Some(&d) = memo.get(&(e, class)) {
             return d;
         }
+        let d = self.derive_unmemoized(e, byte, class, memo, work);
+        memo.insert((e, class), d);
+        d
+    }
+
+    /// [`derive`](Self::derive) without looking up or recording `e`'s own derivative
+    /// (its parts' are): for a DFA state, whose transition table already holds it. The
+    /// memo would otherwise hold one entry per transition, most of its size.
+    pub(crate) fn derive_unmemoized(
+        &mut self,
+        e: ExprId,
+        byte: u8,
+        class: u8,
+        memo: &mut DeriveMemo,
+        work: &mut u64,
+    ) -> ExprId {
         *work += 1;
-        let d = match *self.node(e) {
+        match *self.node(e) {
             Node::Nothing | Node::Empty => ExprId::NOTHING,
             Node::Set(s) => {
                 if s.contains(byte) {
@@ -92,8 +108,6 @@ impl ExprSet {
                 let rest = self.repeat(x, lo.saturating_sub(1), hi);
                 self.concat2(dx, rest)
             }
-        };
-        memo.insert((e, class), d);
-        d
+        }
     }
 }

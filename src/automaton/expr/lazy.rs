@@ -19,12 +19,22 @@ use crate::automaton::determinize::{StepOnDemand, TooLarge};
 use crate::automaton::primitives::DEAD;
 use crate::error::{limit, Error, ErrorKind, Result};
 
+/// Budget steps per node a derivative visits. A step of the work budget is about 20 ns
+/// (50 million in about a second); a derivative's node costs 100-150 ns (hash-consing and
+/// memo lookups, mostly cache misses once the tables hold millions of entries: measured on
+/// free-form JSON values 8-10 levels deep, whose complete automaton grows past every
+/// limit; they now stop on the budget in 0.7 s). Charged at 1, such a build ran 8-14 s
+/// before a size limit stopped it.
+const STEPS_PER_DERIVED_NODE: u64 = 8;
+
 /// A transition not determinized yet.
 const UNKNOWN: u32 = u32::MAX;
 
-/// Bytes one expression node holds, about (node, info, hash entry, memo entries): the
-/// determinization size limit caps the arena with it.
+/// Bytes one expression node holds, about (node, info, hash-consing entry): the
+/// determinization size limit caps the arena with it and the tables below.
 const BYTES_PER_NODE: usize = 96;
+/// Bytes one slot of the memo tables holds, about (key, value, control byte).
+const BYTES_PER_MEMO_SLOT: usize = 16;
 
 /// A DFA over an expression's derivatives, determinized on demand.
 pub(crate) struct ExprDfa {
@@ -42,7 +52,8 @@ pub(crate) struct ExprDfa {
     nonempty: FastMap<ExprId, bool>,
     budget: Budget,
     max_states: usize,
-    max_nodes: usize,
+    /// The determinization size limit (arena and memo tables), in bytes.
+    max_working_bytes: usize,
     dfa_size_limit: Option<usize>,
     determinize_size_limit: Option<usize>,
     /// The error of the last refused step, for [`too_large`](Self::too_large).
@@ -83,9 +94,9 @@ impl ExprDfa {
             max_states: config
                 .get_dfa_size_limit()
                 .map_or(u32::MAX as usize - 1, |l| (l / word).max(2)),
-            max_nodes: config
+            max_working_bytes: config
                 .get_determinize_size_limit()
-                .map_or(usize::MAX, |l| (l / BYTES_PER_NODE).max(64)),
+                .map_or(usize::MAX, |l| l.max(64 * BYTES_PER_NODE)),
             dfa_size_limit: config.get_dfa_size_limit(),
             determinize_size_limit: config.get_determinize_size_limit(),
             exprs,
@@ -126,6 +137,11 @@ impl ExprDfa {
     /// Work steps used since the last [`begin_call`](Self::begin_call).
     pub(crate) fn work_used(&self) -> u64 {
         self.budget.used()
+    }
+
+    /// Most states the size limit (`dfa_size_limit`) allows, the dead state included.
+    pub(crate) fn max_states(&self) -> usize {
+        self.max_states
     }
 
     /// States created so far, the dead state included.
@@ -206,7 +222,7 @@ impl ExprDfa {
     #[cold]
     fn determinize(&mut self, s: u32, i: usize) -> Result<u32, TooLarge> {
         let class = i % self.stride;
-        let d = self.derive(self.states[s as usize], class)?;
+        let d = self.derive_state(self.states[s as usize], class)?;
         let t = if self.is_nonempty(d)? {
             self.add_state(d)?
         } else {
@@ -216,28 +232,46 @@ impl ExprDfa {
         Ok(t)
     }
 
+    /// The derivative of a state's expression: not memoized (the transition table holds
+    /// it), unless some search already did.
+    fn derive_state(&mut self, e: ExprId, class: usize) -> Result<ExprId, TooLarge> {
+        match self.memo.get(&(e, class as u8)) {
+            Some(&d) => Ok(d),
+            None => self.derive_with(e, class, false),
+        }
+    }
+
     fn derive(&mut self, e: ExprId, class: usize) -> Result<ExprId, TooLarge> {
+        self.derive_with(e, class, true)
+    }
+
+    fn derive_with(&mut self, e: ExprId, class: usize, memoize: bool) -> Result<ExprId, TooLarge> {
         let mut work = 0;
-        let d = self.exprs.derive(
-            e,
-            self.representatives[class],
-            class as u8,
-            &mut self.memo,
-            &mut work,
-        );
-        if let Err(err) = self.budget.charge(work) {
+        let (byte, memo) = (self.representatives[class], &mut self.memo);
+        let d = if memoize {
+            self.exprs.derive(e, byte, class as u8, memo, &mut work)
+        } else {
+            self.exprs
+                .derive_unmemoized(e, byte, class as u8, memo, &mut work)
+        };
+        if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
         if self.exprs.too_deep() {
             let err = self.too_deep_error();
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
-        if self.exprs.len() > self.max_nodes {
+        // Capacities, not lengths: a table that grows holds its old and new slots at once.
+        let working = self.exprs.len() * BYTES_PER_NODE
+            + (self.memo.capacity() + self.nonempty.capacity() + self.state_of.capacity())
+                * BYTES_PER_MEMO_SLOT;
+        if working > self.max_working_bytes {
             let message = format!(
-                "the automaton of {} needs more than {} expression nodes (determinize_size_limit {})",
+                "the automaton of {} needs more than determinize_size_limit {} bytes ({} expression nodes, {} derivatives)",
                 self.what,
-                self.max_nodes,
-                limit(self.determinize_size_limit)
+                limit(self.determinize_size_limit),
+                self.exprs.len(),
+                self.memo.len()
             );
             return Err(self.refuse(ErrorKind::DfaTooLarge, message));
         }
