@@ -231,3 +231,54 @@ fn empty_languages_and_limits_are_errors() {
     let e = ExprDfa::new(exprs, root, &DfaConfig::new(), 100, "test".into()).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e:?}");
 }
+
+/// A pattern under a length limit (a JSON Schema `pattern` beside `maxLength`): every
+/// byte makes a new state (the count moves), each needs its non-emptiness decided, and
+/// the completion found for one ("x.gov.uk") completes the next. Recent witnesses are
+/// tried before a search, so a walk costs derivatives per byte instead of a search over
+/// hundreds of derivatives per state: a real schema's row took 1.3-1.7 s this way.
+/// Liveness stays exact: checked against a product of DFAs on every prefix.
+#[test]
+fn recent_witnesses_decide_liveness_under_a_length_limit() {
+    let pattern = r"[^@\s]+@[^@.\s]+(?:\.[^@.\s]*)*.gov.uk.*";
+    let length = r"(?s:.){5,254}";
+    let (a, b) = (Dfa::new(pattern).unwrap(), Dfa::new(length).unwrap());
+    let mut exprs = ExprSet::new();
+    let ep = exprs.regex(pattern).unwrap();
+    let el = exprs.regex(length).unwrap();
+    let root = exprs.intersection(&[ep, el]);
+    let mut ours = expr_dfa(exprs, root).unwrap();
+    ours.begin_call();
+    let text = format!("test@{}.gov.{}x", "example".repeat(20), "uk".repeat(40));
+    let (mut p, mut q, mut s) = (a.start(), b.start(), ExprDfa::START);
+    for (i, &byte) in text.as_bytes().iter().enumerate() {
+        p = a.step(p, byte);
+        q = b.step(q, byte);
+        s = ours.step(s, byte).unwrap();
+        // Live in both (a product of DFAs whose second member must also end final).
+        let live = p != DEAD && q != DEAD && {
+            let mut seen = HashSet::from([(p, q)]);
+            let mut queue = VecDeque::from([(p, q)]);
+            let mut found = false;
+            while let Some((p, q)) = queue.pop_front() {
+                if a.is_final(p) && b.is_final(q) {
+                    found = true;
+                    break;
+                }
+                for byte in 0..=255u8 {
+                    let (np, nq) = (a.step(p, byte), b.step(q, byte));
+                    if np != DEAD && nq != DEAD && seen.insert((np, nq)) {
+                        queue.push_back((np, nq));
+                    }
+                }
+            }
+            found
+        };
+        assert_eq!(s != DEAD, live, "at byte {i} of {text}");
+        if s == DEAD {
+            break;
+        }
+    }
+    // 69,616 steps with the witnesses, 2,396,184 with a search per state.
+    assert!(ours.work_used() < 300_000, "{}", ours.work_used());
+}

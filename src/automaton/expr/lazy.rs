@@ -27,6 +27,9 @@ use crate::error::{limit, Error, ErrorKind, Result};
 /// before a size limit stopped it.
 const STEPS_PER_DERIVED_NODE: u64 = 8;
 
+/// How many recent witnesses of non-emptiness are tried before a search.
+const MAX_WITNESSES: usize = 8;
+
 /// A transition not determinized yet.
 const UNKNOWN: u32 = u32::MAX;
 
@@ -51,6 +54,9 @@ pub(crate) struct ExprDfa {
     /// Decided non-emptiness of expressions that are not states.
     nonempty: FastMap<ExprId, bool>,
     budget: Budget,
+    /// Byte-class strings that proved recent expressions non-empty, most recently useful
+    /// first (see [`try_witnesses`](Self::try_witnesses)).
+    witnesses: Vec<Vec<u8>>,
     max_states: usize,
     /// The determinization size limit (arena and memo tables), in bytes.
     max_working_bytes: usize,
@@ -110,6 +116,7 @@ impl ExprDfa {
             memo: FastMap::default(),
             nonempty: FastMap::default(),
             budget: Budget::new(max_work, "automaton"),
+            witnesses: Vec::new(),
             refused: None,
             what,
         };
@@ -359,10 +366,13 @@ impl ExprDfa {
     /// success the expressions on the path found are non-empty too; on failure every
     /// expression seen is empty (the search saw all that is reachable from them).
     fn search_nonempty(&mut self, e: ExprId) -> Result<bool, TooLarge> {
+        if self.try_witnesses(e)? {
+            return Ok(true);
+        }
         let mut seen = FastSet::default();
         seen.insert(e);
-        // `order[i]` was found from `order[parent[i]]`.
-        let (mut order, mut parent) = (vec![e], vec![usize::MAX]);
+        // `order[i]` was found from `order[parent[i]]` by the byte class `via[i]`.
+        let (mut order, mut parent, mut via) = (vec![e], vec![usize::MAX], vec![0u8]);
         let mut head = 0;
         while head < order.len() {
             let x = order[head];
@@ -373,11 +383,17 @@ impl ExprDfa {
                 }
                 match self.known_nonempty(y) {
                     Some(true) => {
+                        let mut witness = vec![class as u8];
                         let mut i = head;
                         while i != usize::MAX {
                             self.nonempty.insert(order[i], true);
+                            if parent[i] != usize::MAX {
+                                witness.push(via[i]);
+                            }
                             i = parent[i];
                         }
+                        witness.reverse();
+                        self.remember_witness(witness);
                         return Ok(true);
                     }
                     Some(false) => {}
@@ -385,6 +401,7 @@ impl ExprDfa {
                         seen.insert(y);
                         order.push(y);
                         parent.push(head);
+                        via.push(class as u8);
                     }
                 }
             }
@@ -394,6 +411,46 @@ impl ExprDfa {
             self.nonempty.insert(x, false);
         }
         Ok(false)
+    }
+
+    /// Whether one of the recent witnesses leads `e` to a language known non-empty.
+    /// States met one after another in a walk usually differ in little (a count, how
+    /// much of a pattern is behind), and a completion found for one completes the next:
+    /// following a witness costs a derivative per byte, where a search derives every
+    /// byte class of every expression it meets (hundreds, under a length limit). Exact:
+    /// the derivatives along the witness are computed, not assumed.
+    fn try_witnesses(&mut self, e: ExprId) -> Result<bool, TooLarge> {
+        for k in 0..self.witnesses.len() {
+            let mut x = e;
+            let mut path = Vec::new();
+            for i in 0..self.witnesses[k].len() {
+                let class = self.witnesses[k][i] as usize;
+                path.push(x);
+                x = self.derive(x, class)?;
+                match self.known_nonempty(x) {
+                    Some(true) => {
+                        for p in path {
+                            self.nonempty.insert(p, true);
+                        }
+                        // Most recently useful first.
+                        let w = self.witnesses.remove(k);
+                        self.witnesses.insert(0, w);
+                        return Ok(true);
+                    }
+                    Some(false) => break,
+                    None => {}
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Keeps `witness` (byte classes) among the few recent ones.
+    fn remember_witness(&mut self, witness: Vec<u8>) {
+        if self.witnesses.len() == MAX_WITNESSES {
+            self.witnesses.pop();
+        }
+        self.witnesses.insert(0, witness);
     }
 
     fn add_state(&mut self, e: ExprId) -> Result<u32, TooLarge> {
