@@ -43,6 +43,16 @@ impl OnDemandDfa {
         }
     }
 
+    /// Determinization work since the last [`begin_call`](Self::begin_call) in the
+    /// automaton's own unit (NFA states visited, derivative nodes): what the slice checks
+    /// of a row cap (`index/sliced.rs`), independent of how the budget weighs each.
+    pub(crate) fn determinization_work(&self) -> u64 {
+        match self {
+            OnDemandDfa::Nfa(d) => d.work_used(),
+            OnDemandDfa::Expr(d) => d.derived_nodes(),
+        }
+    }
+
     pub(crate) fn state_count(&self) -> usize {
         match self {
             OnDemandDfa::Nfa(d) => d.state_count(),

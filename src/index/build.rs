@@ -99,7 +99,7 @@ impl<'a> RowWalker<'a> {
             s,
             &classes,
             |q, b| steps.step(q, b),
-            || steps.work_used(),
+            || steps.determinization_work(),
             scratch,
         );
         steps.finish(parts)
@@ -250,8 +250,8 @@ impl<'d> FallibleSteps<'d> {
         })
     }
 
-    fn work_used(&self) -> u64 {
-        self.dfa.borrow().work_used()
+    fn determinization_work(&self) -> u64 {
+        self.dfa.borrow().determinization_work()
     }
 
     /// `out`, or the error of a refused step.

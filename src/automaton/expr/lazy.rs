@@ -151,6 +151,12 @@ impl ExprDfa {
         self.max_states
     }
 
+    /// Derivative nodes visited since the last [`begin_call`](Self::begin_call) (each
+    /// is charged [`STEPS_PER_DERIVED_NODE`] budget steps).
+    pub(crate) fn derived_nodes(&self) -> u64 {
+        self.budget.used() / STEPS_PER_DERIVED_NODE
+    }
+
     /// States created so far, the dead state included.
     pub(crate) fn state_count(&self) -> usize {
         self.states.len()
