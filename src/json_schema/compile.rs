@@ -1148,11 +1148,16 @@ impl<'a> Compiler<'a> {
     /// of `root` has at least `2^d` states: the floor [`Index`](crate::Index) checks
     /// before it determinizes everything (an eager build, a serialization).
     pub(crate) fn free_form_depth(&self, root: &Re) -> usize {
+        // Depth 0 holds no container; without deeper ones there is nothing to walk for.
         let marks: FastMap<_, _> = self
             .any_cache
             .iter()
+            .filter(|(&(depth, _), _)| depth > 0)
             .map(|(&(depth, _), r)| (r.id(), depth))
             .collect();
+        if marks.is_empty() {
+            return 0;
+        }
         root.deepest_mark(&marks)
     }
 

@@ -13,7 +13,7 @@ use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use crate::automaton::expr::{ExprId, ExprSet, FastMap};
+use crate::automaton::expr::{ExprId, ExprSet, FastMap, FastSet};
 use crate::error::Result;
 
 /// A regular expression over bytes (regex-automata syntax, Unicode mode).
@@ -468,7 +468,7 @@ impl Re {
     /// marked nodes whose whole language a text can reach. A DAG walk, each node once.
     pub(crate) fn deepest_mark(&self, marks: &FastMap<usize, usize>) -> usize {
         let mut deepest = 0;
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         let mut stack = vec![self];
         while let Some(r) = stack.pop() {
             if !seen.insert(Rc::as_ptr(&r.0)) {

@@ -95,11 +95,13 @@ fn regex_operators_agree_with_the_nfa_determinizer() {
 
 /// Live iff some string from (p, q) is in A and not in B: a search over the product of
 /// two complete DFAs (state 0 of B: no string of B continues).
-fn product_live(a: &Dfa, b: &Dfa, p: u32, q: u32) -> bool {
+/// Whether some text leads `a` from `p` and `b` from `q` (`DEAD` allowed) to states
+/// that `accept(a final, b final)` accepts: the liveness of a product of DFAs.
+fn product_live(a: &Dfa, b: &Dfa, p: u32, q: u32, accept: impl Fn(bool, bool) -> bool) -> bool {
     let mut seen = HashSet::from([(p, q)]);
     let mut queue = VecDeque::from([(p, q)]);
     while let Some((p, q)) = queue.pop_front() {
-        if a.is_final(p) && !(q != DEAD && b.is_final(q)) {
+        if accept(a.is_final(p), q != DEAD && b.is_final(q)) {
             return true;
         }
         for byte in 0..=255u8 {
@@ -126,7 +128,8 @@ fn difference_agrees_with_a_product_of_dfas() {
         let ea = exprs.regex(&pa).unwrap();
         let eb = exprs.regex(&pb).unwrap();
         let root = exprs.difference(ea, eb);
-        let start_live = product_live(&a, &b, a.start(), b.start());
+        let minus = |in_a: bool, in_b: bool| in_a && !in_b;
+        let start_live = product_live(&a, &b, a.start(), b.start(), minus);
         let mut ours = match expr_dfa(exprs, root) {
             Ok(d) => d,
             Err(e) => {
@@ -145,7 +148,7 @@ fn difference_agrees_with_a_product_of_dfas() {
                 p = a.step(p, byte);
                 q = if q == DEAD { DEAD } else { b.step(q, byte) };
                 s = ours.step(s, byte).unwrap();
-                let live = p != DEAD && product_live(&a, &b, p, q);
+                let live = p != DEAD && product_live(&a, &b, p, q, minus);
                 assert_eq!(s != DEAD, live, "{pa} - {pb} on {text:?}");
                 if s == DEAD {
                     break;
@@ -255,25 +258,7 @@ fn recent_witnesses_decide_liveness_under_a_length_limit() {
         p = a.step(p, byte);
         q = b.step(q, byte);
         s = ours.step(s, byte).unwrap();
-        // Live in both (a product of DFAs whose second member must also end final).
-        let live = p != DEAD && q != DEAD && {
-            let mut seen = HashSet::from([(p, q)]);
-            let mut queue = VecDeque::from([(p, q)]);
-            let mut found = false;
-            while let Some((p, q)) = queue.pop_front() {
-                if a.is_final(p) && b.is_final(q) {
-                    found = true;
-                    break;
-                }
-                for byte in 0..=255u8 {
-                    let (np, nq) = (a.step(p, byte), b.step(q, byte));
-                    if np != DEAD && nq != DEAD && seen.insert((np, nq)) {
-                        queue.push_back((np, nq));
-                    }
-                }
-            }
-            found
-        };
+        let live = p != DEAD && q != DEAD && product_live(&a, &b, p, q, |x, y| x && y);
         assert_eq!(s != DEAD, live, "at byte {i} of {text}");
         if s == DEAD {
             break;
