@@ -8,7 +8,7 @@
 
 use js_sys::{Array, Float32Array, Reflect, Uint32Array, Uint8Array};
 use logitmask::test_support::Rng;
-use logitmask::wasm::{JsGuide, JsIndex, JsLogitsBuffer, JsVocabulary};
+use logitmask::wasm::{JsGuide, JsIndex, JsLogitsBuffer, JsMaskBuffer, JsVocabulary};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::*;
 
@@ -456,4 +456,48 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
         forms.0 >= 20 && forms.1 >= 15,
         "dense and sparse rows both covered: {forms:?}"
     );
+}
+
+/// `fillMaskBuffer` of a dense row into buffers at every distance from the row modulo
+/// 4 KiB: where the buffer starts a few words past the row, the copy runs backward (a
+/// forward `memcpy` stalls there on 4K aliasing); every buffer must hold the same mask.
+#[wasm_bindgen_test]
+fn mask_buffers_at_every_address_get_the_same_mask() {
+    let size = 40_000usize;
+    let mut rng = Rng::new(0x4a11);
+    let tokens = Array::new();
+    for _ in 0..size - 1 {
+        tokens.push(&(if rng.below_u64(2) == 0 { "a" } else { "b" }).into());
+    }
+    tokens.push(&JsValue::NULL);
+    let v = JsVocabulary::new(
+        tokens.into(),
+        Array::of1(&((size - 1) as u32).into()).into(),
+        None,
+    )
+    .unwrap();
+    let index = JsIndex::from_regex("a*".into(), &v, None).unwrap();
+    let guide = JsGuide::new(&index, None).unwrap();
+    let words = size.div_ceil(32);
+    let want = Uint32Array::new_with_length(words as u32);
+    guide.fill_mask(want.clone().into()).unwrap();
+    let want = want.to_vec();
+    // A buffer holds a fixed-size block at this size, so buffers allocated in a row would
+    // share one residue; the logits buffers between them, one float longer each time,
+    // step the next buffer's address through every residue modulo 4 KiB.
+    let mut kept = Vec::new();
+    let mut residues = std::collections::BTreeSet::new();
+    for k in 1..=1100 {
+        let spacer = JsLogitsBuffer::new(JsValue::from(k as f64)).unwrap();
+        let mut buffer = JsMaskBuffer::new(JsValue::from(size as f64)).unwrap();
+        let view = buffer.view();
+        residues.insert(view.byte_offset() % 4096);
+        guide.fill_mask_buffer(&mut buffer).unwrap();
+        // Allocated before the view is taken: an allocation may grow (and detach) memory.
+        let mut got = vec![0u32; words];
+        buffer.view().copy_to(&mut got);
+        assert_eq!(got, want, "buffer {k}");
+        kept.push((spacer, buffer));
+    }
+    assert!(residues.len() >= 250, "{} residues", residues.len());
 }

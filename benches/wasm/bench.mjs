@@ -332,19 +332,22 @@ function gzipSize(file) {
 function warmUp(vocab, cases) {
   const mask = new Uint32Array(Math.ceil(vocab.size / 32));
   const logits = new Float32Array(vocab.size);
+  const maskBuffer = new MaskBuffer(vocab.size);
+  const logitsBuffer = new LogitsBuffer(vocab.size);
   const t = performance.now();
   for (let round = 0; round < 2; round++) {
     for (const c of cases.filter((c) => !c.missing && c.name !== "complex_phone")) {
       for (const lazy of [false, true]) {
         const ix = buildIndex(c, vocab, lazy);
         const g = new Guide(ix);
-        for (let i = 0; i < 200; i++) g.fillMask(mask);
-        for (let i = 0; i < 5; i++) g.maskLogits(logits);
+        for (let i = 0; i < 200; i++) g.fillMask(mask), g.fillMaskBuffer(maskBuffer);
+        for (let i = 0; i < 5; i++) g.maskLogits(logits), g.maskLogitsBuffer(logitsBuffer);
         if (!lazy) dispose(Index.fromBytes(ix.toBytes(), vocab));
         dispose([g, ix]);
       }
     }
   }
+  dispose([maskBuffer, logitsBuffer]);
   return round(performance.now() - t);
 }
 

@@ -1,4 +1,5 @@
-//! The per-step logit kernels: a dense row applied to logits, and the `-inf` fill.
+//! The per-step kernels: a dense row applied to logits, the `-inf` fill, and a mask copy
+//! that avoids `memcpy`'s 4K-aliasing cliff.
 //!
 //! On wasm32 both are explicit simd128 code (the only `unsafe` in the crate: v128
 //! loads and stores); elsewhere they are portable Rust. In wasm at the npm build's
@@ -10,21 +11,45 @@
 /// Sets `logits[i]` to negative infinity where bit `i & 31` of `bits[i >> 5]` is clear,
 /// and every logit past `bits.len() * 32` too.
 pub(super) fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {
-    let covered = (bits.len() * 32).min(logits.len());
-    let (head, tail) = logits.split_at_mut(covered);
-    let full = head.len() / 32;
-    let (blocks, rest) = head.split_at_mut(full * 32);
-    imp::mask_blocks(&bits[..full], blocks);
-    // The last, partial word (vocabularies are rarely a multiple of 32).
-    if let Some(&w) = bits.get(full) {
-        for (j, x) in rest.iter_mut().enumerate() {
-            if (w >> j) & 1 == 0 {
-                *x = f32::NEG_INFINITY;
+    mask_with_words(bits.iter().copied().enumerate(), logits);
+}
+
+/// [`mask_with_bits`] for a row given as its non-zero words: `(index, bits)` in ascending
+/// index order, every word not listed being zero (a sparse row needs no bitset).
+pub(super) fn mask_with_words(words: impl Iterator<Item = (usize, u32)>, logits: &mut [f32]) {
+    let full = logits.len() / 32;
+    let (blocks, rest) = logits.split_at_mut(full * 32);
+    match imp::mask_blocks(words, blocks) {
+        // The last, partial word (vocabularies are rarely a multiple of 32).
+        Some((i, w)) if i == full => {
+            for (j, x) in rest.iter_mut().enumerate() {
+                if (w >> j) & 1 == 0 {
+                    *x = f32::NEG_INFINITY;
+                }
             }
         }
+        _ => fill_neg_inf(rest),
     }
-    fill_neg_inf(tail);
 }
+
+/// `dst.copy_from_slice(src)` at memory speed wherever the two lie. When `dst` starts 1 to
+/// 31 bytes past `src` modulo 4 KiB, `memcpy`'s forward loop reads addresses that look
+/// like its own stores of a moment before (4K aliasing) and each load waits: a 25 KB mask
+/// copy took 15-18 µs instead of 0.6-1.5 (Node on this machine, docs/benchmarks.md). A
+/// backward copy never reads what it just wrote, so those distances take it.
+pub(super) fn copy_words(dst: &mut [u32], src: &[u32]) {
+    assert_eq!(dst.len(), src.len(), "copy_words needs equal lengths");
+    let ahead = (dst.as_ptr() as usize).wrapping_sub(src.as_ptr() as usize) % 4096;
+    if (1..ALIASING_DISTANCE).contains(&ahead) {
+        imp::copy_backward(dst, src);
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
+/// Distances (bytes, modulo 4 KiB) at which a forward copy stalls: the measured cliff is
+/// 1-31; the margin covers wider vector stores.
+const ALIASING_DISTANCE: usize = 64;
 
 /// `slice.fill(-inf)`, at memory speed in wasm too.
 pub(super) fn fill_neg_inf(slice: &mut [f32]) {
@@ -58,14 +83,71 @@ mod imp {
         t
     };
 
-    /// Applies one word per 32 logits; `blocks.len() == 32 * bits.len()`. No branch on
-    /// all-clear or all-set words: on real dense rows (mixed words) it cost more than it
-    /// saved. Unrolled by hand: opt-level "s" keeps loops, which doubled the time.
+    /// Zero-bit counts up to which a word's disallowed logits are stored one by one
+    /// rather than selected 4 at a time (8 loads, 8 selects, 8 stores a word): near-full
+    /// rows (JSON string bodies allow ~97% of tokens) are mostly such words.
+    const FEW_CLEAR_BITS: u32 = 6;
+
+    /// Applies the row's non-zero words `(index, bits)` (ascending; unlisted words are
+    /// zero) to `blocks`, 32 logits a word, and sets every logit of an unlisted word to
+    /// `-inf`. Stops at the first word past `blocks` and returns it. By word: all set,
+    /// nothing; all clear, 8 stores; a few bits clear, one store each; else the select.
+    /// Unrolled by hand: opt-level "s" keeps loops, which doubled the time.
     #[target_feature(enable = "simd128")]
-    pub(super) fn mask_blocks(bits: &[u32], blocks: &mut [f32]) {
+    pub(super) fn mask_blocks(
+        words: impl Iterator<Item = (usize, u32)>,
+        blocks: &mut [f32],
+    ) -> Option<(usize, u32)> {
         let neg_inf = f32x4_splat(f32::NEG_INFINITY);
-        for (&w, block) in bits.iter().zip(blocks.chunks_exact_mut(32)) {
-            let p = block.as_mut_ptr();
+        let full = blocks.len() / 32;
+        let base = blocks.as_mut_ptr();
+        macro_rules! fill_word {
+            ($p:expr) => {
+                // SAFETY: `$p` starts a word's 32 logits inside `blocks` (its index is
+                // below `full`); v128 stores have no alignment requirement.
+                unsafe {
+                    let q = $p.cast::<v128>();
+                    v128_store(q, neg_inf);
+                    v128_store(q.add(1), neg_inf);
+                    v128_store(q.add(2), neg_inf);
+                    v128_store(q.add(3), neg_inf);
+                    v128_store(q.add(4), neg_inf);
+                    v128_store(q.add(5), neg_inf);
+                    v128_store(q.add(6), neg_inf);
+                    v128_store(q.add(7), neg_inf);
+                }
+            };
+        }
+        let mut next = 0;
+        for (i, w) in words {
+            if i >= full {
+                for k in next..full {
+                    fill_word!(base.wrapping_add(k * 32));
+                }
+                return Some((i, w));
+            }
+            for k in next..i {
+                fill_word!(base.wrapping_add(k * 32));
+            }
+            next = i + 1;
+            let p = base.wrapping_add(i * 32);
+            let clear = !w;
+            if clear == 0 {
+                continue;
+            }
+            if w == 0 {
+                fill_word!(p);
+                continue;
+            }
+            if clear.count_ones() <= FEW_CLEAR_BITS {
+                let mut z = clear;
+                while z != 0 {
+                    // SAFETY: bit `j` < 32 of a word below `full`: inside `blocks`.
+                    unsafe { *p.add(z.trailing_zeros() as usize) = f32::NEG_INFINITY };
+                    z &= z - 1;
+                }
+                continue;
+            }
             let [b0, b1, b2, b3] = w.to_le_bytes();
             let (l0, l1, l2, l3) = (
                 &BYTE_LANES[b0 as usize],
@@ -75,9 +157,8 @@ mod imp {
             );
             macro_rules! select {
                 ($at:expr, $mask:expr) => {
-                    // SAFETY: `block` is 32 floats and every `$at` is at most 28, so the
-                    // 16 bytes read and written are inside it; v128 loads and stores
-                    // have no alignment requirement.
+                    // SAFETY: the word's 32 logits are inside `blocks` and every `$at` is
+                    // at most 28, so the 16 bytes read and written are among them.
                     unsafe {
                         let q = p.add($at).cast::<v128>();
                         v128_store(q, v128_bitselect(v128_load(q), neg_inf, $mask));
@@ -93,16 +174,77 @@ mod imp {
             select!(24, l3[0]);
             select!(28, l3[1]);
         }
+        for k in next..full {
+            fill_word!(base.wrapping_add(k * 32));
+        }
+        None
     }
 
-    /// One v128 store per 4 floats (a block copy was slower: docs/index-layout.md, "Measured
-    /// choices").
+    /// `dst.copy_from_slice(src)` from the last word down, 8 v128s per turn, each turn's
+    /// loads before its stores.
+    #[target_feature(enable = "simd128")]
+    pub(super) fn copy_backward(dst: &mut [u32], src: &[u32]) {
+        let head = dst.len() % 32;
+        let (dst_head, dst_blocks) = dst.split_at_mut(head);
+        let (src_head, src_blocks) = src.split_at(head);
+        for (d, s) in dst_blocks
+            .chunks_exact_mut(32)
+            .rev()
+            .zip(src_blocks.chunks_exact(32).rev())
+        {
+            let (d, s) = (d.as_mut_ptr().cast::<v128>(), s.as_ptr().cast::<v128>());
+            // SAFETY: `d` and `s` are 32 words (8 v128s) each; v128 loads and stores have
+            // no alignment requirement.
+            unsafe {
+                let v = [
+                    v128_load(s),
+                    v128_load(s.add(1)),
+                    v128_load(s.add(2)),
+                    v128_load(s.add(3)),
+                    v128_load(s.add(4)),
+                    v128_load(s.add(5)),
+                    v128_load(s.add(6)),
+                    v128_load(s.add(7)),
+                ];
+                v128_store(d.add(7), v[7]);
+                v128_store(d.add(6), v[6]);
+                v128_store(d.add(5), v[5]);
+                v128_store(d.add(4), v[4]);
+                v128_store(d.add(3), v[3]);
+                v128_store(d.add(2), v[2]);
+                v128_store(d.add(1), v[1]);
+                v128_store(d, v[0]);
+            }
+        }
+        for (d, s) in dst_head.iter_mut().zip(src_head).rev() {
+            *d = *s;
+        }
+    }
+
+    /// v128 stores, 8 per loop turn (a block copy was slower: docs/index-layout.md,
+    /// "Measured choices"). Unrolled by hand for the same reason as `mask_blocks`.
     #[target_feature(enable = "simd128")]
     pub(super) fn fill_neg_inf(slice: &mut [f32]) {
         let neg_inf = f32x4_splat(f32::NEG_INFINITY);
-        let mut quads = slice.chunks_exact_mut(4);
+        let mut blocks = slice.chunks_exact_mut(32);
+        for block in &mut blocks {
+            let p = block.as_mut_ptr().cast::<v128>();
+            // SAFETY: `block` is 32 floats (8 v128s), the bytes written; v128 stores have
+            // no alignment requirement.
+            unsafe {
+                v128_store(p, neg_inf);
+                v128_store(p.add(1), neg_inf);
+                v128_store(p.add(2), neg_inf);
+                v128_store(p.add(3), neg_inf);
+                v128_store(p.add(4), neg_inf);
+                v128_store(p.add(5), neg_inf);
+                v128_store(p.add(6), neg_inf);
+                v128_store(p.add(7), neg_inf);
+            }
+        }
+        let mut quads = blocks.into_remainder().chunks_exact_mut(4);
         for quad in &mut quads {
-            // SAFETY: `quad` is 4 floats, the 16 bytes written; no alignment requirement.
+            // SAFETY: `quad` is 4 floats, the 16 bytes written.
             unsafe { v128_store(quad.as_mut_ptr().cast::<v128>(), neg_inf) };
         }
         quads.into_remainder().fill(f32::NEG_INFINITY);
@@ -113,9 +255,22 @@ mod imp {
 mod imp {
     const NEG_INF_BLOCK: [f32; 32] = [f32::NEG_INFINITY; 32];
 
-    /// Applies one word per 32 logits; `blocks.len() == 32 * bits.len()`.
-    pub(super) fn mask_blocks(bits: &[u32], blocks: &mut [f32]) {
-        for (&w, chunk) in bits.iter().zip(blocks.chunks_exact_mut(32)) {
+    /// See the wasm version: the row's non-zero words applied to `blocks`, unlisted
+    /// words `-inf`; returns the first word past `blocks`.
+    pub(super) fn mask_blocks(
+        words: impl Iterator<Item = (usize, u32)>,
+        blocks: &mut [f32],
+    ) -> Option<(usize, u32)> {
+        let full = blocks.len() / 32;
+        let mut next = 0;
+        for (i, w) in words {
+            if i >= full {
+                blocks[next * 32..].fill(f32::NEG_INFINITY);
+                return Some((i, w));
+            }
+            blocks[next * 32..i * 32].fill(f32::NEG_INFINITY);
+            next = i + 1;
+            let chunk = &mut blocks[i * 32..i * 32 + 32];
             if w == u32::MAX {
                 continue;
             }
@@ -133,9 +288,72 @@ mod imp {
                 *x = f32::from_bits((x.to_bits() & keep) | (NEG_INF_BITS & !keep));
             }
         }
+        blocks[next * 32..].fill(f32::NEG_INFINITY);
+        None
     }
 
     pub(super) fn fill_neg_inf(slice: &mut [f32]) {
         slice.fill(f32::NEG_INFINITY);
+    }
+
+    /// `dst.copy_from_slice(src)` from the last block of 8 words down; each block is
+    /// loaded whole before it is stored, so no load follows a store it could alias.
+    pub(super) fn copy_backward(dst: &mut [u32], src: &[u32]) {
+        // XOR with an opaque zero: a plain copy loop is turned back into `memcpy` (its
+        // forward loop is the cliff); the XOR vectorizes with the copy at no cost.
+        let zero = std::hint::black_box(0u32);
+        let head = dst.len() % 8;
+        let (dst_head, dst_blocks) = dst.split_at_mut(head);
+        let (src_head, src_blocks) = src.split_at(head);
+        for (d, s) in dst_blocks
+            .chunks_exact_mut(8)
+            .rev()
+            .zip(src_blocks.chunks_exact(8).rev())
+        {
+            let block: [u32; 8] = std::array::from_fn(|k| s[k] ^ zero);
+            d.copy_from_slice(&block);
+        }
+        for (d, s) in dst_head.iter_mut().zip(src_head).rev() {
+            *d = *s;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every length and every distance between the two regions in and around the aliasing
+    /// window (both directions): the copy equals `copy_from_slice`'s.
+    #[test]
+    fn copy_words_copies_at_every_distance() {
+        let mut backward = 0;
+        for len in [0usize, 1, 7, 8, 9, 31, 32, 33, 100, 6250] {
+            for gap in 0usize..80 {
+                for dst_first in [false, true] {
+                    // The second region starts where `dst` lies `gap` words past `src`
+                    // modulo 1,024 words (4 KiB), in either order.
+                    let base = len.next_multiple_of(1024) + 1024;
+                    let start = base + if dst_first { (1024 - gap) % 1024 } else { gap };
+                    let mut all: Vec<u32> = (0..(start + len) as u32)
+                        .map(|i| i.wrapping_mul(0x9e37_79b1))
+                        .collect();
+                    let (a, b) = all.split_at_mut(start);
+                    let (a, b) = (&mut a[..len], &mut b[..len]);
+                    let (dst, src) = if dst_first { (a, &*b) } else { (b, &*a) };
+                    let want = src.to_vec();
+                    let ahead = (dst.as_ptr() as usize).wrapping_sub(src.as_ptr() as usize) % 4096;
+                    backward += usize::from((1..ALIASING_DISTANCE).contains(&ahead));
+                    copy_words(dst, src);
+                    assert_eq!(
+                        dst,
+                        &want[..],
+                        "len {len}, gap {gap}, dst first {dst_first}"
+                    );
+                }
+            }
+        }
+        // gaps 1-15 words fall in the window, for each length and order.
+        assert_eq!(backward, 10 * 2 * 15, "times the backward path ran");
     }
 }

@@ -2,6 +2,7 @@
 //! row needs: the destination of `Guide::fill_mask_buffer`, and in wasm a `Uint32Array`
 //! view over it hands the mask to JavaScript without crossing the boundary.
 
+use super::kernel::copy_words;
 use super::token_set::{mask_words, store_words, FIXED_WORDS, SPARSE_WORDS_DIVISOR};
 
 /// A reusable mask of `ceil(vocab_size / 32)` u32 words (bit `id & 31` of word `id >> 5`).
@@ -74,7 +75,7 @@ impl MaskBuffer {
     pub(crate) fn put_dense(&mut self, bits: &[u32]) {
         let n = bits.len();
         debug_assert!(n <= self.len);
-        self.storage[..n].copy_from_slice(bits);
+        copy_words(&mut self.storage[..n], bits);
         if self.dirty_below > n {
             self.storage[n..self.dirty_below].fill(0);
         }
