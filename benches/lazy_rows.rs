@@ -4,12 +4,13 @@
 //! ```text
 //! cargo bench --bench lazy_rows -- [--sample FILE.jsonl[.gz]] [--tokenizer tokenizer.json]
 //!                                  [--check] [--no-slices] [--limit N] [--only ID]
-//!                                  [--any-value-depth N]
+//!                                  [--any-value-depth N] [--first-mask-only]
 //! ```
 //!
 //! `--check` also builds each schema's index without vocabulary slices and requires every
 //! row to be identical (the exactness oracle on real schemas and a real vocabulary);
-//! `--no-slices` times the full trie walk alone. Figures are pooled over all masks, as in
+//! `--no-slices` times the full trie walk alone; `--first-mask-only` stops each schema at
+//! its first mask (compile time, for profiling). Figures are pooled over all masks, as in
 //! benches/schemas (the npm package in Node, beside llguidance), which stays the reference:
 //! this one is for quick native iteration.
 
@@ -29,6 +30,8 @@ struct Args {
     only: Option<String>,
     /// `--any-value-depth N`: free-form values' depth (default: the lazy index's).
     any_value_depth: Option<usize>,
+    /// `--first-mask-only`: no walks, each schema's compile and first mask only.
+    first_mask_only: bool,
     /// Run as `cargo bench`; `cargo test --all-targets` runs this binary without
     /// `--bench`, and then it only checks a few schemas against whole walks.
     bench: bool,
@@ -43,6 +46,7 @@ fn args() -> Args {
         limit: usize::MAX,
         only: None,
         any_value_depth: None,
+        first_mask_only: false,
         bench: false,
     };
     let mut it = std::env::args().skip(1);
@@ -52,6 +56,7 @@ fn args() -> Args {
             "--tokenizer" => a.tokenizer = it.next().expect("--tokenizer FILE"),
             "--check" => a.check = true,
             "--no-slices" => a.slices = false,
+            "--first-mask-only" => a.first_mask_only = true,
             "--only" => a.only = it.next(),
             "--any-value-depth" => a.any_value_depth = it.next().and_then(|n| n.parse().ok()),
             "--limit" => a.limit = it.next().and_then(|n| n.parse().ok()).expect("--limit N"),
@@ -197,6 +202,9 @@ fn main() {
         schemas += 1;
         let mut first_mask = true;
         for test in record["tests"].as_array().unwrap() {
+            if a.first_mask_only && !first_mask {
+                break;
+            }
             let ids: Vec<u32> = test["ids"]
                 .as_array()
                 .unwrap()
@@ -218,6 +226,9 @@ fn main() {
                 if first_mask {
                     first.push(us / 1e3 + compile.last().unwrap());
                     first_mask = false;
+                    if a.first_mask_only {
+                        break;
+                    }
                 }
                 masks.push(us);
                 if us > 200.0 {
