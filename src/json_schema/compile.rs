@@ -1603,16 +1603,66 @@ fn key_not_in(names: &[String]) -> Re {
         }
         alts.push(Re::concat([
             canonical_other(t.children.iter().map(|(c, _)| *c)),
-            Re::star(Re::raw(JSON_CHAR)),
+            KEY_PARTS.with(|k| k.json_chars.clone()),
         ]));
         Re::alt(alts)
     }
     Re::concat([Re::lit("\""), walk(&root), Re::lit("\"")])
 }
 
+/// The parts of [`key_not_in`] that every trie node shares, made once per thread: one
+/// node each, so that lowering makes their expressions once per schema, not once per
+/// character of every declared name (each character had its own negated Unicode class
+/// and 34 escape literals: about half of a typical schema's compile).
+struct KeyParts {
+    /// `JSON_CHAR*`: any rest of a key.
+    json_chars: Re,
+    /// A non-ASCII character or a canonical escape (`\"`, `\\`, the 32 control
+    /// characters): regex text, so that alternations do not flatten it into each node.
+    non_ascii_or_escape: Re,
+    /// The unescaped ASCII characters of a JSON string (no `"`, `\`, control characters).
+    plain_ascii: u128,
+}
+
+thread_local! {
+    static KEY_PARTS: KeyParts = {
+        let escaped = (0u32..0x20)
+            .map(|c| char::from_u32(c).expect("ASCII"))
+            .chain(['"', '\\']);
+        let alts = escaped
+            .map(|c| {
+                let mut s = String::new();
+                canonical_char(c, &mut s);
+                Re::lit(s)
+            })
+            .chain([Re::class(r"[\x{80}-\x{10FFFF}]")]);
+        let plain_ascii = (0x20u8..0x80)
+            .filter(|&b| b != b'"' && b != b'\\')
+            .fold(0u128, |bits, b| bits | 1 << b);
+        KeyParts {
+            json_chars: Re::star(Re::raw(JSON_CHAR)),
+            non_ascii_or_escape: Re::raw(Re::alt(alts).render()),
+            plain_ascii,
+        }
+    };
+}
+
 /// One canonically spelled JSON string character other than those of `except`.
 fn canonical_other(except: impl Iterator<Item = char>) -> Re {
     let except: Vec<char> = except.collect();
+    if except
+        .iter()
+        .all(|&c| c.is_ascii() && c as u32 >= 0x20 && c != '"' && c != '\\')
+    {
+        // The common case, names of plain ASCII characters: a byte class beside the
+        // shared parts.
+        return KEY_PARTS.with(|k| {
+            let bits = except
+                .iter()
+                .fold(k.plain_ascii, |bits, &c| bits & !(1 << c as u32));
+            Re::alt([Re::ascii_class(bits), k.non_ascii_or_escape.clone()])
+        });
+    }
     let mut class = String::from(r#"[^"\\\x00-\x1F"#);
     for c in &except {
         class.push_str(&super::re::class_char(*c));

@@ -8,12 +8,11 @@
 //! whose regex would explode is refused quickly instead of hanging.
 
 use std::cell::Cell;
-use std::collections::HashSet;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use crate::automaton::expr::{ExprId, ExprSet, FastMap, FastSet};
+use crate::automaton::expr::{ByteSet, ExprId, ExprSet, FastMap, FastSet};
 use crate::error::Result;
 
 /// A regular expression over bytes (regex-automata syntax, Unicode mode).
@@ -40,6 +39,9 @@ enum Kind {
     Lit(String),
     /// A single-character class, already in regex syntax (`[0-9]`, `\x{22}`).
     Class(String),
+    /// A class of ASCII characters: its regex text (rendered, hashed and sized like
+    /// `Class`) and its bytes, lowered without parsing the text.
+    Ascii(String, u128),
     /// A complete regex in regex syntax; wrapped in a group where precedence needs it.
     Raw(String),
     Concat(Vec<Re>),
@@ -57,7 +59,7 @@ enum Kind {
 impl Eq for Node {}
 impl Hash for Node {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        if let Kind::Lit(t) | Kind::Class(t) = &self.kind {
+        if let Kind::Lit(t) | Kind::Class(t) | Kind::Ascii(t, _) = &self.kind {
             t.hash(h);
         }
     }
@@ -90,7 +92,7 @@ fn node(kind: Kind) -> Re {
     let size = match &kind {
         Kind::Never | Kind::Empty => 0,
         Kind::Lit(s) => 2 * s.len() as u64,
-        Kind::Class(s) => s.len() as u64,
+        Kind::Class(s) | Kind::Ascii(s, _) => s.len() as u64,
         Kind::Raw(s) => s.len() as u64 + 4,
         Kind::Concat(v) => v.iter().fold(0u64, |a, r| a.saturating_add(r.size())),
         Kind::Alt(v) => v
@@ -139,6 +141,33 @@ impl Re {
     /// A single-character class in regex syntax.
     pub(crate) fn class(s: impl Into<String>) -> Re {
         node(Kind::Class(s.into()))
+    }
+    /// A class of the ASCII characters whose bits are set in `bits` (bit `c` for
+    /// character `c`); nothing when none is.
+    pub(crate) fn ascii_class(bits: u128) -> Re {
+        if bits == 0 {
+            return Re::never();
+        }
+        let mut text = String::from("[");
+        let mut c = 0u32;
+        while c < 128 {
+            if bits >> c & 1 == 0 {
+                c += 1;
+                continue;
+            }
+            let start = c;
+            while c < 128 && bits >> c & 1 == 1 {
+                c += 1;
+            }
+            let char_at = |c: u32| class_char(char::from_u32(c).expect("ASCII"));
+            text.push_str(&char_at(start));
+            if c - 1 > start {
+                text.push('-');
+                text.push_str(&char_at(c - 1));
+            }
+        }
+        text.push(']');
+        node(Kind::Ascii(text, bits))
     }
     /// A complete regex in regex syntax.
     pub(crate) fn raw(s: impl Into<String>) -> Re {
@@ -331,7 +360,7 @@ impl Re {
                     out.push(')');
                 }
             }
-            Kind::Class(s) => out.push_str(s),
+            Kind::Class(s) | Kind::Ascii(s, _) => out.push_str(s),
             // Callers check needs_automaton() first; render something that matches nothing
             // rather than panic.
             Kind::And(_) | Kind::Not(_) => out.push_str(r"[a&&b]"),
@@ -418,6 +447,13 @@ impl Re {
             Kind::Never => ExprId::NOTHING,
             Kind::Empty => ExprId::EMPTY,
             Kind::Lit(s) => set.literal(s.as_bytes()),
+            Kind::Ascii(_, bits) => {
+                let mut bytes = ByteSet::EMPTY;
+                for b in (0..128u8).filter(|&b| bits >> b & 1 == 1) {
+                    bytes.insert(b);
+                }
+                set.set(bytes)
+            }
             Kind::Class(s) | Kind::Raw(s) => match memo.texts.get(s) {
                 Some(&e) => e,
                 None => {
@@ -498,8 +534,8 @@ impl Re {
 #[derive(Default)]
 struct Alternatives {
     list: Vec<Re>,
-    nodes: HashSet<*const Node>,
-    texts: HashSet<(bool, Rc<Node>)>,
+    nodes: FastSet<*const Node>,
+    texts: FastSet<(bool, Rc<Node>)>,
 }
 
 impl Alternatives {
@@ -507,7 +543,7 @@ impl Alternatives {
         if !self.nodes.insert(Rc::as_ptr(&r.0)) {
             return;
         }
-        if matches!(r.0.kind, Kind::Lit(_) | Kind::Class(_)) {
+        if matches!(r.0.kind, Kind::Lit(_) | Kind::Class(_) | Kind::Ascii(..)) {
             let key = (matches!(r.0.kind, Kind::Lit(_)), r.0.clone());
             if !self.texts.insert(key) {
                 return;
