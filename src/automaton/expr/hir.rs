@@ -1,10 +1,13 @@
 //! Regex text -> expression, through regex-syntax's HIR (the parser regex-automata uses,
 //! with the same defaults: Unicode classes over UTF-8, full match over bytes).
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
-use super::{ByteSet, ExprId, ExprSet};
+use super::{ByteSet, ExprId, ExprSet, FastMap};
 use crate::error::{quote, Error, ErrorKind, Result};
 
 /// Parses `pattern` and builds its expression in `set`.
@@ -13,6 +16,26 @@ use crate::error::{quote, Error, ErrorKind, Result};
 /// `\b`: under full-match semantics the pattern is already anchored, and an expression
 /// has no context to look at).
 pub(crate) fn from_regex(set: &mut ExprSet, pattern: &str) -> Result<ExprId> {
+    let hir = parsed(pattern)?;
+    from_hir(set, &hir, pattern)
+}
+
+thread_local! {
+    /// Patterns parsed on this thread, up to [`PARSED_PATTERNS`] of them: a JSON Schema's
+    /// compile lowers the same fragments (string characters, numbers, formats) every
+    /// time, and parsing them was a tenth of a typical schema's compile.
+    static PARSED: RefCell<FastMap<Box<str>, Rc<Hir>>> = RefCell::new(FastMap::default());
+}
+
+/// How many parsed patterns a thread keeps (the first ones; each up to
+/// [`PARSED_PATTERN_BYTES`] long).
+const PARSED_PATTERNS: usize = 256;
+const PARSED_PATTERN_BYTES: usize = 4096;
+
+fn parsed(pattern: &str) -> Result<Rc<Hir>> {
+    if let Some(hir) = PARSED.with(|p| p.borrow().get(pattern).cloned()) {
+        return Ok(hir);
+    }
     let hir = regex_syntax::ParserBuilder::new()
         .build()
         .parse(pattern)
@@ -23,7 +46,16 @@ pub(crate) fn from_regex(set: &mut ExprSet, pattern: &str) -> Result<ExprId> {
                 e,
             )
         })?;
-    from_hir(set, &hir, pattern)
+    let hir = Rc::new(hir);
+    if pattern.len() <= PARSED_PATTERN_BYTES {
+        PARSED.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() < PARSED_PATTERNS {
+                p.insert(pattern.into(), hir.clone());
+            }
+        });
+    }
+    Ok(hir)
 }
 
 fn from_hir(set: &mut ExprSet, hir: &Hir, pattern: &str) -> Result<ExprId> {

@@ -9,10 +9,8 @@
 //! their derivatives (memoized both ways; the states found on the way are kept for the
 //! walks that follow), counted against the work budget.
 
-use std::collections::HashSet;
-
 use super::derive::DeriveMemo;
-use super::{ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
+use super::{ByteSet, ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
 use crate::automaton::budget::Budget;
 use crate::automaton::config::DfaConfig;
 use crate::automaton::determinize::{StepOnDemand, TooLarge};
@@ -514,33 +512,41 @@ impl StepOnDemand for ExprDfa {
 /// one representative byte per class. Derivatives only combine existing sets (union,
 /// intersection), so the partition stays valid for every expression derived later.
 fn byte_classes(exprs: &ExprSet) -> ([u8; 256], usize, Vec<u8>) {
-    let mut classes = [0u8; 256];
-    let mut stride = 1usize;
-    let mut seen_sets = HashSet::new();
+    // The classes as byte sets: each distinct set of the arena splits the classes it cuts
+    // (word operations per class; a schema has hundreds of distinct sets and tens of
+    // classes, where a pass over the 256 bytes per set cost 7% of a typical compile).
+    let mut parts = vec![ByteSet::range(0, 255)];
+    let mut seen_sets = FastSet::default();
     for i in 0..exprs.len() {
         let Node::Set(set) = exprs.node(ExprId(i as u32)) else {
             continue;
         };
-        if stride == 256 || !seen_sets.insert(*set) {
+        if parts.len() == 256 || !seen_sets.insert(*set) {
             continue;
         }
-        // Split every class by membership in `set`: (class, member) -> new class, through
-        // a flat table (this runs once per distinct set; schemas have thousands).
-        let mut split = [u16::MAX; 512];
-        let mut next = 0usize;
-        for b in 0..=255u8 {
-            let key = classes[b as usize] as usize * 2 + set.contains(b) as usize;
-            if split[key] == u16::MAX {
-                split[key] = next as u16;
-                next += 1;
+        for k in 0..parts.len() {
+            let inside = parts[k].intersection(set);
+            if inside.is_empty() || inside == parts[k] {
+                continue;
             }
-            classes[b as usize] = split[key] as u8;
+            let outside = ByteSet(std::array::from_fn(|w| parts[k].0[w] & !set.0[w]));
+            parts[k] = inside;
+            parts.push(outside);
         }
-        stride = next;
     }
-    let mut representatives = vec![0u8; stride];
-    for b in (0..=255u8).rev() {
-        representatives[classes[b as usize] as usize] = b;
+    // Numbered by their smallest byte, each represented by it.
+    let smallest = |p: &ByteSet| (0..=255u8).find(|&b| p.contains(b)).expect("non-empty");
+    let mut representatives: Vec<u8> = parts.iter().map(smallest).collect();
+    representatives.sort_unstable();
+    let mut classes = [0u8; 256];
+    for p in &parts {
+        let id = representatives
+            .binary_search(&smallest(p))
+            .expect("a representative");
+        for b in (0..=255u8).filter(|&b| p.contains(b)) {
+            classes[b as usize] = id as u8;
+        }
     }
+    let stride = parts.len();
     (classes, stride, representatives)
 }
