@@ -93,6 +93,17 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// Free-form values already made (by [`Compiler::any`], keyed by depth and compact
+    /// mode): a thread's template hands its own to each compile.
+    pub(crate) fn seed_free_form(&mut self, levels: &HashMap<(usize, bool), Re>) {
+        self.any_cache.clone_from(levels);
+    }
+
+    /// The free-form values made so far (see [`Compiler::seed_free_form`]).
+    pub(crate) fn free_form_levels(&self) -> &HashMap<(usize, bool), Re> {
+        &self.any_cache
+    }
+
     /// Work steps used so far.
     pub(crate) fn work_used(&self) -> u64 {
         self.budget.used()
@@ -1113,7 +1124,7 @@ impl<'a> Compiler<'a> {
     // Any value
 
     /// Any JSON value with at most `depth` levels of nested arrays/objects.
-    fn any(&mut self, depth: usize) -> Re {
+    pub(crate) fn any(&mut self, depth: usize) -> Re {
         let key = (depth, self.compact());
         if let Some(r) = self.any_cache.get(&key) {
             return r.clone();

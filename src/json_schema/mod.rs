@@ -345,18 +345,21 @@ struct Compiled {
     work: u64,
     /// How deep the free-form values the schema reaches nest containers.
     free_form_depth: usize,
+    /// The thread's free-form values the compile started from.
+    free_form: std::rc::Rc<FreeFormTemplate>,
 }
 
 fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
     check_limits(config)?;
-    let ws = whitespace_re(config)?;
     if matches!(schema, Json::Bool(false)) {
         return Err(Error::new(
             ErrorKind::InvalidSchema,
             "the schema is `false`: no value validates",
         ));
     }
-    let mut compiler = compile::Compiler::new(schema, config, ws);
+    let free_form = free_form_template(config)?;
+    let mut compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
+    compiler.seed_free_form(&free_form.levels);
     let re = compiler.compile_root()?;
     if re.is_never() {
         return Err(Error::new(
@@ -371,7 +374,57 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
         automaton_only: compiler.automaton_only,
         work,
         free_form_depth,
+        free_form,
     })
+}
+
+/// Free-form values (any JSON value, `any_value_depth` containers deep) made and lowered
+/// once per thread for a whitespace option and depth, then handed to each compile: most
+/// objects admit them (additional properties), and making and lowering their ~1,200
+/// expressions again was most of a small schema's compile (`{"type": "object"}`: 0.9 ms
+/// natively). A compile starts from copies of the lowered arena and its memo, so the
+/// shared nodes are found there instead of being lowered again.
+struct FreeFormTemplate {
+    whitespace: Option<String>,
+    depth: usize,
+    /// The whitespace expression the levels were made with (each compile uses it).
+    ws: Re,
+    levels: std::collections::HashMap<(usize, bool), Re>,
+    exprs: ExprSet,
+    memo: re::LowerMemo,
+}
+
+thread_local! {
+    /// The last template made on this thread (one whitespace option and depth).
+    static FREE_FORM: std::cell::RefCell<Option<std::rc::Rc<FreeFormTemplate>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The thread's template for `config`, made first if the last one was for other options
+/// (this is also where the whitespace option is checked, once per template).
+fn free_form_template(config: &Config) -> Result<std::rc::Rc<FreeFormTemplate>> {
+    let depth = config.get_any_value_depth();
+    let cached = FREE_FORM.with(|t| t.borrow().clone());
+    if let Some(t) = cached.filter(|t| t.depth == depth && t.whitespace == config.whitespace) {
+        return Ok(t);
+    }
+    let ws = whitespace_re(config)?;
+    let anything = Json::Bool(true);
+    let mut maker = compile::Compiler::new(&anything, config, ws.clone());
+    let top = maker.any(depth);
+    let mut exprs = ExprSet::new();
+    let mut memo = re::LowerMemo::default();
+    top.to_expr(&mut exprs, &mut memo)?;
+    let template = std::rc::Rc::new(FreeFormTemplate {
+        whitespace: config.whitespace.clone(),
+        depth,
+        ws,
+        levels: maker.free_form_levels().clone(),
+        exprs,
+        memo,
+    });
+    FREE_FORM.with(|t| *t.borrow_mut() = Some(template.clone()));
+    Ok(template)
 }
 
 /// A schema compiled to an automaton expression, with the regex text that says the same
@@ -417,10 +470,11 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         re,
         work,
         free_form_depth,
+        free_form,
         ..
     } = compile_re(schema, config)?;
-    let mut exprs = ExprSet::new();
-    let root = re.to_expr(&mut exprs, &mut re::LowerMemo::default())?;
+    let mut exprs = free_form.exprs.clone();
+    let root = re.to_expr(&mut exprs, &mut free_form.memo.clone())?;
     let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {
         re.render()
     } else {

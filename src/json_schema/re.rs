@@ -429,7 +429,7 @@ impl Re {
 }
 
 /// Shared subtrees and repeated leaf texts, lowered once.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct LowerMemo {
     nodes: FastMap<*const Node, ExprId>,
     texts: FastMap<String, ExprId>,

@@ -92,7 +92,7 @@ impl ExprDfa {
         max_work: u64,
         what: String,
     ) -> Result<ExprDfa> {
-        let (classes, stride, representatives) = byte_classes(&exprs);
+        let (classes, stride, representatives) = byte_classes(&exprs, root);
         let word = 4 * stride;
         let mut dfa = ExprDfa {
             max_states: config
@@ -511,15 +511,35 @@ impl StepOnDemand for ExprDfa {
 /// The coarsest partition of the bytes that every byte set of the arena respects, with
 /// one representative byte per class. Derivatives only combine existing sets (union,
 /// intersection), so the partition stays valid for every expression derived later.
-fn byte_classes(exprs: &ExprSet) -> ([u8; 256], usize, Vec<u8>) {
+fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
     // The classes as byte sets: each distinct set of the arena splits the classes it cuts
     // (word operations per class; a schema has hundreds of distinct sets and tens of
     // classes, where a pass over the 256 bytes per set cost 7% of a typical compile).
+    // Only the sets `root` reaches: an arena may hold more (a thread's free-form values
+    // are in every schema's arena), and their bytes must not split the classes.
     let mut parts = vec![ByteSet::range(0, 255)];
     let mut seen_sets = FastSet::default();
-    for i in 0..exprs.len() {
-        let Node::Set(set) = exprs.node(ExprId(i as u32)) else {
+    let mut reached = vec![false; exprs.len()];
+    let mut stack = vec![root];
+    while let Some(e) = stack.pop() {
+        if std::mem::replace(&mut reached[e.0 as usize], true) {
             continue;
+        }
+        let set = match exprs.node(e) {
+            Node::Set(set) => set,
+            Node::Nothing | Node::Empty => continue,
+            Node::Concat(a, b) => {
+                stack.extend([*a, *b]);
+                continue;
+            }
+            Node::Or(v) | Node::And(v) => {
+                stack.extend(v.iter().copied());
+                continue;
+            }
+            Node::Not(a) | Node::Repeat(a, _, _) => {
+                stack.push(*a);
+                continue;
+            }
         };
         if parts.len() == 256 || !seen_sets.insert(*set) {
             continue;

@@ -160,6 +160,7 @@ struct Info {
 }
 
 /// The arena of hash-consed expressions.
+#[derive(Clone)]
 pub struct ExprSet {
     nodes: Vec<Node>,
     info: Vec<Info>,
