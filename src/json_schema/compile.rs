@@ -6,7 +6,6 @@
 //! are merged into one schema ([`schema::merge`]), then each `anyOf` / `oneOf` is
 //! distributed (`A & (B | C)` = `A&B | A&C`).
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::fragments::{self, JSON_CHAR};
@@ -39,9 +38,12 @@ const STEPS_PER_ENTRY: u64 = 20;
 /// Work charged per regex node entry made ([`re::entries_made`]): making, lowering to an
 /// automaton expression and dropping the tree is most of a compilation's time. Measured on
 /// the schema corpus (5,767 schemas, natively and in wasm alike): 100-600 ns per entry, so
-/// the default budget (about 1.7 million entries, up to ~47 MiB of tree) stops a compilation
-/// within about 1.2 s (docs/reliability.md).
-const STEPS_PER_RE_ENTRY: u64 = 30;
+/// the default budget (about 1.25 million entries) stops a compilation within about 1.2 s
+/// (docs/reliability.md). Raised from 30 when the "any key but these" tries stopped making
+/// 35 entries per character: the same budget then reached further into the corpus's
+/// slowest schema, and its tree's peak in wasm rose from 21 to 30 MiB (at 40: 18 MiB; the
+/// corpus passes the same 5,285 schemas at 30 and 40, one fewer at 45).
+const STEPS_PER_RE_ENTRY: u64 = 40;
 
 pub(crate) struct Compiler<'a> {
     doc: Doc<'a>,
@@ -49,15 +51,15 @@ pub(crate) struct Compiler<'a> {
     /// The whitespace allowed between tokens (empty when compact).
     ws: Re,
     ref_stack: Vec<String>,
-    any_cache: HashMap<(usize, bool), Re>,
+    any_cache: FastMap<(usize, bool), Re>,
     /// Compiled sub-schemas by node, whitespace mode and the references on the stack
     /// (as a sorted list: only how often each is there matters, for the recursion
     /// limit). A definition used in many places, or at every level of a recursion,
     /// compiles once per context instead of once per use: a real-world schema made 1.3
     /// million regex node entries that lowered to under 6,000 distinct expressions.
     /// The node is kept (an `Rc`), so its address cannot be reused by another.
-    node_memo: HashMap<(*const Node, bool, Vec<String>), (NodeRef, Re)>,
-    format_cache: HashMap<String, Re>,
+    node_memo: FastMap<(*const Node, bool, Vec<String>), (NodeRef, Re)>,
+    format_cache: FastMap<String, Re>,
     props: PropCache,
     branches: usize,
     flatten_depth: usize,
@@ -80,9 +82,9 @@ impl<'a> Compiler<'a> {
             config,
             ws,
             ref_stack: vec!["#".to_string()],
-            any_cache: HashMap::new(),
-            node_memo: HashMap::new(),
-            format_cache: HashMap::new(),
+            any_cache: FastMap::default(),
+            node_memo: FastMap::default(),
+            format_cache: FastMap::default(),
             props: PropCache::default(),
             branches: 0,
             flatten_depth: 0,
@@ -95,12 +97,12 @@ impl<'a> Compiler<'a> {
 
     /// Free-form values already made (by [`Compiler::any`], keyed by depth and compact
     /// mode): a thread's template hands its own to each compile.
-    pub(crate) fn seed_free_form(&mut self, levels: &HashMap<(usize, bool), Re>) {
+    pub(crate) fn seed_free_form(&mut self, levels: &FastMap<(usize, bool), Re>) {
         self.any_cache.clone_from(levels);
     }
 
     /// The free-form values made so far (see [`Compiler::seed_free_form`]).
-    pub(crate) fn free_form_levels(&self) -> &HashMap<(usize, bool), Re> {
+    pub(crate) fn free_form_levels(&self) -> &FastMap<(usize, bool), Re> {
         &self.any_cache
     }
 
@@ -1338,9 +1340,9 @@ impl ObjectParts {
             return self.schema_order_linear();
         }
         let n = self.members.len();
-        let mut s_memo: HashMap<(usize, u64), Re> = HashMap::new();
+        let mut s_memo: FastMap<(usize, u64), Re> = FastMap::default();
         // S(i, c) for i from n down.
-        fn s_of(p: &ObjectParts, i: usize, c: u64, memo: &mut HashMap<(usize, u64), Re>) -> Re {
+        fn s_of(p: &ObjectParts, i: usize, c: u64, memo: &mut FastMap<(usize, u64), Re>) -> Re {
             if let Some(r) = memo.get(&(i, c)) {
                 return r.clone();
             }
@@ -1449,14 +1451,14 @@ impl ObjectParts {
             .enumerate()
             .filter(|(_, (_, r))| *r)
             .fold(0, |a, (i, _)| a | 1 << i);
-        let mut memo: HashMap<(u32, bool), Re> = HashMap::new();
+        let mut memo: FastMap<(u32, bool), Re> = FastMap::default();
         fn g(
             p: &ObjectParts,
             n: usize,
             required: u32,
             mask: u32,
             emitted: bool,
-            memo: &mut HashMap<(u32, bool), Re>,
+            memo: &mut FastMap<(u32, bool), Re>,
         ) -> Re {
             if let Some(r) = memo.get(&(mask, emitted)) {
                 return r.clone();

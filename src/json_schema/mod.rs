@@ -389,7 +389,7 @@ struct FreeFormTemplate {
     depth: usize,
     /// The whitespace expression the levels were made with (each compile uses it).
     ws: Re,
-    levels: std::collections::HashMap<(usize, bool), Re>,
+    levels: crate::automaton::expr::FastMap<(usize, bool), Re>,
     exprs: ExprSet,
     memo: re::LowerMemo,
 }

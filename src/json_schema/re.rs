@@ -39,9 +39,10 @@ enum Kind {
     Lit(String),
     /// A single-character class, already in regex syntax (`[0-9]`, `\x{22}`).
     Class(String),
-    /// A class of ASCII characters: its regex text (rendered, hashed and sized like
-    /// `Class`) and its bytes, lowered without parsing the text.
-    Ascii(String, u128),
+    /// A class of ASCII characters (bit `c` for character `c`, never empty): lowered to
+    /// its bytes directly, rendered only if a regex text is asked for. No text is kept:
+    /// one is made per character of every name in an "any key but these" trie.
+    Ascii(u128),
     /// A complete regex in regex syntax; wrapped in a group where precedence needs it.
     Raw(String),
     Concat(Vec<Re>),
@@ -59,8 +60,10 @@ enum Kind {
 impl Eq for Node {}
 impl Hash for Node {
     fn hash<H: Hasher>(&self, h: &mut H) {
-        if let Kind::Lit(t) | Kind::Class(t) | Kind::Ascii(t, _) = &self.kind {
-            t.hash(h);
+        match &self.kind {
+            Kind::Lit(t) | Kind::Class(t) => t.hash(h),
+            Kind::Ascii(bits) => bits.hash(h),
+            _ => {}
         }
     }
 }
@@ -92,7 +95,9 @@ fn node(kind: Kind) -> Re {
     let size = match &kind {
         Kind::Never | Kind::Empty => 0,
         Kind::Lit(s) => 2 * s.len() as u64,
-        Kind::Class(s) | Kind::Ascii(s, _) => s.len() as u64,
+        Kind::Class(s) => s.len() as u64,
+        // Ranges of two escaped characters (`\x{20}-\x{7e}`) in brackets.
+        Kind::Ascii(bits) => 2 + 14 * ascii_ranges(*bits).count() as u64,
         Kind::Raw(s) => s.len() as u64 + 4,
         Kind::Concat(v) => v.iter().fold(0u64, |a, r| a.saturating_add(r.size())),
         Kind::Alt(v) => v
@@ -148,26 +153,7 @@ impl Re {
         if bits == 0 {
             return Re::never();
         }
-        let mut text = String::from("[");
-        let mut c = 0u32;
-        while c < 128 {
-            if bits >> c & 1 == 0 {
-                c += 1;
-                continue;
-            }
-            let start = c;
-            while c < 128 && bits >> c & 1 == 1 {
-                c += 1;
-            }
-            let char_at = |c: u32| class_char(char::from_u32(c).expect("ASCII"));
-            text.push_str(&char_at(start));
-            if c - 1 > start {
-                text.push('-');
-                text.push_str(&char_at(c - 1));
-            }
-        }
-        text.push(']');
-        node(Kind::Ascii(text, bits))
+        node(Kind::Ascii(bits))
     }
     /// A complete regex in regex syntax.
     pub(crate) fn raw(s: impl Into<String>) -> Re {
@@ -360,7 +346,18 @@ impl Re {
                     out.push(')');
                 }
             }
-            Kind::Class(s) | Kind::Ascii(s, _) => out.push_str(s),
+            Kind::Class(s) => out.push_str(s),
+            Kind::Ascii(bits) => {
+                out.push('[');
+                for (lo, hi) in ascii_ranges(*bits) {
+                    out.push_str(&class_char(char::from(lo)));
+                    if hi > lo {
+                        out.push('-');
+                        out.push_str(&class_char(char::from(hi)));
+                    }
+                }
+                out.push(']');
+            }
             // Callers check needs_automaton() first; render something that matches nothing
             // rather than panic.
             Kind::And(_) | Kind::Not(_) => out.push_str(r"[a&&b]"),
@@ -447,7 +444,7 @@ impl Re {
             Kind::Never => ExprId::NOTHING,
             Kind::Empty => ExprId::EMPTY,
             Kind::Lit(s) => set.literal(s.as_bytes()),
-            Kind::Ascii(_, bits) => {
+            Kind::Ascii(bits) => {
                 let mut bytes = ByteSet::EMPTY;
                 for b in (0..128u8).filter(|&b| bits >> b & 1 == 1) {
                     bytes.insert(b);
@@ -580,6 +577,65 @@ pub(crate) fn escape_char(c: char, out: &mut String) {
 }
 
 /// `c` as a one-character regex class item (inside `[...]`).
+/// The maximal runs of set bits of an ASCII class, as `(first, last)` characters.
+fn ascii_ranges(bits: u128) -> impl Iterator<Item = (u8, u8)> {
+    let mut c = 0u32;
+    std::iter::from_fn(move || {
+        while c < 128 && bits >> c & 1 == 0 {
+            c += 1;
+        }
+        if c == 128 {
+            return None;
+        }
+        let start = c;
+        while c < 128 && bits >> c & 1 == 1 {
+            c += 1;
+        }
+        Some((start as u8, (c - 1) as u8))
+    })
+}
+
 pub(crate) fn class_char(c: char) -> String {
     format!("\\x{{{:x}}}", c as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::automaton::expr::ExprDfa;
+    use crate::automaton::{Dfa, DEAD};
+    use crate::test_support::Rng;
+
+    /// An ASCII class renders to a regex and lowers to an expression that both match
+    /// exactly its characters (every ASCII character tried, and a non-ASCII one).
+    #[test]
+    fn ascii_classes_render_and_lower_to_their_characters() {
+        let mut rng = Rng::new(7);
+        for round in 0..200 {
+            let bits = match round {
+                0 => u128::MAX >> 1 << 1, // all but NUL
+                1 => 1 << b'-' | 1 << b']' | 1 << b'\\' | 1 << b'^',
+                _ => u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64()),
+            } & (u128::MAX >> (round % 3) * 40);
+            let re = Re::ascii_class(bits);
+            if bits == 0 {
+                assert!(re.is_never());
+                continue;
+            }
+            let text = re.render();
+            assert!(re.size() >= text.len() as u64, "{text}");
+            let dfa = Dfa::new(&text).unwrap();
+            let mut set = ExprSet::new();
+            let e = re.to_expr(&mut set, &mut LowerMemo::default()).unwrap();
+            let mut lowered =
+                ExprDfa::new(set, e, &Default::default(), u64::MAX, "class".into()).unwrap();
+            for c in 0u8..128 {
+                let want = bits >> c & 1 == 1;
+                assert_eq!(dfa.is_match(&[c]), want, "{text} on {c}");
+                let s = lowered.step(ExprDfa::START, c).unwrap();
+                assert_eq!(s != DEAD && lowered.is_final(s), want, "lowered on {c}");
+            }
+            assert!(!dfa.is_match("é".as_bytes()));
+        }
+    }
 }

@@ -7,11 +7,11 @@
 //! skipped; keywords of no vocabulary (annotations, unknown names) are ignored, as JSON
 //! Schema specifies.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::json::{pointer_push, Json};
 use super::number::{tighter_lower, tighter_upper, Bound, Decimal};
+use crate::automaton::expr::FastMap;
 use crate::error::{Error, ErrorKind, Result};
 
 /// Instance types as bits. `NUMBER` is the non-integer numbers; the keyword `number`
@@ -250,11 +250,11 @@ pub(crate) struct Doc<'a> {
     pub(crate) root: &'a Json,
     pub(crate) draft: Draft,
     /// Absolute URI (no fragment) -> pointer of the resource.
-    resources: HashMap<String, String>,
+    resources: FastMap<String, String>,
     /// (absolute URI, anchor name) -> pointer.
-    anchors: HashMap<(String, String), String>,
+    anchors: FastMap<(String, String), String>,
     /// Parsed nodes by pointer.
-    cache: HashMap<String, NodeRef>,
+    cache: FastMap<String, NodeRef>,
 }
 
 impl<'a> Doc<'a> {
@@ -263,9 +263,9 @@ impl<'a> Doc<'a> {
         let mut doc = Doc {
             root,
             draft,
-            resources: HashMap::new(),
-            anchors: HashMap::new(),
-            cache: HashMap::new(),
+            resources: FastMap::default(),
+            anchors: FastMap::default(),
+            cache: FastMap::default(),
         };
         doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
         doc.resources
