@@ -370,24 +370,12 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
             &[(1, 2000), (1, 200), (1, 31), (1, 2), (31, 32), (1, 1)]
         };
         for &(num, den) in densities {
-            // Id i is "a" (allowed by `a*`) or "b"; the last id is EOS, allowed at the
-            // start because the empty text matches.
-            let tokens = Array::new();
             let mut allowed = vec![false; size];
             for a in allowed.iter_mut().take(size - 1) {
                 *a = rng.below_u64(den) < num;
-                tokens.push(&(if *a { "a" } else { "b" }).into());
             }
-            tokens.push(&JsValue::NULL);
             allowed[size - 1] = true;
-            let v = JsVocabulary::new(
-                tokens.into(),
-                Array::of1(&((size - 1) as u32).into()).into(),
-                None,
-            )
-            .unwrap();
-            let index = JsIndex::from_regex("a*".into(), &v, None).unwrap();
-            let guide = JsGuide::new(&index, None).unwrap();
+            let guide = guide_allowing(&allowed);
             let ids: Vec<u32> = (0..size as u32).filter(|&i| allowed[i as usize]).collect();
             assert_eq!(guide.allowed_tokens().unwrap(), ids, "size {size}");
             let words = size.div_ceil(32);
@@ -458,16 +446,14 @@ fn masks_match_a_scalar_oracle_over_random_sets() {
     );
 }
 
-/// `fillMaskBuffer` of a dense row into buffers at every distance from the row modulo
-/// 4 KiB: where the buffer starts a few words past the row, the copy runs backward (a
-/// forward `memcpy` stalls there on 4K aliasing); every buffer must hold the same mask.
-#[wasm_bindgen_test]
-fn mask_buffers_at_every_address_get_the_same_mask() {
-    let size = 40_000usize;
-    let mut rng = Rng::new(0x4a11);
+/// A guide at the start of `a*` over a vocabulary whose id `i` is "a" where `allowed[i]`
+/// and "b" elsewhere, but for the last id, EOS (allowed at the start: the empty text
+/// matches, so `allowed` must end with `true`).
+fn guide_allowing(allowed: &[bool]) -> JsGuide {
+    let size = allowed.len();
     let tokens = Array::new();
-    for _ in 0..size - 1 {
-        tokens.push(&(if rng.below_u64(2) == 0 { "a" } else { "b" }).into());
+    for &a in &allowed[..size - 1] {
+        tokens.push(&(if a { "a" } else { "b" }).into());
     }
     tokens.push(&JsValue::NULL);
     let v = JsVocabulary::new(
@@ -477,7 +463,20 @@ fn mask_buffers_at_every_address_get_the_same_mask() {
     )
     .unwrap();
     let index = JsIndex::from_regex("a*".into(), &v, None).unwrap();
-    let guide = JsGuide::new(&index, None).unwrap();
+    JsGuide::new(&index, None).unwrap()
+}
+
+/// `fillMaskBuffer` of a dense row into buffers at every distance from the row modulo
+/// 4 KiB: where the buffer starts a few words past the row, the copy runs backward (a
+/// forward `memcpy` stalls there on 4K aliasing); every buffer must hold the same mask.
+#[wasm_bindgen_test]
+fn mask_buffers_at_every_address_get_the_same_mask() {
+    let size = 40_000usize;
+    let mut rng = Rng::new(0x4a11);
+    let allowed: Vec<bool> = (0..size)
+        .map(|i| i == size - 1 || rng.below_u64(2) == 0)
+        .collect();
+    let guide = guide_allowing(&allowed);
     let words = size.div_ceil(32);
     let want = Uint32Array::new_with_length(words as u32);
     guide.fill_mask(want.clone().into()).unwrap();

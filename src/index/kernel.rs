@@ -83,6 +83,27 @@ mod imp {
         t
     };
 
+    /// Stores `v` into the 8 v128s from `q` (32 floats), unrolled: opt-level "s" keeps
+    /// loops.
+    ///
+    /// # Safety
+    /// The 128 bytes from `q` must be writable; no alignment is needed.
+    #[inline]
+    #[target_feature(enable = "simd128")]
+    unsafe fn store_8(q: *mut v128, v: v128) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            v128_store(q, v);
+            v128_store(q.add(1), v);
+            v128_store(q.add(2), v);
+            v128_store(q.add(3), v);
+            v128_store(q.add(4), v);
+            v128_store(q.add(5), v);
+            v128_store(q.add(6), v);
+            v128_store(q.add(7), v);
+        }
+    }
+
     /// Zero-bit counts up to which a word's disallowed logits are stored one by one
     /// rather than selected 4 at a time (8 loads, 8 selects, 8 stores a word): near-full
     /// rows (JSON string bodies allow ~97% of tokens) are mostly such words.
@@ -102,20 +123,10 @@ mod imp {
         let full = blocks.len() / 32;
         let base = blocks.as_mut_ptr();
         macro_rules! fill_word {
+            // SAFETY: `$p` starts a word's 32 logits inside `blocks` (its index is below
+            // `full`).
             ($p:expr) => {
-                // SAFETY: `$p` starts a word's 32 logits inside `blocks` (its index is
-                // below `full`); v128 stores have no alignment requirement.
-                unsafe {
-                    let q = $p.cast::<v128>();
-                    v128_store(q, neg_inf);
-                    v128_store(q.add(1), neg_inf);
-                    v128_store(q.add(2), neg_inf);
-                    v128_store(q.add(3), neg_inf);
-                    v128_store(q.add(4), neg_inf);
-                    v128_store(q.add(5), neg_inf);
-                    v128_store(q.add(6), neg_inf);
-                    v128_store(q.add(7), neg_inf);
-                }
+                unsafe { store_8(($p).cast::<v128>(), neg_inf) }
             };
         }
         let mut next = 0;
@@ -228,19 +239,8 @@ mod imp {
         let neg_inf = f32x4_splat(f32::NEG_INFINITY);
         let mut blocks = slice.chunks_exact_mut(32);
         for block in &mut blocks {
-            let p = block.as_mut_ptr().cast::<v128>();
-            // SAFETY: `block` is 32 floats (8 v128s), the bytes written; v128 stores have
-            // no alignment requirement.
-            unsafe {
-                v128_store(p, neg_inf);
-                v128_store(p.add(1), neg_inf);
-                v128_store(p.add(2), neg_inf);
-                v128_store(p.add(3), neg_inf);
-                v128_store(p.add(4), neg_inf);
-                v128_store(p.add(5), neg_inf);
-                v128_store(p.add(6), neg_inf);
-                v128_store(p.add(7), neg_inf);
-            }
+            // SAFETY: `block` is 32 floats (8 v128s), the bytes written.
+            unsafe { store_8(block.as_mut_ptr().cast::<v128>(), neg_inf) }
         }
         let mut quads = blocks.into_remainder().chunks_exact_mut(4);
         for quad in &mut quads {
