@@ -1055,7 +1055,7 @@ impl<'a> Compiler<'a> {
             let dfa = Dfa::new(&body.render())
                 .map_err(|e| unsupported("patternProperties", parent(at), e.message()))?;
             let spelled = key_text(k);
-            if dfa.is_match(spelled[1..spelled.len() - 1].as_bytes()) {
+            if dfa.is_match(&spelled.as_bytes()[1..spelled.len() - 1]) {
                 rule = Some(match rule {
                     None => node.clone(),
                     Some(r) => both(&r, node),
@@ -1926,7 +1926,7 @@ mod tests {
         };
         // The root and two recursive expansions; a third is too deep.
         assert!(accepts(&mut dfa, r#"{"a":{"b":{}}}"#));
-        assert!(accepts(&mut dfa, r#"{"b":{"a":{}},"a":{}}"#) == false); // schema order: a before b
+        assert!(!accepts(&mut dfa, r#"{"b":{"a":{}},"a":{}}"#)); // schema order: a before b
         assert!(accepts(&mut dfa, r#"{"a":{},"b":{"a":{}}}"#));
         assert!(!accepts(&mut dfa, r#"{"a":{"b":{"a":{}}}}"#));
         assert!(!accepts(&mut dfa, r#"{"b":{"b":{"b":{}}}}"#));

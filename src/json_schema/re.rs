@@ -616,7 +616,7 @@ mod tests {
                 0 => u128::MAX >> 1 << 1, // all but NUL
                 1 => 1 << b'-' | 1 << b']' | 1 << b'\\' | 1 << b'^',
                 _ => u128::from(rng.next_u64()) << 64 | u128::from(rng.next_u64()),
-            } & (u128::MAX >> (round % 3) * 40);
+            } & (u128::MAX >> ((round % 3) * 40));
             let re = Re::ascii_class(bits);
             if bits == 0 {
                 assert!(re.is_never());
