@@ -41,7 +41,14 @@ pub(super) fn copy_words(dst: &mut [u32], src: &[u32]) {
     assert_eq!(dst.len(), src.len(), "copy_words needs equal lengths");
     let ahead = (dst.as_ptr() as usize).wrapping_sub(src.as_ptr() as usize) % 4096;
     if (1..ALIASING_DISTANCE).contains(&ahead) {
-        imp::copy_backward(dst, src);
+        // Blocks of 32 words from the end, then the first words, last one first.
+        let head = dst.len() % 32;
+        let (dst_head, dst_blocks) = dst.split_at_mut(head);
+        let (src_head, src_blocks) = src.split_at(head);
+        imp::copy_blocks_backward(dst_blocks, src_blocks);
+        for (d, s) in dst_head.iter_mut().zip(src_head).rev() {
+            *d = *s;
+        }
     } else {
         dst.copy_from_slice(src);
     }
@@ -130,12 +137,11 @@ mod imp {
             };
         }
         let mut next = 0;
+        let mut past_blocks = None;
         for (i, w) in words {
             if i >= full {
-                for k in next..full {
-                    fill_word!(base.wrapping_add(k * 32));
-                }
-                return Some((i, w));
+                past_blocks = Some((i, w));
+                break;
             }
             for k in next..i {
                 fill_word!(base.wrapping_add(k * 32));
@@ -188,20 +194,17 @@ mod imp {
         for k in next..full {
             fill_word!(base.wrapping_add(k * 32));
         }
-        None
+        past_blocks
     }
 
-    /// `dst.copy_from_slice(src)` from the last word down, 8 v128s per turn, each turn's
-    /// loads before its stores.
+    /// `dst.copy_from_slice(src)` for lengths that are multiples of 32, from the last
+    /// block down, 8 v128s per turn, each turn's loads before its stores.
     #[target_feature(enable = "simd128")]
-    pub(super) fn copy_backward(dst: &mut [u32], src: &[u32]) {
-        let head = dst.len() % 32;
-        let (dst_head, dst_blocks) = dst.split_at_mut(head);
-        let (src_head, src_blocks) = src.split_at(head);
-        for (d, s) in dst_blocks
+    pub(super) fn copy_blocks_backward(dst: &mut [u32], src: &[u32]) {
+        for (d, s) in dst
             .chunks_exact_mut(32)
             .rev()
-            .zip(src_blocks.chunks_exact(32).rev())
+            .zip(src.chunks_exact(32).rev())
         {
             let (d, s) = (d.as_mut_ptr().cast::<v128>(), s.as_ptr().cast::<v128>());
             // SAFETY: `d` and `s` are 32 words (8 v128s) each; v128 loads and stores have
@@ -226,9 +229,6 @@ mod imp {
                 v128_store(d.add(1), v[1]);
                 v128_store(d, v[0]);
             }
-        }
-        for (d, s) in dst_head.iter_mut().zip(src_head).rev() {
-            *d = *s;
         }
     }
 
@@ -263,10 +263,11 @@ mod imp {
     ) -> Option<(usize, u32)> {
         let full = blocks.len() / 32;
         let mut next = 0;
+        let mut past_blocks = None;
         for (i, w) in words {
             if i >= full {
-                blocks[next * 32..].fill(f32::NEG_INFINITY);
-                return Some((i, w));
+                past_blocks = Some((i, w));
+                break;
             }
             blocks[next * 32..i * 32].fill(f32::NEG_INFINITY);
             next = i + 1;
@@ -289,32 +290,23 @@ mod imp {
             }
         }
         blocks[next * 32..].fill(f32::NEG_INFINITY);
-        None
+        past_blocks
     }
 
     pub(super) fn fill_neg_inf(slice: &mut [f32]) {
         slice.fill(f32::NEG_INFINITY);
     }
 
-    /// `dst.copy_from_slice(src)` from the last block of 8 words down; each block is
-    /// loaded whole before it is stored, so no load follows a store it could alias.
-    pub(super) fn copy_backward(dst: &mut [u32], src: &[u32]) {
+    /// `dst.copy_from_slice(src)` for lengths that are multiples of 32, from the last
+    /// block of 8 words down; each block is loaded whole before it is stored, so no load
+    /// follows a store it could alias.
+    pub(super) fn copy_blocks_backward(dst: &mut [u32], src: &[u32]) {
         // XOR with an opaque zero: a plain copy loop is turned back into `memcpy` (its
         // forward loop is the cliff); the XOR vectorizes with the copy at no cost.
         let zero = std::hint::black_box(0u32);
-        let head = dst.len() % 8;
-        let (dst_head, dst_blocks) = dst.split_at_mut(head);
-        let (src_head, src_blocks) = src.split_at(head);
-        for (d, s) in dst_blocks
-            .chunks_exact_mut(8)
-            .rev()
-            .zip(src_blocks.chunks_exact(8).rev())
-        {
+        for (d, s) in dst.chunks_exact_mut(8).rev().zip(src.chunks_exact(8).rev()) {
             let block: [u32; 8] = std::array::from_fn(|k| s[k] ^ zero);
             d.copy_from_slice(&block);
-        }
-        for (d, s) in dst_head.iter_mut().zip(src_head).rev() {
-            *d = *s;
         }
     }
 }

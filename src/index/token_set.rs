@@ -493,14 +493,8 @@ impl TokenSet {
             // not list are plain `-inf` stores, with no bits to read (mid-density rows
             // took 1.7-2.1x a logits copy through their whole bitset, and 2x as one fill
             // per gap between ids).
-            Repr::Sparse { data, singles } => {
-                let (singles, indexes, bits) = split(data, *singles);
-                let words = SparseWords {
-                    singles,
-                    words: indexes,
-                    bits,
-                };
-                mask_with_words(words.map(|(w, b)| (w as usize, b)), logits);
+            Repr::Sparse { .. } => {
+                mask_with_words(self.words().map(|(w, b)| (w as usize, b)), logits)
             }
         }
         Ok(())

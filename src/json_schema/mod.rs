@@ -65,7 +65,10 @@ mod pattern;
 mod re;
 mod schema;
 
-use crate::automaton::expr::{ExprId, ExprSet};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::automaton::expr::{ExprId, ExprSet, FastMap};
 use crate::automaton::{Dfa, DEAD, DEFAULT_MAX_WORK};
 use crate::error::{Error, ErrorKind, Result};
 use json::Json;
@@ -346,7 +349,7 @@ struct Compiled {
     /// How deep the free-form values the schema reaches nest containers.
     free_form_depth: usize,
     /// The thread's free-form values the compile started from.
-    free_form: std::rc::Rc<FreeFormTemplate>,
+    free_form: Rc<FreeFormTemplate>,
 }
 
 fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
@@ -389,20 +392,19 @@ struct FreeFormTemplate {
     depth: usize,
     /// The whitespace expression the levels were made with (each compile uses it).
     ws: Re,
-    levels: crate::automaton::expr::FastMap<(usize, bool), Re>,
+    levels: FastMap<(usize, bool), Re>,
     exprs: ExprSet,
     memo: re::LowerMemo,
 }
 
 thread_local! {
     /// The last template made on this thread (one whitespace option and depth).
-    static FREE_FORM: std::cell::RefCell<Option<std::rc::Rc<FreeFormTemplate>>> =
-        const { std::cell::RefCell::new(None) };
+    static FREE_FORM: RefCell<Option<Rc<FreeFormTemplate>>> = const { RefCell::new(None) };
 }
 
 /// The thread's template for `config`, made first if the last one was for other options
 /// (this is also where the whitespace option is checked, once per template).
-fn free_form_template(config: &Config) -> Result<std::rc::Rc<FreeFormTemplate>> {
+fn free_form_template(config: &Config) -> Result<Rc<FreeFormTemplate>> {
     let depth = config.get_any_value_depth();
     let cached = FREE_FORM.with(|t| t.borrow().clone());
     if let Some(t) = cached.filter(|t| t.depth == depth && t.whitespace == config.whitespace) {
@@ -415,7 +417,7 @@ fn free_form_template(config: &Config) -> Result<std::rc::Rc<FreeFormTemplate>> 
     let mut exprs = ExprSet::new();
     let mut memo = re::LowerMemo::default();
     top.to_expr(&mut exprs, &mut memo)?;
-    let template = std::rc::Rc::new(FreeFormTemplate {
+    let template = Rc::new(FreeFormTemplate {
         whitespace: config.whitespace.clone(),
         depth,
         ws,

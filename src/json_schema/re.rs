@@ -444,13 +444,8 @@ impl Re {
             Kind::Never => ExprId::NOTHING,
             Kind::Empty => ExprId::EMPTY,
             Kind::Lit(s) => set.literal(s.as_bytes()),
-            Kind::Ascii(bits) => {
-                let mut bytes = ByteSet::EMPTY;
-                for b in (0..128u8).filter(|&b| bits >> b & 1 == 1) {
-                    bytes.insert(b);
-                }
-                set.set(bytes)
-            }
+            // The class's bits are the byte set's first two words.
+            Kind::Ascii(bits) => set.set(ByteSet([*bits as u64, (*bits >> 64) as u64, 0, 0])),
             Kind::Class(s) | Kind::Raw(s) => match memo.texts.get(s) {
                 Some(&e) => e,
                 None => {

@@ -21,19 +21,28 @@ pub(crate) fn from_regex(set: &mut ExprSet, pattern: &str) -> Result<ExprId> {
 }
 
 thread_local! {
-    /// Patterns parsed on this thread, up to [`PARSED_PATTERNS`] of them: a JSON Schema's
-    /// compile lowers the same fragments (string characters, numbers, formats) every
-    /// time, and parsing them was a tenth of a typical schema's compile.
-    static PARSED: RefCell<FastMap<Box<str>, Rc<Hir>>> = RefCell::new(FastMap::default());
+    /// Patterns parsed on this thread (see [`PARSED_WEIGHT`]): a JSON Schema's compile
+    /// lowers the same fragments (formats, whitespace, key classes) every time, and
+    /// parsing them was a quarter of a typical schema's compile.
+    static PARSED: RefCell<ParsedPatterns> = RefCell::new(ParsedPatterns::default());
 }
 
-/// How many parsed patterns a thread keeps (the first ones; each up to
-/// [`PARSED_PATTERN_BYTES`] long).
-const PARSED_PATTERNS: usize = 256;
+#[derive(Default)]
+struct ParsedPatterns {
+    hirs: FastMap<Box<str>, Rc<Hir>>,
+    /// Sum of the kept entries' [`weight`].
+    weight: usize,
+}
+
+/// What a thread keeps parsed, in HIR nodes and class ranges (8-16 bytes each; the first
+/// patterns to come are kept): a count of patterns would not bound the memory, since a
+/// few bytes of text (`\w`) parse into hundreds of ranges.
+const PARSED_WEIGHT: usize = 1 << 18;
+/// Longer patterns are never kept (their text would be kept too).
 const PARSED_PATTERN_BYTES: usize = 4096;
 
 fn parsed(pattern: &str) -> Result<Rc<Hir>> {
-    if let Some(hir) = PARSED.with(|p| p.borrow().get(pattern).cloned()) {
+    if let Some(hir) = PARSED.with(|p| p.borrow().hirs.get(pattern).cloned()) {
         return Ok(hir);
     }
     let hir = regex_syntax::ParserBuilder::new()
@@ -48,14 +57,35 @@ fn parsed(pattern: &str) -> Result<Rc<Hir>> {
         })?;
     let hir = Rc::new(hir);
     if pattern.len() <= PARSED_PATTERN_BYTES {
+        let w = weight(&hir) + pattern.len() / 8;
         PARSED.with(|p| {
             let mut p = p.borrow_mut();
-            if p.len() < PARSED_PATTERNS {
-                p.insert(pattern.into(), hir.clone());
+            if p.weight + w <= PARSED_WEIGHT {
+                p.weight += w;
+                p.hirs.insert(pattern.into(), hir.clone());
             }
         });
     }
     Ok(hir)
+}
+
+/// The size of `hir` in nodes and class ranges (an explicit stack: no recursion).
+fn weight(hir: &Hir) -> usize {
+    let mut stack = vec![hir];
+    let mut w = 0;
+    while let Some(h) = stack.pop() {
+        w += 1;
+        match h.kind() {
+            HirKind::Class(Class::Unicode(c)) => w += c.ranges().len(),
+            HirKind::Class(Class::Bytes(c)) => w += c.ranges().len(),
+            HirKind::Literal(lit) => w += lit.0.len() / 8,
+            HirKind::Repetition(r) => stack.push(&r.sub),
+            HirKind::Capture(c) => stack.push(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => stack.extend(v.iter()),
+            HirKind::Empty | HirKind::Look(_) => {}
+        }
+    }
+    w
 }
 
 fn from_hir(set: &mut ExprSet, hir: &Hir, pattern: &str) -> Result<ExprId> {
