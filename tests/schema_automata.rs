@@ -218,3 +218,168 @@ fn dependencies_are_presence_conditions() {
         );
     }
 }
+
+/// Random texts that a lazy index over single bytes lets a guide write for `schema`,
+/// each validated by the `jsonschema` crate: none may be invalid. Returns how many were
+/// written (the walks lean towards structure and the end, so that they finish).
+fn random_texts_validate(schema: &str, config: &Config, walks: usize) -> usize {
+    use logitmask::test_support::Rng;
+    use logitmask::Guide;
+    let value: serde_json::Value = serde_json::from_str(schema).unwrap();
+    let validator = jsonschema::validator_for(&value).unwrap();
+    let vocab = bytes_vocab();
+    let index = Arc::new(
+        Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().lazy(true), config)
+            .unwrap(),
+    );
+    let mut rng = Rng::new(schema.len() as u64);
+    let mut written = 0;
+    'walks: for _ in 0..walks {
+        let mut guide = Guide::new(index.clone());
+        let mut text = Vec::new();
+        for step in 0..400 {
+            if guide.can_finish() && rng.probability(0.7) {
+                break;
+            }
+            let allowed: Vec<u32> = guide
+                .allowed_tokens()
+                .unwrap()
+                .iter()
+                .filter(|&t| t < 256)
+                .collect();
+            if allowed.is_empty() {
+                assert!(guide.can_finish(), "{schema}: stuck after {text:?}");
+                break;
+            }
+            let structural: Vec<u32> = allowed
+                .iter()
+                .copied()
+                .filter(|&b| b"\"{}[],:0123456789abxyz".contains(&(b as u8)))
+                .collect();
+            let pool = if !structural.is_empty() && (step > 30 || rng.probability(0.7)) {
+                &structural
+            } else {
+                &allowed
+            };
+            let b = pool[rng.below(pool.len())];
+            guide.advance(b).unwrap();
+            text.push(b as u8);
+        }
+        if !guide.can_finish() {
+            continue 'walks;
+        }
+        let text = String::from_utf8(text).expect("whole characters at the end");
+        let instance: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            // Valid JSON beyond f64 (`3E061598`): serde_json cannot hold it.
+            Err(e) if e.to_string().contains("number out of range") => continue,
+            Err(e) => panic!("{schema}: not JSON: {text}: {e}"),
+        };
+        assert!(
+            validator.is_valid(&instance),
+            "{schema}: wrote an invalid text: {text}"
+        );
+        written += 1;
+    }
+    written
+}
+
+#[test]
+fn one_of_with_overlapping_branches_takes_each_minus_the_others() {
+    let config = Config::new().allow_additional_properties(true);
+    // Distinct required keys: exactly one of them.
+    let schema =
+        r#"{"oneOf":[{"type":"object","required":["a"]},{"type":"object","required":["b"]}]}"#;
+    check(
+        schema,
+        &config,
+        &[r#"{"a":1}"#, r#"{"b":2}"#, r#"{"a":1,"c":3}"#],
+        &[
+            r#"{"a":1,"b":2}"#,
+            r#"{"b":2,"a":1}"#,
+            "{}",
+            r#"{"c":1}"#,
+            "1",
+        ],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    // A discriminator property that only one branch requires: the other takes the
+    // values outside its enum, in every spelling.
+    let schema = r#"{"type":"object","oneOf":[
+        {"properties":{"kind":{"enum":["x"]},"v":{"type":"string"}}},
+        {"properties":{"kind":{"enum":["y","z"]}},"required":["kind"]}]}"#;
+    check(
+        schema,
+        &config,
+        &[
+            r#"{"kind":"x","v":"s"}"#,
+            "{}",
+            r#"{"v":"s"}"#,
+            r#"{"kind":"y"}"#,
+            r#"{"kind":"z","v":1}"#,
+            r#"{"kind":"y","v":"s"}"#,
+        ],
+        &[r#"{"kind":"q"}"#, r#"{"kind":"x","v":1}"#, r#"{"v":1}"#],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    // Branches whose complements are exact and leave nothing: no value validates.
+    let e = Index::from_json_schema_str(
+        r#"{"oneOf":[{"type":"object"},{"type":"object","required":[]}]}"#,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        &config,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{e:?}");
+    // Complements known only in part that leave nothing: a refusal naming oneOf.
+    let e = Index::from_json_schema_str(
+        r#"{"oneOf":[{"type":"string","pattern":"a"},{"type":"string","pattern":"b"}]}"#,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        &config,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedSchema, "{e:?}");
+    assert!(e.message().contains("oneOf"), "{e:?}");
+}
+
+#[test]
+fn not_of_properties_and_enums_is_exact() {
+    let config = Config::new().allow_additional_properties(true);
+    // Failing `properties`: the property present with a value its schema refuses.
+    let schema = r#"{"type":"object","not":{"properties":{"a":{"type":"string"}}}}"#;
+    check(
+        schema,
+        &config,
+        &[r#"{"a":1}"#, r#"{"a":null,"b":"x"}"#],
+        &["{}", r#"{"a":"x"}"#, r#"{"b":1}"#],
+    );
+    // An excluded string is excluded in every spelling; booleans and null one by one.
+    let schema = r#"{"type":["string","boolean","null"],"not":{"enum":["ab",true,null]}}"#;
+    check(
+        schema,
+        &config,
+        &[r#""abc""#, r#""a""#, r#""""#, "false"],
+        &[
+            r#""ab""#,
+            r#""\u0061b""#,
+            r#""a\u0062""#,
+            r#""\u0061\u0062""#,
+            "true",
+            "null",
+        ],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    let schema =
+        r#"{"type":"object","not":{"properties":{"k":{"const":"v\"/"}}},"required":["k"]}"#;
+    check(
+        schema,
+        &config,
+        &[r#"{"k":"v"}"#, r#"{"k":1}"#],
+        &[
+            r#"{"k":"v\"/"}"#,
+            r#"{"k":"v\u0022\/"}"#,
+            r#"{"k":"\u0076\"\u002F"}"#,
+        ],
+    );
+}

@@ -9,11 +9,11 @@
 use std::rc::Rc;
 
 use super::fragments::{self, JSON_CHAR};
-use super::json::{canonical_char, write_json_string, Json};
+use super::json::{canonical_char, pointer_push, write_json_string, Json};
 use super::number::{self, in_range};
 use super::pattern::{self, Pat, PropCache};
 use super::re::{self, Re};
-use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, Sch};
+use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, OneOf, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{Config, PropertyOrder, MAX_SCHEMA_NESTING};
 use crate::automaton::determinize::StepOnDemand;
@@ -310,13 +310,13 @@ impl<'a> Compiler<'a> {
             }
             return Ok(Re::alt(alts));
         }
-        if let Some((group, at)) = s.apply.one_of.first().cloned() {
+        if let Some(one_of) = s.apply.one_of.first().cloned() {
             let mut rest = s.clone();
             rest.apply.one_of.remove(0);
             // Merge every branch with the rest, remembering the references each followed.
-            let mut merged: Vec<(Sch, Vec<String>)> = Vec::new();
-            for b in &group {
-                self.count_branch(&at)?;
+            let mut merged: Vec<(usize, Sch, Vec<String>)> = Vec::new();
+            for (i, b) in one_of.branches.iter().enumerate() {
+                self.count_branch(&one_of.at)?;
                 let mark = self.ref_stack.len();
                 let out = self
                     .flatten(b)
@@ -324,35 +324,87 @@ impl<'a> Compiler<'a> {
                 let pushed = self.ref_stack[mark..].to_vec();
                 self.ref_stack.truncate(mark);
                 if let Some(m) = out? {
-                    merged.push((m, pushed));
+                    merged.push((i, m, pushed));
                 }
             }
-            for i in 0..merged.len() {
-                for j in i + 1..merged.len() {
-                    let (a, b) = (merged[i].0.clone(), merged[j].0.clone());
+            // Branches that may hold together: each takes the other's complement.
+            let mut clashes: Vec<Vec<usize>> = vec![Vec::new(); merged.len()];
+            let mut first_clash = None;
+            for x in 0..merged.len() {
+                for y in x + 1..merged.len() {
+                    let (a, b) = (merged[x].1.clone(), merged[y].1.clone());
                     if !self.disjoint(&a, &b, 0)? {
-                        return Err(unsupported(
-                            "oneOf",
-                            &s.ptr,
-                            &format!(
-                                "branches {} and {} are not provably exclusive, so oneOf cannot be written as anyOf",
-                                i, j
-                            ),
-                        ));
+                        clashes[x].push(merged[y].0);
+                        clashes[y].push(merged[x].0);
+                        first_clash.get_or_insert((merged[x].0, merged[y].0));
                     }
                 }
             }
+            let mut complements: FastMap<usize, Option<(Sch, Vec<String>)>> = FastMap::default();
             let mut alts = Vec::new();
-            for (m, pushed) in merged {
+            for ((_, mut m, mut pushed), clash) in merged.into_iter().zip(clashes) {
+                let mut possible = true;
+                for j in clash {
+                    if !complements.contains_key(&j) {
+                        let c = self.one_of_complement(&one_of, j)?;
+                        complements.insert(j, c);
+                    }
+                    let Some((c, refs)) = complements[&j].clone() else {
+                        possible = false;
+                        break;
+                    };
+                    m = self.merge(&m, &c)?;
+                    pushed.extend(refs);
+                }
+                if !possible {
+                    continue;
+                }
                 let mark = self.ref_stack.len();
                 self.ref_stack.extend(pushed);
                 let out = self.compile_flat(m);
                 self.ref_stack.truncate(mark);
                 alts.push(out?);
             }
+            // Nothing left: the schema's own verdict where every complement taken was
+            // exact, else a refusal (the values left out may have been valid).
+            let lossy = |j: &usize| !one_of.complements[*j].1;
+            if alts.iter().all(Re::is_never) && complements.keys().any(lossy) {
+                if let Some((i, j)) = first_clash {
+                    return Err(unsupported(
+                        "oneOf",
+                        &s.ptr,
+                        &format!(
+                            "branches {i} and {j} are not provably exclusive, and the complement of each that can be said leaves nothing"
+                        ),
+                    ));
+                }
+            }
             return Ok(Re::alt(alts));
         }
         self.compile_types(&s)
+    }
+
+    /// The complement of `oneOf` branch `j` ([`OneOf::complements`]), flattened, with
+    /// the references it followed; `None` where none is known (a branch that may hold
+    /// with `j` then allows nothing).
+    fn one_of_complement(
+        &mut self,
+        one_of: &OneOf,
+        j: usize,
+    ) -> Result<Option<(Sch, Vec<String>)>> {
+        let (json, _) = &one_of.complements[j];
+        if matches!(json, Json::Bool(false)) {
+            return Ok(None);
+        }
+        let at = pointer_push(&one_of.at, &j.to_string());
+        let Ok(node) = self.doc.parse(json, &at, &one_of.base) else {
+            return Ok(None);
+        };
+        let mark = self.ref_stack.len();
+        let flat = self.flatten(&node);
+        let pushed = self.ref_stack[mark..].to_vec();
+        self.ref_stack.truncate(mark);
+        Ok(flat?.map(|f| (f, pushed)))
     }
 
     fn compile_types(&mut self, s: &Sch) -> Result<Re> {
@@ -365,11 +417,17 @@ impl<'a> Compiler<'a> {
         }
         let types = s.types.unwrap_or(ALL_TYPES);
         let mut alts = Vec::new();
-        if types & NULL != 0 {
+        let excluded = |v: &Json| s.excluded.iter().any(|x| x.equals(v));
+        if types & NULL != 0 && !excluded(&Json::Null) {
             alts.push(Re::lit(fragments::NULL));
         }
         if types & BOOLEAN != 0 {
-            alts.push(Re::raw(fragments::BOOLEAN));
+            match (excluded(&Json::Bool(true)), excluded(&Json::Bool(false))) {
+                (false, false) => alts.push(Re::raw(fragments::BOOLEAN)),
+                (true, false) => alts.push(Re::lit("false")),
+                (false, true) => alts.push(Re::lit("true")),
+                (true, true) => {}
+            }
         }
         if types & (NUMBER | INTEGER) == NUMBER {
             // Numbers that are not integers (`not: {"type": "integer"}`).
@@ -385,7 +443,21 @@ impl<'a> Compiler<'a> {
             alts.push(self.number(s, types & NUMBER == 0)?);
         }
         if types & STRING != 0 {
-            alts.push(self.string(s)?);
+            let string = self.string(s)?;
+            let names: Vec<Re> = s
+                .excluded
+                .iter()
+                .filter_map(|v| match v {
+                    Json::String(t) => Some(every_spelling(t)),
+                    _ => None,
+                })
+                .collect();
+            if names.is_empty() || string.is_never() {
+                alts.push(string);
+            } else {
+                self.needs_automaton("not", &format!("{}/not", s.ptr));
+                alts.push(Re::and([string, Re::not(Re::alt(names))]));
+            }
         }
         if types & ARRAY != 0 {
             alts.push(self.array(s)?);
@@ -451,7 +523,7 @@ impl<'a> Compiler<'a> {
         let mut alts = Vec::new();
         for v in values {
             self.charge_entries(1 + v.to_compact().len() as u64 / 16)?;
-            if value_types(v) & types == 0 {
+            if value_types(v) & types == 0 || s.excluded.iter().any(|x| x.equals(v)) {
                 continue;
             }
             if unique {
@@ -1820,6 +1892,46 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// Every JSON spelling of the string `text`, quotes included: each character as itself
+/// (where JSON allows it unescaped), as a `\u` escape with hex digits in either case (a
+/// surrogate pair beyond U+FFFF), or as its short escape. Excluding a value must exclude
+/// all of them, since a string pattern may write any.
+fn every_spelling(text: &str) -> Re {
+    let hex = |unit: u32| {
+        Re::concat((0..4).rev().map(|k| {
+            let d = char::from_digit((unit >> (4 * k)) & 15, 16).expect("a hex digit");
+            let bits = (1u128 << d as u8) | (1u128 << d.to_ascii_uppercase() as u8);
+            Re::ascii_class(bits)
+        }))
+    };
+    let escape = |unit: u32| Re::concat([Re::lit("\\u"), hex(unit)]);
+    let mut parts = vec![Re::lit("\"")];
+    for c in text.chars() {
+        let mut alts = Vec::new();
+        if c >= ' ' && c != '"' && c != '\\' {
+            alts.push(Re::lit(c.to_string()));
+        }
+        let short = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '/' => Some("\\/"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            _ => None,
+        };
+        alts.extend(short.map(Re::lit));
+        let mut units = [0u16; 2];
+        let units = c.encode_utf16(&mut units);
+        alts.push(Re::concat(units.iter().map(|&u| escape(u32::from(u)))));
+        parts.push(Re::alt(alts));
+    }
+    parts.push(Re::lit("\""));
+    Re::concat(parts)
+}
+
 /// Compact spellings of a value to test against a regex: canonical text, and every key
 /// order of small objects.
 fn spellings(v: &Json) -> Vec<String> {
@@ -1866,7 +1978,11 @@ fn entries(s: &Sch) -> u64 {
         + s.object.patterns.len()
         + s.apply.all_of.len()
         + s.apply.any_of.iter().map(|(g, _)| g.len()).sum::<usize>()
-        + s.apply.one_of.iter().map(|(g, _)| g.len()).sum::<usize>()
+        + s.apply
+            .one_of
+            .iter()
+            .map(|o| o.branches.len())
+            .sum::<usize>()
         + s.apply.refs.len();
     1 + lists as u64
 }

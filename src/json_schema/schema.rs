@@ -46,6 +46,10 @@ pub(crate) struct Sch {
     pub(crate) types: Option<u8>,
     /// `enum` / `const` constraints (each must hold), with their locations.
     pub(crate) enums: Vec<(Vec<Json>, String)>,
+    /// Values `not: {enum}` / `not: {const}` exclude: strings, booleans and null only,
+    /// whose every spelling a complement can name (numbers have spellings no regular
+    /// language can tie to a value: `1`, `1.0`, `10e-1`...).
+    pub(crate) excluded: Vec<Json>,
     pub(crate) number: NumberKeywords,
     pub(crate) string: StringKeywords,
     pub(crate) array: ArrayKeywords,
@@ -105,9 +109,82 @@ pub(crate) struct ObjectKeywords {
 pub(crate) struct Applicators {
     pub(crate) all_of: Vec<NodeRef>,
     pub(crate) any_of: Vec<(Vec<NodeRef>, String)>,
-    pub(crate) one_of: Vec<(Vec<NodeRef>, String)>,
+    pub(crate) one_of: Vec<OneOf>,
     /// `$ref`s, as absolute URIs with fragment, with their locations.
     pub(crate) refs: Vec<(String, String)>,
+}
+
+/// A `oneOf`: its branches, where it is, and for each branch a schema of values that
+/// surely fail it. Branches the compiler cannot prove exclusive are each intersected with
+/// the others' complements: `oneOf [A, B]` = `A and not B` or `B and not A`. Where a
+/// branch's complement cannot be said exactly ([`Doc::complement`]), a smaller one is
+/// (values failing a part of the branch, e.g. its `required` and `type`): the branch
+/// then allows fewer values than the schema does, never one it refuses.
+#[derive(Clone, Debug)]
+pub(crate) struct OneOf {
+    pub(crate) branches: Vec<NodeRef>,
+    /// The keyword's location.
+    pub(crate) at: String,
+    /// The base URI the complements' `$ref`s resolve against.
+    pub(crate) base: String,
+    /// Per branch: JSON Schema of values that fail it (`false` where none is known),
+    /// and whether that is all of them (the exact complement).
+    pub(crate) complements: Rc<Vec<(Json, bool)>>,
+}
+
+/// What [`Doc::complement`] has visited, and whether it has dropped anything yet.
+struct ComplementWork {
+    visited: usize,
+    lossless: bool,
+}
+
+impl Default for ComplementWork {
+    fn default() -> Self {
+        ComplementWork {
+            visited: 0,
+            lossless: true,
+        }
+    }
+}
+
+impl ComplementWork {
+    /// Gives up on a part: no complement when it must be exact, else an empty part.
+    fn lose(&mut self, exact: bool) -> Option<Json> {
+        self.lossless = false;
+        (!exact).then_some(Json::Bool(false))
+    }
+}
+
+/// The values of a `not` that is only an `enum` or a `const` of strings, booleans and
+/// null (and annotations): the values [`Sch::excluded`] takes.
+fn excluded_values(not: &Json) -> Option<Vec<Json>> {
+    let Json::Object(m) = not else { return None };
+    let mut values = None;
+    for (k, v) in m {
+        match (k.as_str(), v) {
+            (k, _) if is_annotation(k) => {}
+            ("enum", Json::Array(list)) if values.is_none() => values = Some(list.clone()),
+            ("const", v) if values.is_none() => values = Some(vec![v.clone()]),
+            _ => return None,
+        }
+    }
+    let values = values?;
+    values
+        .iter()
+        .all(|v| matches!(v, Json::String(_) | Json::Bool(_) | Json::Null))
+        .then_some(values)
+}
+
+/// The types a value has (a number: both number types, whatever its value).
+fn value_type(v: &Json) -> u8 {
+    match v {
+        Json::Null => NULL,
+        Json::Bool(_) => BOOLEAN,
+        Json::Number(_) => NUMBER | INTEGER,
+        Json::String(_) => STRING,
+        Json::Array(_) => ARRAY,
+        Json::Object(_) => OBJECT,
+    }
 }
 
 fn is_any(n: &Option<NodeRef>) -> bool {
@@ -127,6 +204,7 @@ impl Sch {
     fn keywords_trivial(&self) -> bool {
         self.types.is_none_or(|t| t == ALL_TYPES)
             && self.enums.is_empty()
+            && self.excluded.is_empty()
             && self.number.is_trivial()
             && self.string.is_trivial()
             && self.array.is_trivial()
@@ -529,10 +607,14 @@ impl<'a> Doc<'a> {
                             None => ALL_TYPES,
                         }
                     }
+                    _ if excluded_values(value).is_some() => {
+                        s.excluded.extend(excluded_values(value).expect("checked"));
+                        return Ok(true);
+                    }
                     _ => {
                         // Key presence, types, and their boolean combinations are negated
                         // exactly, as a schema applied beside this one.
-                        let Some(negated) = self.negate(value, k.base, 0) else {
+                        let Some(negated) = self.negate(value, k.base) else {
                             return Err(unsupported(
                                 key,
                                 ptr,
@@ -779,87 +861,199 @@ impl<'a> Doc<'a> {
 
     /// A schema that validates exactly the instances `schema` does not, for the forms
     /// whose complement JSON Schema itself can say: `required` (a property that must be
-    /// absent is `properties: {p: false}`), `type` (the other types), booleans, and
-    /// `anyOf`/`allOf`/`not`/`$ref` over those (De Morgan). `None` for anything else:
-    /// complementing a language the compiler only approximates (property order, number
-    /// spellings, depth cuts) could accept invalid text.
-    fn negate(&self, schema: &Json, base: &str, depth: usize) -> Option<Json> {
+    /// absent is `properties: {p: false}`), `type` (the other types), booleans,
+    /// `properties` (present with a value in the complement of its schema), and
+    /// `anyOf`/`allOf`/`oneOf`'s branches'/`not`/`$ref` over those (De Morgan). `None` for
+    /// anything else: complementing a language the compiler only approximates (property
+    /// order, number spellings, depth cuts) could accept invalid text.
+    fn negate(&self, schema: &Json, base: &str) -> Option<Json> {
+        self.complement(schema, base, 0, true, &mut ComplementWork::default())
+    }
+
+    /// The complement of `schema`, exact when `exact` (else `None` where it cannot be
+    /// said); otherwise a subset of it: the complement of a larger schema, the keywords it
+    /// cannot say being dropped from `schema` (`false` where nothing is left). A subset
+    /// of the complement is what `oneOf` needs: a branch intersected with it may allow
+    /// fewer values than it should, never a value that also satisfies the other branch.
+    /// `work` counts the subschemas visited (references are followed, so it is bounded).
+    fn complement(
+        &self,
+        schema: &Json,
+        base: &str,
+        depth: usize,
+        exact: bool,
+        work: &mut ComplementWork,
+    ) -> Option<Json> {
         const MAX_DEPTH: usize = 16;
-        if depth > MAX_DEPTH {
-            return None;
+        const MAX_WORK: usize = 4096;
+        const MAX_ALTERNATIVES: usize = 4;
+        work.visited += 1;
+        if depth > MAX_DEPTH || work.visited > MAX_WORK {
+            return work.lose(exact);
         }
         let members = match schema {
             Json::Bool(b) => return Some(Json::Bool(!b)),
             Json::Object(m) => m,
-            _ => return None,
+            _ => return work.lose(exact),
         };
         let obj = |k: &str, v: Json| Json::Object(vec![(k.to_string(), v)]);
         let absent = |name: &String| obj("properties", obj(name, Json::Bool(false)));
-        // not (A and B and ...) = (not A) or (not B) or ...
-        let mut alternatives = Vec::new();
+        let types_but = |types: u8, work: &mut ComplementWork| -> Option<Json> {
+            let mut rest = ALL_TYPES & !types;
+            if rest & NUMBER != 0 && rest & INTEGER == 0 {
+                // "Numbers that are not integers" has no type name; a subset leaves them out.
+                if exact {
+                    return None;
+                }
+                rest &= !NUMBER;
+                work.lossless = false;
+            }
+            let mut names = Vec::new();
+            for (bit, name) in [
+                (NULL, "null"),
+                (BOOLEAN, "boolean"),
+                (OBJECT, "object"),
+                (ARRAY, "array"),
+                (STRING, "string"),
+            ] {
+                if rest & bit != 0 {
+                    names.push(Json::String(name.to_string()));
+                }
+            }
+            if rest & NUMBER != 0 {
+                names.push(Json::String("number".to_string()));
+            } else if rest & INTEGER != 0 {
+                names.push(Json::String("integer".to_string()));
+            }
+            Some(if names.is_empty() {
+                Json::Bool(false)
+            } else {
+                obj("type", Json::Array(names))
+            })
+        };
+        // not (A and B and ...) = (not A) or (not B) or ...; a keyword left out of a
+        // subset adds no alternative (its complement taken as empty).
+        // Ranked (kept first where a subset keeps only some): other types, a property's
+        // value outside an enum (a discriminator), a required property absent, the rest.
+        let mut alternatives: Vec<(u8, Json)> = Vec::new();
         for (key, value) in members {
-            match key.as_str() {
-                k if is_annotation(k) => {}
+            let alternative = match key.as_str() {
+                k if is_annotation(k) => continue,
                 "required" => {
                     let Json::Array(names) = value else {
                         return None;
                     };
                     for n in names {
                         let Json::String(n) = n else { return None };
-                        alternatives.push(absent(n));
+                        alternatives.push((2, absent(n)));
                     }
+                    continue;
                 }
-                "type" => {
-                    let types = parse_types(value, "").ok()?;
-                    let rest = ALL_TYPES & !types;
-                    if rest & NUMBER != 0 && rest & INTEGER == 0 {
-                        return None; // "numbers that are not integers" has no type name
-                    }
-                    let mut names = Vec::new();
-                    for (bit, name) in [
-                        (NULL, "null"),
-                        (BOOLEAN, "boolean"),
-                        (OBJECT, "object"),
-                        (ARRAY, "array"),
-                        (STRING, "string"),
-                    ] {
-                        if rest & bit != 0 {
-                            names.push(Json::String(name.to_string()));
+                "type" => types_but(parse_types(value, "").ok()?, work),
+                "properties" => {
+                    let Json::Object(props) = value else {
+                        return None;
+                    };
+                    // Failing `properties`: an object with one of them present, its
+                    // value failing that property's schema.
+                    for (name, sub) in props {
+                        let c = self.complement(sub, base, depth + 1, exact, work)?;
+                        if !matches!(c, Json::Bool(false)) {
+                            let rank = if c.get("not").is_some() { 1 } else { 3 };
+                            alternatives.push((
+                                rank,
+                                Json::Object(vec![
+                                    ("type".to_string(), Json::String("object".to_string())),
+                                    (
+                                        "required".to_string(),
+                                        Json::Array(vec![Json::String(name.clone())]),
+                                    ),
+                                    ("properties".to_string(), obj(name, c)),
+                                ]),
+                            ));
                         }
                     }
-                    if rest & NUMBER != 0 {
-                        names.push(Json::String("number".to_string()));
-                    } else if rest & INTEGER != 0 {
-                        names.push(Json::String("integer".to_string()));
-                    }
-                    alternatives.push(if names.is_empty() {
-                        Json::Bool(false)
-                    } else {
-                        obj("type", Json::Array(names))
-                    });
+                    continue;
                 }
-                "anyOf" | "allOf" => {
+                "anyOf" | "allOf" | "oneOf" => {
                     let Json::Array(list) = value else {
                         return None;
                     };
+                    // oneOf's values are among anyOf's: exact only for one branch.
+                    if key == "oneOf" && exact && list.len() > 1 {
+                        return None;
+                    }
                     let negated = list
                         .iter()
-                        .map(|x| self.negate(x, base, depth + 1))
+                        .map(|x| self.complement(x, base, depth + 1, exact, work))
                         .collect::<Option<Vec<_>>>()?;
-                    alternatives.push(obj(
-                        if key == "anyOf" { "allOf" } else { "anyOf" },
+                    Some(obj(
+                        if key == "allOf" { "anyOf" } else { "allOf" },
                         Json::Array(negated),
-                    ));
+                    ))
                 }
-                "not" => alternatives.push(value.clone()),
+                "not" => Some(value.clone()),
                 "$ref" => {
                     let Json::String(r) = value else { return None };
-                    let target = self.resolve_ref(&resolve_uri(base, r), "").ok()?;
-                    alternatives.push(self.negate(self.at(&target)?, base, depth + 1)?);
+                    let target = self.resolve_ref(&resolve_uri(base, r), "").ok();
+                    match target.as_deref().and_then(|t| self.at(t)) {
+                        Some(t) => self.complement(t, base, depth + 1, exact, work),
+                        None => work.lose(exact),
+                    }
                 }
-                _ => return None,
+                // Failing an enum: a value of another type, or one of the same type
+                // that is not listed, said exactly for strings, booleans and null (a
+                // subset leaves the other types' unlisted values out).
+                "enum" | "const" => {
+                    let values: &[Json] = match (key.as_str(), value) {
+                        ("enum", Json::Array(v)) => v,
+                        ("const", v) => std::slice::from_ref(v),
+                        _ => return None,
+                    };
+                    let (simple, other): (Vec<&Json>, Vec<&Json>) = values
+                        .iter()
+                        .partition(|v| matches!(v, Json::String(_) | Json::Bool(_) | Json::Null));
+                    if exact && !other.is_empty() {
+                        return None;
+                    }
+                    if !other.is_empty() {
+                        work.lossless = false;
+                    }
+                    let other_types = other.iter().fold(0, |t, v| t | value_type(v));
+                    let rest = types_but(other_types, work)?;
+                    if simple.is_empty() {
+                        Some(rest)
+                    } else if matches!(rest, Json::Bool(false)) {
+                        Some(rest)
+                    } else {
+                        let not = obj("enum", Json::Array(simple.into_iter().cloned().collect()));
+                        let mut m = match rest {
+                            Json::Object(m) => m,
+                            _ => Vec::new(), // `true`: every type
+                        };
+                        m.push(("not".to_string(), not));
+                        Some(Json::Object(m))
+                    }
+                }
+                _ if exact => None,
+                _ => {
+                    work.lossless = false;
+                    continue;
+                }
+            };
+            let rank = if key == "type" { 0 } else { 3 };
+            alternatives.push((rank, alternative?));
+        }
+        alternatives.retain(|(_, a)| !matches!(a, Json::Bool(false)));
+        if !exact {
+            // Each alternative multiplies the branches a `oneOf` expands into.
+            alternatives.sort_by_key(|&(rank, _)| rank);
+            if alternatives.len() > MAX_ALTERNATIVES {
+                alternatives.truncate(MAX_ALTERNATIVES);
+                work.lossless = false;
             }
         }
+        let mut alternatives: Vec<Json> = alternatives.into_iter().map(|(_, a)| a).collect();
         Some(match alternatives.len() {
             0 => Json::Bool(false),
             1 => alternatives.pop().expect("one"),
@@ -882,7 +1076,23 @@ impl<'a> Doc<'a> {
                 match key {
                     "allOf" => a.all_of.extend(nodes),
                     "anyOf" => a.any_of.push((nodes, k.at())),
-                    _ => a.one_of.push((nodes, k.at())),
+                    _ => {
+                        let complements = list
+                            .iter()
+                            .map(|b| {
+                                let mut work = ComplementWork::default();
+                                let c = self.complement(b, base, 0, false, &mut work);
+                                let exact = work.lossless && c.is_some();
+                                (c.unwrap_or(Json::Bool(false)), exact)
+                            })
+                            .collect();
+                        a.one_of.push(OneOf {
+                            branches: nodes,
+                            at: k.at(),
+                            base: base.to_string(),
+                            complements: Rc::new(complements),
+                        })
+                    }
                 }
             }
             "$ref" => {
@@ -1192,6 +1402,7 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
         (x, y) => x.or(y),
     };
     m.enums.extend(b.enums.iter().cloned());
+    m.excluded.extend(b.excluded.iter().cloned());
     m.number.lo = tighter_lower(a.number.lo.clone(), b.number.lo.clone());
     m.number.hi = tighter_upper(a.number.hi.clone(), b.number.hi.clone());
     for mo in &b.number.multiple_of {
