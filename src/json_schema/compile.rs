@@ -345,11 +345,15 @@ impl<'a> Compiler<'a> {
             for ((_, mut m, mut pushed), clash) in merged.into_iter().zip(clashes) {
                 let mut possible = true;
                 for j in clash {
-                    if !complements.contains_key(&j) {
-                        let c = self.one_of_complement(&one_of, j)?;
-                        complements.insert(j, c);
-                    }
-                    let Some((c, refs)) = complements[&j].clone() else {
+                    let known = match complements.get(&j) {
+                        Some(c) => c.clone(),
+                        None => {
+                            let c = self.one_of_complement(&one_of, j)?;
+                            complements.insert(j, c.clone());
+                            c
+                        }
+                    };
+                    let Some((c, refs)) = known else {
                         possible = false;
                         break;
                     };

@@ -1021,9 +1021,7 @@ impl<'a> Doc<'a> {
                     }
                     let other_types = other.iter().fold(0, |t, v| t | value_type(v));
                     let rest = types_but(other_types, work)?;
-                    if simple.is_empty() {
-                        Some(rest)
-                    } else if matches!(rest, Json::Bool(false)) {
+                    if simple.is_empty() || matches!(rest, Json::Bool(false)) {
                         Some(rest)
                     } else {
                         let not = obj("enum", Json::Array(simple.into_iter().cloned().collect()));
