@@ -28,6 +28,46 @@ const mask = new Uint32Array(words);
   g.free();
   warm.free();
 }
+{
+  // A worker is replaced whenever its memory grows (see above), so without this the next
+  // schema would run on V8's baseline wasm code (tiered up only once hot) and pay for the
+  // thread's free-form template: 2-4x a warm process's compile time, falling on whichever
+  // schema follows a large one. A long-running process has both warm; so does every worker
+  // here, untimed, from a small schema that reaches the compiler's common paths.
+  const schema = JSON.stringify({
+    type: "object",
+    properties: {
+      id: { type: "string", format: "uuid" },
+      name: { type: "string", minLength: 1, maxLength: 40, pattern: "^[A-Za-z][A-Za-z0-9_-]*$" },
+      kind: { enum: ["a", "b", "c"] },
+      size: { type: "integer", minimum: 0, maximum: 1000 },
+      ratio: { type: "number", exclusiveMinimum: 0 },
+      tags: { type: "array", items: { type: "string" }, maxItems: 8 },
+      when: { type: "string", format: "date-time" },
+      meta: { type: "object", additionalProperties: { type: ["string", "number", "boolean", "null"] } },
+      any: {},
+      ref: { $ref: "#/$defs/node" },
+      either: { oneOf: [{ type: "object", required: ["x"] }, { type: "object", required: ["y"] }] },
+      opt: { anyOf: [{ type: "string" }, { type: "null" }] },
+    },
+    required: ["id", "name"],
+    $defs: { node: { type: "object", properties: { value: { type: "integer" }, next: { $ref: "#/$defs/node" } } } },
+  });
+  for (let round = 0; round < 5; round++) {
+    const index = lm.Index.fromJsonSchema(schema, vocab, OPTIONS);
+    const g = new lm.Guide(index);
+    // Lazy rows too: a few steps along the first allowed token of each mask.
+    for (let step = 0; step < 24; step++) {
+      g.fillMask(mask);
+      const word = mask.findIndex((w) => w !== 0);
+      if (word < 0) break;
+      const id = word * 32 + (31 - Math.clz32(mask[word] & -mask[word]));
+      g.advance(id);
+    }
+    g.free();
+    index.free();
+  }
+}
 // A MaskBuffer's view lies over the module's memory: its buffer is the whole memory.
 const probe = new lm.MaskBuffer(32);
 const memory = () => probe.view().buffer.byteLength;
