@@ -83,6 +83,73 @@ pub(super) struct CheckScratch {
     stack: Vec<(u32, u32)>,
 }
 
+/// The live states after one more character of the slice from each state of `from`
+/// (each once), `None` past the check's limits.
+fn after_one_char(
+    moves: &[Vec<(u8, u32)>],
+    start: u32,
+    from: &[u32],
+    step: &impl Fn(u32, u8) -> u32,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+) -> Option<Vec<u32>> {
+    let CheckScratch { seen, stack, .. } = scratch;
+    seen.clear();
+    let mut out = Vec::new();
+    for &q in from {
+        stack.clear();
+        stack.push((start, q));
+        while let Some((a, q)) = stack.pop() {
+            for &(b, a2) in &moves[a as usize] {
+                *work += 1;
+                if *work > CHECK_WORK {
+                    return None;
+                }
+                let q2 = step(q, b);
+                if q2 == DEAD {
+                    continue;
+                }
+                if a2 != start {
+                    stack.push((a2, q2));
+                } else if seen.insert(q2) {
+                    if seen.len() > CHECK_STATES {
+                        return None;
+                    }
+                    out.push(q2);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Whether no string of exactly `n + 1` characters of the slice keeps `s` alive: then
+/// no slice token of more than `n` characters is allowed, and the walk need not visit
+/// them (a string with `n` characters left under `maxLength`, a pattern's `{1,n}`).
+/// States are followed level by level, exactly `n` characters deep (a state met at two
+/// depths counts at both), within the check's limits (`false` past them).
+fn dies_after(
+    moves: &[Vec<(u8, u32)>],
+    start: u32,
+    s: u32,
+    n: u8,
+    step: &impl Fn(u32, u8) -> u32,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+) -> bool {
+    let mut level = vec![s];
+    for _ in 0..=n {
+        match after_one_char(moves, start, &level, step, work, scratch) {
+            Some(next) => level = next,
+            None => return false,
+        }
+        if level.is_empty() {
+            return true;
+        }
+    }
+    false
+}
+
 /// How many characters of the slice every string from `s` may have and stay alive:
 /// `limit` when every string of up to `limit` characters does.
 fn coverage(
@@ -171,7 +238,10 @@ pub(super) fn walk<'v>(
     let dfa_work_over = || work() - dfa_work_before > CHECK_DFA_WORK;
     let mut steps = 0;
     let mut covered = [0u8; 8];
-    let mut used: Vec<(&[u8], &Bucket)> = Vec::new();
+    // `used[i].2`: the slice's longer tokens are all refused (a dead end after its
+    // coverage, or its full length covered), so the walk may skip every subtree made of
+    // the slice's tokens alone.
+    let mut used: Vec<(&[u8], &Bucket, bool)> = Vec::new();
     let mut used_slices: Vec<usize> = Vec::new();
     for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
@@ -192,24 +262,47 @@ pub(super) fn walk<'v>(
         }
         let tokens = slice.tokens(vocab);
         if let Some(bucket) = tokens.bucket(covered[k]) {
-            used.push((&tokens.cover, bucket));
+            let all = bucket.len == tokens.buckets.last().map_or(0, |b| b.len);
+            // The bucket holds every token up to the coverage only where a bound is there
+            // (every length has one; a vocabulary's longest may be shorter: then `all`).
+            let closed = all
+                || bucket.chars == covered[k]
+                    && dies_after(
+                        &plan.moves[k],
+                        start,
+                        s,
+                        covered[k],
+                        &step,
+                        &mut steps,
+                        scratch,
+                    );
+            used.push((&tokens.cover, bucket, closed));
             used_slices.push(k);
         }
     }
-    if used.iter().map(|(_, b)| b.len).sum::<usize>() < mask_words(vocab.size()) {
+    if used.iter().map(|(_, b, _)| b.len).sum::<usize>() < mask_words(vocab.size()) {
         return None; // the row may well be sparse: not worth a bitset
     }
     let mut ids = Vec::new();
-    let whole = match &used[..] {
-        // One slice, every token of it covered: its rest trie alone, if it has one.
-        [(_, bucket)] => {
-            let k = used_slices[0];
-            let tokens = vocab.slices().get(k).tokens(vocab);
-            tokens
-                .rest
-                .as_ref()
-                .filter(|_| bucket.len == tokens.buckets.last().map_or(0, |b| b.len))
+    // The first slice used holds the others' tokens; closed, its bucket decides every
+    // token of it and its rest trie (where it has one) holds every other token.
+    let within_first = |k: usize| {
+        let mut j = Some(k);
+        while let Some(x) = j {
+            if x == used_slices[0] {
+                return true;
+            }
+            j = vocab.slices().get(x).within;
         }
+        false
+    };
+    let whole = match used.first() {
+        Some(&(_, _, true)) if used_slices.iter().all(|&k| within_first(k)) => vocab
+            .slices()
+            .get(used_slices[0])
+            .tokens(vocab)
+            .rest
+            .as_ref(),
         _ => None,
     };
     match whole {
@@ -217,11 +310,14 @@ pub(super) fn walk<'v>(
             rest.walk(s, step, |_| true, stack, |id, _| ids.push(id));
         }
         None => {
-            let skip: Vec<(&[u8], u8)> = used.iter().map(|&(cover, b)| (cover, b.chars)).collect();
+            let skip: Vec<(&[u8], u8)> = used
+                .iter()
+                .map(|&(cover, b, closed)| (cover, if closed { MAX_CHARS } else { b.chars }))
+                .collect();
             vocab
                 .trie()
                 .walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
         }
     }
-    Some((used.into_iter().map(|(_, b)| b).collect(), ids))
+    Some((used.into_iter().map(|(_, b, _)| b).collect(), ids))
 }

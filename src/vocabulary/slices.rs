@@ -25,8 +25,11 @@ pub(crate) const MAX_CHARS: u8 = 32;
 pub(crate) const UNCOVERED: u8 = u8::MAX;
 
 /// Bucket bounds in characters: a state whose check stops at `n` characters gets the
-/// tokens of the largest bound at most `n`.
-const BOUNDS: [u8; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32];
+/// tokens of the largest bound at most `n`. Every length: a state that refuses the
+/// slice's tokens longer than `n` (`index/sliced.rs`, "closed") skips them all in its
+/// walk, so its bucket must hold every token of up to exactly `n` characters (32
+/// buckets of 16 KB for a 128k vocabulary, where identical ones are kept once).
+const BOUNDS: std::ops::RangeInclusive<u8> = 1..=MAX_CHARS;
 
 /// The slices, as regexes of "any number of characters of the class" (the automaton's
 /// start state is the only character boundary), each with the slice whose class holds
@@ -129,8 +132,6 @@ impl SliceTokens {
         let mut buckets: Vec<Bucket> = Vec::new();
         let words = mask_words(size);
         for bound in BOUNDS
-            .iter()
-            .copied()
             .filter(|&b| b < longest)
             .chain((longest > 0).then_some(longest))
         {
