@@ -38,12 +38,13 @@ const STEPS_PER_ENTRY: u64 = 20;
 /// Work charged per regex node entry made ([`re::entries_made`]): making, lowering to an
 /// automaton expression and dropping the tree is most of a compilation's time. Measured on
 /// the schema corpus (5,767 schemas, natively and in wasm alike): 100-600 ns per entry, so
-/// the default budget (about 1.25 million entries) stops a compilation within about 1.2 s
-/// (docs/reliability.md). Raised from 30 when the "any key but these" tries stopped making
-/// 35 entries per character: the same budget then reached further into the corpus's
-/// slowest schema, and its tree's peak in wasm rose from 21 to 30 MiB (at 40: 18 MiB; the
-/// corpus passes the same 5,285 schemas at 30 and 40, one fewer at 45).
-const STEPS_PER_RE_ENTRY: u64 = 40;
+/// the default budget (about 830,000 entries) stops a compilation within about 1 s in wasm
+/// (docs/reliability.md). 30 until the "any key but these" tries stopped making 35 entries
+/// per character (the same budget then reached further into the corpus's slowest schema:
+/// its tree's peak in wasm rose from 21 to 30 MiB), 40 after, 60 since the warm-worker run
+/// of 2026-12-02 put that schema's refusal at 1.36 s in wasm (595 ms natively at 60, 800
+/// at 40; the native triage passes the same 5,427 schemas at both).
+const STEPS_PER_RE_ENTRY: u64 = 60;
 
 pub(crate) struct Compiler<'a> {
     doc: Doc<'a>,
