@@ -383,3 +383,34 @@ fn not_of_properties_and_enums_is_exact() {
         ],
     );
 }
+
+#[test]
+fn repetitions_beside_an_unanchored_end_count_to_their_minimum() {
+    let config = Config::new().allow_additional_properties(true);
+    // `[a-z]{2,255}` anywhere is two letters anywhere: no count to 255 in the automaton.
+    check(
+        r#"{"type":"string","pattern":"[a-z]{2,255}"}"#,
+        &config,
+        &[
+            r#""ab""#,
+            r#""1xab2""#,
+            r#""a1bc""#,
+            &format!(r#""{}""#, "q".repeat(300)),
+        ],
+        &[r#""a""#, r#""a1b2""#, r#""""#],
+    );
+    // Anchored at the start only: the count at the end is trimmed, not the one before.
+    check(
+        r#"{"type":"string","pattern":"^a{2}[0-9]{1,3}"}"#,
+        &config,
+        &[r#""aa1""#, r#""aa12345x""#],
+        &[r#""a1""#, r#""aa""#, r#""xaa1""#],
+    );
+    // Keys: a pattern property over a long unanchored count.
+    check(
+        r#"{"type":"object","patternProperties":{"[A-Za-z0-9-_.:]{1,255}":{"type":"string"}}}"#,
+        &config,
+        &[r#"{"child-1":"x"}"#, r#"{"":1}"#, r#"{"--":"y"}"#],
+        &[r#"{"a":1}"#, r#"{"x y":2}"#],
+    );
+}

@@ -775,12 +775,20 @@ impl<'a> Compiler<'a> {
         let branches = pattern::branches(pat).map_err(|e| err(&e))?;
         let mut alts = Vec::new();
         for b in branches {
+            let mut pats: Vec<Pat> = b.items.into_iter().map(unwrap_single).collect();
+            // Beside an unanchored end, a repetition matters only up to its minimum (any
+            // more is within the free run): `[a-z]{1,255}` unanchored is `[a-z]`. Exact,
+            // and it spares the automaton counting to 255 in every key.
+            if !b.anchored_end {
+                trim_repeats(&mut pats);
+            }
+            if !b.anchored_start {
+                pats.reverse();
+                trim_repeats(&mut pats);
+                pats.reverse();
+            }
             // Items, with unanchored ends as free runs of characters (None).
-            let mut items: Vec<Option<Pat>> = b
-                .items
-                .into_iter()
-                .map(|p| Some(unwrap_single(p)))
-                .collect();
+            let mut items: Vec<Option<Pat>> = pats.into_iter().map(Some).collect();
             if !b.anchored_start {
                 items.insert(0, None);
             }
@@ -1910,6 +1918,25 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
         }
     }
     out
+}
+
+/// Trims the repetitions at the end of `items` to their minimum count: one of at least
+/// one stays as that many copies and stops the trimming; one of none goes, and the item
+/// before it is looked at.
+fn trim_repeats(items: &mut Vec<Pat>) {
+    while let Some(last) = items.pop() {
+        match last {
+            Pat::Repeat(_, 0, _) => continue,
+            Pat::Repeat(inner, lo, _) => {
+                items.push(Pat::Repeat(inner, lo, Some(lo)));
+                return;
+            }
+            other => {
+                items.push(other);
+                return;
+            }
+        }
+    }
 }
 
 /// Every JSON spelling of the string `text`, quotes included: each character as itself
