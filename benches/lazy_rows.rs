@@ -177,6 +177,8 @@ fn main() {
     let mut slowest: Vec<(f64, String, usize)> = Vec::new();
     // Masks over 200 µs by (sliced, more than 20 new automaton states): count, total µs.
     let mut slow_kinds = [(0usize, 0f64); 4];
+    // Every schema's (first mask ms, compile ms, id): the slowest are printed.
+    let mut slowest_first: Vec<(f64, f64, String)> = Vec::new();
     let started = Instant::now();
     for line in read_sample(&a.sample).lines().take(a.limit) {
         let record: serde_json::Value = serde_json::from_str(line).expect("jsonl");
@@ -224,7 +226,10 @@ fn main() {
                 };
                 let us = t.elapsed().as_secs_f64() * 1e6;
                 if first_mask {
-                    first.push(us / 1e3 + compile.last().unwrap());
+                    let ms = us / 1e3 + compile.last().unwrap();
+                    first.push(ms);
+                    let id = record["id"].as_str().unwrap_or("?");
+                    slowest_first.push((ms, *compile.last().unwrap(), id.to_string()));
                     first_mask = false;
                     if a.first_mask_only {
                         break;
@@ -318,6 +323,10 @@ fn main() {
             if k % 2 == 1 { "over" } else { "at most" },
             total / 1e3
         );
+    }
+    slowest_first.sort_by(|x, y| y.0.partial_cmp(&x.0).unwrap());
+    for (ms, compile_ms, id) in slowest_first.iter().take(12) {
+        println!("  slow first mask: {ms:>8.1} ms (compile {compile_ms:.1})  {id}");
     }
     for (us, id, step) in &slowest {
         println!("  slow: {us:>12.1} µs  {id} step {step}");
