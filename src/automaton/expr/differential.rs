@@ -267,3 +267,39 @@ fn recent_witnesses_decide_liveness_under_a_length_limit() {
     // 69,616 steps with the witnesses, 2,396,184 with a search per state.
     assert!(ours.work_used() < 300_000, "{}", ours.work_used());
 }
+
+/// A witness as long as a whole document (here 48 bytes, the only length allowed) is
+/// found by one dive after a short breadth-first start, not by exploring every
+/// expression up to its depth; liveness stays exact (a product of DFAs on a walk).
+/// A dive is a heuristic: had `doubles` forbidden "aa", it would have followed "aaa..."
+/// into a language empty but not known so, to the end of the count, and the search
+/// would have gone on breadth first.
+#[test]
+fn long_witnesses_are_found_by_a_dive() {
+    let length = r"[a-h]{48}";
+    let doubles = r"(?s:.)*(?:bb|cc|dd|ee|ff|gg)(?s:.)*";
+    let (a, b) = (Dfa::new(length).unwrap(), Dfa::new(doubles).unwrap());
+    let mut exprs = ExprSet::new();
+    let el = exprs.regex(length).unwrap();
+    let ed = exprs.regex(doubles).unwrap();
+    let root = exprs.difference(el, ed);
+    let mut ours = expr_dfa(exprs, root).unwrap();
+    let decide = ours.work_used();
+    ours.begin_call();
+    let text = format!("{}gg", "ah".repeat(22));
+    let (mut p, mut q, mut s) = (a.start(), b.start(), ExprDfa::START);
+    for (i, &byte) in text.as_bytes().iter().enumerate() {
+        p = a.step(p, byte);
+        q = b.step(q, byte);
+        s = ours.step(s, byte).unwrap();
+        let live = p != DEAD && product_live(&a, &b, p, q, |x, y| x && !y);
+        assert_eq!(s != DEAD, live, "at byte {i} of {text}");
+        if s == DEAD {
+            break;
+        }
+    }
+    assert_eq!(s, DEAD, "{text} has a double");
+    // 36,336 with the dive ("aaa...a"), 123,696 breadth first alone (the last character
+    // times the count: 8 expressions per byte of depth).
+    assert!(decide < 60_000, "{decide}");
+}
