@@ -196,18 +196,35 @@ mod imp {
                 past_blocks = Some((i, w));
                 break;
             }
-            for k in next..i {
-                // SAFETY: `k < i < full`: the word's 32 logits are inside `blocks`.
-                unsafe { store_8(base.add(k * 32).cast::<v128>(), neg_inf) }
+            if i - next >= LONG_GAP_WORDS {
+                copy_neg_inf(&mut blocks[next * 32..i * 32]);
+            } else {
+                for k in next..i {
+                    // SAFETY: `k < i < full`: the word's 32 logits are inside `blocks`.
+                    unsafe { store_8(base.add(k * 32).cast::<v128>(), neg_inf) }
+                }
             }
             next = i + 1;
             mask_word!(base.wrapping_add(i * 32), w, neg_inf);
         }
-        for k in next..full {
-            // SAFETY: `k < full`: inside `blocks`.
-            unsafe { store_8(base.add(k * 32).cast::<v128>(), neg_inf) }
-        }
+        fill_neg_inf(&mut blocks[next * 32..]);
         past_blocks
+    }
+
+    /// Runs of unlisted words from which `-inf` is copied rather than stored.
+    const LONG_GAP_WORDS: usize = 8;
+
+    /// 4 KiB of `-inf`, the source of [`copy_neg_inf`].
+    static NEG_INF_BLOCK: [f32; 1024] = [f32::NEG_INFINITY; 1024];
+
+    /// `-inf` copied from [`NEG_INF_BLOCK`] (`memory.copy`, which V8 runs as a native
+    /// copy with wide stores): rows with long runs of disallowed words (a date's digits)
+    /// went from 1.28x to 0.69x a logits copy, A/B in one process. Short runs keep the
+    /// v128 stores: a copy per run costs a call.
+    fn copy_neg_inf(slice: &mut [f32]) {
+        for chunk in slice.chunks_mut(NEG_INF_BLOCK.len()) {
+            chunk.copy_from_slice(&NEG_INF_BLOCK[..chunk.len()]);
+        }
     }
 
     /// A bitset row applied to `blocks` (32 logits per word of `bits`): the loop of
@@ -258,10 +275,14 @@ mod imp {
         }
     }
 
-    /// v128 stores, 8 per loop turn (a block copy was slower: docs/index-layout.md,
-    /// "Measured choices"). Unrolled by hand for the same reason as `mask_blocks`.
+    /// [`copy_neg_inf`] for long slices, else v128 stores, 8 per loop turn (a copy per
+    /// 32-float block was slower: docs/index-layout.md, "Measured choices"). Unrolled by
+    /// hand for the same reason as `mask_blocks`.
     #[target_feature(enable = "simd128")]
     pub(super) fn fill_neg_inf(slice: &mut [f32]) {
+        if slice.len() >= LONG_GAP_WORDS * 32 {
+            return copy_neg_inf(slice);
+        }
         let neg_inf = f32x4_splat(f32::NEG_INFINITY);
         let mut blocks = slice.chunks_exact_mut(32);
         for block in &mut blocks {
