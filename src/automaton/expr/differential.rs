@@ -235,6 +235,29 @@ fn empty_languages_and_limits_are_errors() {
     assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e:?}");
 }
 
+/// Walks `text` through `ours` and through `a` and `b` beside it, and requires `ours` to
+/// be alive exactly where `live(a's state, b's state)` says, up to its first dead state
+/// (returned, or the state after the whole text).
+fn walk_beside_a_product(
+    ours: &mut ExprDfa,
+    text: &str,
+    a: &Dfa,
+    b: &Dfa,
+    live: impl Fn(u32, u32) -> bool,
+) -> u32 {
+    let (mut p, mut q, mut s) = (a.start(), b.start(), ExprDfa::START);
+    for (i, &byte) in text.as_bytes().iter().enumerate() {
+        p = a.step(p, byte);
+        q = b.step(q, byte);
+        s = ours.step(s, byte).unwrap();
+        assert_eq!(s != DEAD, live(p, q), "at byte {i} of {text}");
+        if s == DEAD {
+            break;
+        }
+    }
+    s
+}
+
 /// A pattern under a length limit (a JSON Schema `pattern` beside `maxLength`): every
 /// byte makes a new state (the count moves), each needs its non-emptiness decided, and
 /// the completion found for one ("x.gov.uk") completes the next. Recent witnesses are
@@ -253,17 +276,9 @@ fn recent_witnesses_decide_liveness_under_a_length_limit() {
     let mut ours = expr_dfa(exprs, root).unwrap();
     ours.begin_call();
     let text = format!("test@{}.gov.{}x", "example".repeat(20), "uk".repeat(40));
-    let (mut p, mut q, mut s) = (a.start(), b.start(), ExprDfa::START);
-    for (i, &byte) in text.as_bytes().iter().enumerate() {
-        p = a.step(p, byte);
-        q = b.step(q, byte);
-        s = ours.step(s, byte).unwrap();
-        let live = p != DEAD && q != DEAD && product_live(&a, &b, p, q, |x, y| x && y);
-        assert_eq!(s != DEAD, live, "at byte {i} of {text}");
-        if s == DEAD {
-            break;
-        }
-    }
+    walk_beside_a_product(&mut ours, &text, &a, &b, |p, q| {
+        p != DEAD && q != DEAD && product_live(&a, &b, p, q, |x, y| x && y)
+    });
     // 69,616 steps with the witnesses, 2,396,184 with a search per state.
     assert!(ours.work_used() < 300_000, "{}", ours.work_used());
 }
@@ -287,17 +302,9 @@ fn long_witnesses_are_found_by_a_dive() {
     let decide = ours.work_used();
     ours.begin_call();
     let text = format!("{}gg", "ah".repeat(22));
-    let (mut p, mut q, mut s) = (a.start(), b.start(), ExprDfa::START);
-    for (i, &byte) in text.as_bytes().iter().enumerate() {
-        p = a.step(p, byte);
-        q = b.step(q, byte);
-        s = ours.step(s, byte).unwrap();
-        let live = p != DEAD && product_live(&a, &b, p, q, |x, y| x && !y);
-        assert_eq!(s != DEAD, live, "at byte {i} of {text}");
-        if s == DEAD {
-            break;
-        }
-    }
+    let s = walk_beside_a_product(&mut ours, &text, &a, &b, |p, q| {
+        p != DEAD && product_live(&a, &b, p, q, |x, y| x && !y)
+    });
     assert_eq!(s, DEAD, "{text} has a double");
     // 36,336 with the dive ("aaa...a"), 123,696 breadth first alone (the last character
     // times the count: 8 expressions per byte of depth).
