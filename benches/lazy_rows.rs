@@ -226,10 +226,11 @@ fn main() {
                 };
                 let us = t.elapsed().as_secs_f64() * 1e6;
                 if first_mask {
-                    let ms = us / 1e3 + compile.last().unwrap();
+                    let compile_ms = *compile.last().unwrap();
+                    let ms = us / 1e3 + compile_ms;
                     first.push(ms);
                     let id = record["id"].as_str().unwrap_or("?");
-                    slowest_first.push((ms, *compile.last().unwrap(), id.to_string()));
+                    slowest_first.push((ms, compile_ms, id.to_string()));
                     first_mask = false;
                     if a.first_mask_only {
                         break;
