@@ -102,7 +102,7 @@ impl<'a> RowWalker<'a> {
             || steps.determinization_work(),
             scratch,
         );
-        steps.finish(parts)
+        steps.finish(parts).inspect_err(|_| scratch.check.forget())
     }
 
     fn row_parts_with(

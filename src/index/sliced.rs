@@ -11,7 +11,7 @@
 //! refuses some of the class's characters is not covered by that slice and may be by a
 //! smaller one. Nothing is assumed about the automaton: the row equals the full walk's.
 
-use crate::automaton::expr::FastSet;
+use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
 use crate::mask_words;
 use crate::vocabulary::slices::{Bucket, MAX_CHARS};
@@ -74,61 +74,129 @@ impl SlicePlan {
     }
 }
 
-/// Scratch space of the checks.
+/// One-character successors kept across the rows of one index: at most this many
+/// states in all (4 bytes each), past which the cache starts over.
+const MAX_CACHED_SUCCESSORS: usize = 1 << 18;
+
+/// Scratch space of the checks, kept across the rows of one lazy index: besides
+/// buffers, each slice's one-character successors of the states checked so far.
+///
+/// Why a cache: a state inside a counted string (`maxLength`, a pattern's `{0,99}`) is
+/// new at every row, but its check walks the same states as the last row's, a few
+/// characters further on; stepping every byte class of the slice again cost the check
+/// most of such a row (checks were 83% of the rows that took the rest trie).
 #[derive(Default)]
 pub(super) struct CheckScratch {
     frontier: Vec<u32>,
     next: Vec<u32>,
     seen: FastSet<u32>,
     stack: Vec<(u32, u32)>,
+    /// Pairs (slice state, automaton state) met inside the character being stepped.
+    inside: FastSet<u64>,
+    /// Per slice: state -> its successors after one character (`successors[start..end]`)
+    /// and whether some character of the slice kills it.
+    after: Vec<FastMap<u32, (u32, u32, bool)>>,
+    successors: Vec<u32>,
 }
 
-/// The live states after one more character of the slice from each state of `from`
-/// (each once), `None` past the check's limits.
-fn after_one_char(
+impl CheckScratch {
+    /// Forgets the cached successors: a step refused on a size limit read as dead.
+    pub(super) fn forget(&mut self) {
+        self.after.clear();
+        self.successors.clear();
+    }
+}
+
+/// What one more character of slice `k` does from state `q`.
+enum OneChar {
+    /// The live states after one character: `successors[start..end]`; `kills`: some
+    /// character of the slice leads nowhere.
+    Leads {
+        start: usize,
+        end: usize,
+        kills: bool,
+    },
+    /// The check's limits stopped it.
+    Stopped,
+}
+
+/// The states one character of slice `k` leads to from `q`, from the cache or stepped
+/// (one byte per plan move, each pair of slice and automaton state once per character).
+#[allow(clippy::too_many_arguments)]
+fn after_char(
+    k: usize,
     moves: &[Vec<(u8, u32)>],
     start: u32,
-    from: &[u32],
+    q: u32,
     step: &impl Fn(u32, u8) -> u32,
     work: &mut usize,
     scratch: &mut CheckScratch,
-) -> Option<Vec<u32>> {
-    let CheckScratch { seen, stack, .. } = scratch;
+) -> OneChar {
+    if scratch.after.len() <= k {
+        scratch.after.resize_with(k + 1, FastMap::default);
+    }
+    if let Some(&(a, b, kills)) = scratch.after[k].get(&q) {
+        *work += (b - a) as usize;
+        return OneChar::Leads {
+            start: a as usize,
+            end: b as usize,
+            kills,
+        };
+    }
+    if scratch.successors.len() >= MAX_CACHED_SUCCESSORS {
+        scratch.forget();
+        scratch.after.resize_with(k + 1, FastMap::default);
+    }
+    let CheckScratch {
+        stack,
+        inside,
+        seen,
+        successors,
+        after,
+        ..
+    } = scratch;
+    let first = successors.len();
+    let mut kills = false;
+    inside.clear();
     seen.clear();
-    let mut out = Vec::new();
-    for &q in from {
-        stack.clear();
-        stack.push((start, q));
-        while let Some((a, q)) = stack.pop() {
-            for &(b, a2) in &moves[a as usize] {
-                *work += 1;
-                if *work > CHECK_WORK {
-                    return None;
+    stack.clear();
+    stack.push((start, q));
+    while let Some((a, q1)) = stack.pop() {
+        for &(b, a2) in &moves[a as usize] {
+            *work += 1;
+            if *work > CHECK_WORK {
+                successors.truncate(first);
+                return OneChar::Stopped;
+            }
+            let q2 = step(q1, b);
+            if q2 == DEAD {
+                kills = true;
+            } else if a2 != start {
+                if inside.insert(u64::from(a2) << 32 | u64::from(q2)) {
+                    stack.push((a2, q2)); // inside a character
                 }
-                let q2 = step(q, b);
-                if q2 == DEAD {
-                    continue;
-                }
-                if a2 != start {
-                    stack.push((a2, q2));
-                } else if seen.insert(q2) {
-                    if seen.len() > CHECK_STATES {
-                        return None;
-                    }
-                    out.push(q2);
-                }
+            } else if seen.insert(q2) {
+                successors.push(q2);
             }
         }
     }
-    Some(out)
+    let end = successors.len();
+    after[k].insert(q, (first as u32, end as u32, kills));
+    OneChar::Leads {
+        start: first,
+        end,
+        kills,
+    }
 }
 
-/// Whether no string of exactly `n + 1` characters of the slice keeps `s` alive: then
+/// Whether no string of exactly `n + 1` characters of slice `k` keeps `s` alive: then
 /// no slice token of more than `n` characters is allowed, and the walk need not visit
 /// them (a string with `n` characters left under `maxLength`, a pattern's `{1,n}`).
 /// States are followed level by level, exactly `n` characters deep (a state met at two
 /// depths counts at both), within the check's limits (`false` past them).
+#[allow(clippy::too_many_arguments)]
 fn dies_after(
+    k: usize,
     moves: &[Vec<(u8, u32)>],
     start: u32,
     s: u32,
@@ -138,21 +206,41 @@ fn dies_after(
     scratch: &mut CheckScratch,
 ) -> bool {
     let mut level = vec![s];
+    let mut next = Vec::new();
+    let mut in_next = FastSet::default();
     for _ in 0..=n {
-        match after_one_char(moves, start, &level, step, work, scratch) {
-            Some(next) => level = next,
-            None => return false,
+        next.clear();
+        in_next.clear();
+        for &q in &level {
+            match after_char(k, moves, start, q, step, work, scratch) {
+                OneChar::Stopped => return false,
+                OneChar::Leads {
+                    start: a, end: b, ..
+                } => {
+                    for &q2 in &scratch.successors[a..b] {
+                        if in_next.insert(q2) {
+                            if in_next.len() > CHECK_STATES {
+                                return false;
+                            }
+                            next.push(q2);
+                        }
+                    }
+                }
+            }
         }
-        if level.is_empty() {
+        if next.is_empty() {
             return true;
         }
+        std::mem::swap(&mut level, &mut next);
     }
     false
 }
 
-/// How many characters of the slice every string from `s` may have and stay alive:
+/// How many characters of slice `k` every string from `s` may have and stay alive:
 /// `limit` when every string of up to `limit` characters does.
+#[allow(clippy::too_many_arguments)]
 fn coverage(
+    k: usize,
     moves: &[Vec<(u8, u32)>],
     start: u32,
     s: u32,
@@ -162,46 +250,46 @@ fn coverage(
     work: &mut usize,
     scratch: &mut CheckScratch,
 ) -> u8 {
-    let CheckScratch {
-        frontier,
-        next,
-        seen,
-        stack,
-    } = scratch;
+    let mut frontier = std::mem::take(&mut scratch.frontier);
+    let mut next = std::mem::take(&mut scratch.next);
+    // Every state met so far: one met again adds no new length.
+    let mut met = FastSet::default();
     frontier.clear();
     frontier.push(s);
-    seen.clear();
-    seen.insert(s);
-    for depth in 0..limit {
+    met.insert(s);
+    let mut covered = limit;
+    'depths: for depth in 0..limit {
         next.clear();
         for &q in frontier.iter() {
-            stack.clear();
-            stack.push((start, q));
-            while let Some((a, q)) = stack.pop() {
-                for &(b, a2) in &moves[a as usize] {
-                    *work += 1;
-                    let q2 = step(q, b);
-                    if q2 == DEAD || *work > CHECK_WORK {
-                        return depth;
-                    }
-                    if a2 != start {
-                        stack.push((a2, q2)); // inside a character
-                    } else if !seen.contains(&q2) {
-                        if seen.len() == CHECK_STATES || dfa_work_over() {
-                            return depth;
+            match after_char(k, moves, start, q, step, work, scratch) {
+                OneChar::Stopped | OneChar::Leads { kills: true, .. } => {
+                    covered = depth;
+                    break 'depths;
+                }
+                OneChar::Leads {
+                    start: a, end: b, ..
+                } => {
+                    for &q2 in &scratch.successors[a..b] {
+                        if !met.contains(&q2) {
+                            if met.len() == CHECK_STATES || dfa_work_over() {
+                                covered = depth;
+                                break 'depths;
+                            }
+                            met.insert(q2);
+                            next.push(q2);
                         }
-                        seen.insert(q2);
-                        next.push(q2);
                     }
                 }
             }
         }
         if next.is_empty() {
-            return limit; // every state after more characters was met before
+            break; // every state after more characters was met before
         }
-        std::mem::swap(frontier, next);
+        std::mem::swap(&mut frontier, &mut next);
     }
-    limit
+    scratch.frontier = frontier;
+    scratch.next = next;
+    covered
 }
 
 /// Whether slices may cover a bitset row's worth of tokens from `s`, told before any
@@ -246,6 +334,7 @@ pub(super) fn walk<'v>(
     for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
         covered[k] = coverage(
+            k,
             &plan.moves[k],
             start,
             s,
@@ -268,6 +357,7 @@ pub(super) fn walk<'v>(
             let closed = all
                 || bucket.chars == covered[k]
                     && dies_after(
+                        k,
                         &plan.moves[k],
                         start,
                         s,

@@ -29,6 +29,8 @@ pub(super) enum Source {
 pub(super) struct OnDemand {
     dfa: OnDemandDfa,
     rows: StateRows,
+    /// Kept across rows: the slice checks cache what they stepped (`index/sliced.rs`).
+    scratch: Scratch,
 }
 
 impl Source {
@@ -49,6 +51,7 @@ impl Source {
         Source::OnDemand(Box::new(Mutex::new(OnDemand {
             dfa,
             rows: StateRows::new(0),
+            scratch: Scratch::default(),
         })))
     }
 
@@ -136,7 +139,8 @@ impl Source {
                 if let Some(row) = g.rows.get(s) {
                     return Ok(row.clone());
                 }
-                let parts = walker.row_parts_on_demand(&mut g.dfa, s, &mut Scratch::default())?;
+                let OnDemand { dfa, scratch, .. } = &mut *g;
+                let parts = walker.row_parts_on_demand(dfa, s, scratch)?;
                 store.count_if_sliced(&parts);
                 store.admit(pattern)?;
                 let row = walker.finish_parts(g.dfa.is_final(s), parts);

@@ -30,6 +30,14 @@ impl ExprSet {
         d
     }
 
+    /// Member `i` of the `Or` or `And` node `e`.
+    fn member(&self, e: ExprId, i: usize) -> ExprId {
+        match self.node(e) {
+            Node::Or(v) | Node::And(v) => v[i],
+            _ => unreachable!("a list node"),
+        }
+    }
+
     /// [`derive`](Self::derive) without looking up or recording `e`'s own derivative
     /// (its parts' are): for a DFA state, whose transition table already holds it. The
     /// memo would otherwise hold one entry per transition, most of its size.
@@ -53,7 +61,7 @@ impl ExprSet {
             }
             Node::Concat(..) => {
                 // d(x1·x2·…·xn) = d(x1)·x2… ∪ d(x2)·x3… (while the heads are nullable) ∪ …
-                let mut terms = Vec::new();
+                let mut terms = Vec::with_capacity(2);
                 let mut cur = e;
                 loop {
                     match *self.node(cur) {
@@ -77,22 +85,21 @@ impl ExprSet {
                 self.union(&terms)
             }
             Node::Or(ref v) => {
-                let v = v.clone();
-                let terms: Vec<ExprId> = v
-                    .iter()
-                    .map(|&x| self.derive(x, byte, class, memo, work))
-                    .collect();
+                // Members by index: the list stays in the arena (no copy per derivative).
+                let mut terms = Vec::with_capacity(v.len());
+                for i in 0..v.len() {
+                    let x = self.member(e, i);
+                    terms.push(self.derive(x, byte, class, memo, work));
+                }
                 self.union(&terms)
             }
             Node::And(ref v) => {
-                let v = v.clone();
                 let mut terms = Vec::with_capacity(v.len());
-                for &x in v.iter() {
+                for i in 0..v.len() {
+                    let x = self.member(e, i);
                     let d = self.derive(x, byte, class, memo, work);
                     if d == ExprId::NOTHING {
-                        terms.clear();
-                        terms.push(d);
-                        break;
+                        return ExprId::NOTHING;
                     }
                     terms.push(d);
                 }

@@ -165,6 +165,14 @@ pub struct ExprSet {
     nodes: Vec<Node>,
     info: Vec<Info>,
     ids: FastMap<Node, ExprId>,
+    /// `Or` and `And` nodes by their members: a union or an intersection that exists
+    /// already is found from a borrowed list, without allocating its node (derivatives
+    /// mostly rebuild expressions that exist).
+    ors: FastMap<Box<[ExprId]>, ExprId>,
+    ands: FastMap<Box<[ExprId]>, ExprId>,
+    /// The members being gathered by [`union`](Self::union) or
+    /// [`intersection`](Self::intersection), reused.
+    members: Vec<ExprId>,
     /// Set when a constructor met [`MAX_DEPTH`]; sticky.
     too_deep: bool,
 }
@@ -190,6 +198,9 @@ impl ExprSet {
             nodes: Vec::new(),
             info: Vec::new(),
             ids: FastMap::default(),
+            ors: FastMap::default(),
+            ands: FastMap::default(),
+            members: Vec::new(),
             too_deep: false,
         };
         let nothing = set.intern(Node::Nothing);
@@ -248,10 +259,12 @@ impl ExprSet {
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.info.capacity() * std::mem::size_of::<Info>()
             + self.ids.capacity() * (std::mem::size_of::<Node>() + 8)
+            + (self.ors.capacity() + self.ands.capacity()) * (16 + 8)
             + lists
     }
 
     fn intern(&mut self, node: Node) -> ExprId {
+        debug_assert!(!matches!(node, Node::Or(_) | Node::And(_)), "intern_list");
         if let Some(&id) = self.ids.get(&node) {
             return id;
         }
@@ -263,6 +276,33 @@ impl ExprSet {
         self.nodes.push(node.clone());
         self.info.push(info);
         self.ids.insert(node, id);
+        id
+    }
+
+    /// The `And` (`and`) or `Or` node of `members` (sorted, deduplicated, at least two).
+    fn intern_list(&mut self, and: bool, members: &[ExprId]) -> ExprId {
+        let map = if and { &self.ands } else { &self.ors };
+        if let Some(&id) = map.get(members) {
+            return id;
+        }
+        let list: Box<[ExprId]> = members.into();
+        let node = if and {
+            Node::And(list.clone())
+        } else {
+            Node::Or(list.clone())
+        };
+        let info = self.info_of(&node);
+        if info.depth > MAX_DEPTH {
+            self.too_deep = true;
+        }
+        let id = ExprId(self.nodes.len() as u32);
+        self.nodes.push(node);
+        self.info.push(info);
+        if and {
+            self.ands.insert(list, id);
+        } else {
+            self.ors.insert(list, id);
+        }
         id
     }
 
@@ -403,7 +443,14 @@ impl ExprSet {
 
     /// Any one of `alts`.
     pub fn union(&mut self, alts: &[ExprId]) -> ExprId {
-        let mut items: Vec<ExprId> = Vec::with_capacity(alts.len());
+        let mut items = std::mem::take(&mut self.members);
+        let out = self.union_into(alts, &mut items);
+        self.members = items;
+        out
+    }
+
+    fn union_into(&mut self, alts: &[ExprId], items: &mut Vec<ExprId>) -> ExprId {
+        items.clear();
         let mut bytes = ByteSet::EMPTY;
         for &a in alts {
             match self.node(a) {
@@ -441,7 +488,7 @@ impl ExprSet {
         match items.len() {
             0 => ExprId::NOTHING,
             1 => items[0],
-            _ => self.intern(Node::Or(items.into_boxed_slice())),
+            _ => self.intern_list(false, items),
         }
     }
 
@@ -452,7 +499,14 @@ impl ExprSet {
 
     /// The strings in every one of `parts`.
     pub fn intersection(&mut self, parts: &[ExprId]) -> ExprId {
-        let mut items: Vec<ExprId> = Vec::with_capacity(parts.len());
+        let mut items = std::mem::take(&mut self.members);
+        let out = self.intersection_into(parts, &mut items);
+        self.members = items;
+        out
+    }
+
+    fn intersection_into(&mut self, parts: &[ExprId], items: &mut Vec<ExprId>) -> ExprId {
+        items.clear();
         let mut bytes = ByteSet::ALL;
         let mut has_set = false;
         for &p in parts {
@@ -496,7 +550,7 @@ impl ExprSet {
         match items.len() {
             0 => ExprId::ANY,
             1 => items[0],
-            _ => self.intern(Node::And(items.into_boxed_slice())),
+            _ => self.intern_list(true, items),
         }
     }
 
