@@ -173,6 +173,7 @@ fn main() {
 
     let (mut masks, mut first, mut compile) = (Vec::new(), Vec::new(), Vec::new());
     let (mut schemas, mut refused, mut mismatches) = (0, 0, 0);
+    let mut row_errors: Vec<String> = Vec::new();
     // The slowest masks, with their schema and step: where the tail comes from.
     let mut slowest: Vec<(f64, String, usize)> = Vec::new();
     // Masks over 200 µs by (sliced, more than 20 new automaton states): count, total µs.
@@ -222,7 +223,12 @@ fn main() {
                 let t = Instant::now();
                 let row = match index.allowed_tokens(state) {
                     Ok(r) => r,
-                    Err(_) => break, // a size limit on the way: the schemas runner counts these
+                    Err(e) => {
+                        // A size limit on the way (the schemas runner counts the text refused).
+                        let id = record["id"].as_str().unwrap_or("?").to_string();
+                        row_errors.push(format!("{id}: {e}"));
+                        break;
+                    }
                 };
                 let us = t.elapsed().as_secs_f64() * 1e6;
                 if first_mask {
@@ -328,6 +334,10 @@ fn main() {
     slowest_first.sort_by(|x, y| y.0.partial_cmp(&x.0).unwrap());
     for (ms, compile_ms, id) in slowest_first.iter().take(12) {
         println!("  slow first mask: {ms:>8.1} ms (compile {compile_ms:.1})  {id}");
+    }
+    println!("rows refused on a limit: {}", row_errors.len());
+    for e in row_errors.iter().take(5) {
+        println!("  {e}");
     }
     for (us, id, step) in &slowest {
         println!("  slow: {us:>12.1} µs  {id} step {step}");

@@ -186,6 +186,11 @@ impl Determinizer {
         self.sets.len()
     }
 
+    /// Most states the size limit (`dfa_size_limit`) allows, the dead state included.
+    pub(crate) fn max_states(&self) -> usize {
+        self.max_states
+    }
+
     /// Whether the text that reached `s` fully matches.
     pub(crate) fn is_final(&self, s: u32) -> bool {
         self.finals[s as usize]

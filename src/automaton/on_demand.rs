@@ -60,6 +60,14 @@ impl OnDemandDfa {
         }
     }
 
+    /// Most states the size limit allows.
+    pub(crate) fn max_states(&self) -> usize {
+        match self {
+            OnDemandDfa::Nfa(d) => d.max_states(),
+            OnDemandDfa::Expr(d) => d.max_states(),
+        }
+    }
+
     pub(crate) fn is_final(&self, s: u32) -> bool {
         match self {
             OnDemandDfa::Nfa(d) => d.is_final(s),

@@ -81,6 +81,7 @@ impl<'a> RowWalker<'a> {
             dfa.classes(),
             |state, byte| dfa.step(state, byte),
             || 0,
+            || (0, usize::MAX),
             scratch,
         )
     }
@@ -100,6 +101,7 @@ impl<'a> RowWalker<'a> {
             &classes,
             |q, b| steps.step(q, b),
             || steps.determinization_work(),
+            || steps.states(),
             scratch,
         );
         steps.finish(parts).inspect_err(|_| scratch.check.forget())
@@ -111,6 +113,7 @@ impl<'a> RowWalker<'a> {
         classes: &[u8; 256],
         step: impl Fn(u32, u8) -> u32,
         work: impl Fn() -> u64,
+        states: impl Fn() -> (usize, usize),
         scratch: &mut Scratch,
     ) -> RowParts<'a> {
         // Slices assume every live end state is acceptable.
@@ -126,6 +129,7 @@ impl<'a> RowWalker<'a> {
                 s,
                 &step,
                 work,
+                states,
                 &mut scratch.check,
                 &mut scratch.stack,
             ) {
@@ -252,6 +256,12 @@ impl<'d> FallibleSteps<'d> {
 
     fn determinization_work(&self) -> u64 {
         self.dfa.borrow().determinization_work()
+    }
+
+    /// The DFA's states, and the most its size limit allows.
+    fn states(&self) -> (usize, usize) {
+        let dfa = self.dfa.borrow();
+        (dfa.state_count(), dfa.max_states())
     }
 
     /// `out`, or the error of a refused step.

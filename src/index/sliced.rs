@@ -78,6 +78,14 @@ impl SlicePlan {
 /// states in all (4 bytes each), past which the cache starts over.
 const MAX_CACHED_SUCCESSORS: usize = 1 << 18;
 
+/// Automaton states the checks of one row may create before they stop likewise, and
+/// only while the automaton holds less than half the states its size limit allows.
+/// Why: the checks look 32 characters ahead of the text, where a walk goes only as far
+/// as tokens do; over one long text under `maxLength: 5000` with a word count (a
+/// pattern's `{0,99}`), checks without a cap filled the whole size limit (90,200
+/// states) and refused a valid text.
+const CHECK_NEW_STATES: usize = 128;
+
 /// Scratch space of the checks, kept across the rows of one lazy index: besides
 /// buffers, each slice's one-character successors of the states checked so far.
 ///
@@ -121,7 +129,8 @@ enum OneChar {
 }
 
 /// The states one character of slice `k` leads to from `q`, from the cache or stepped
-/// (one byte per plan move, each pair of slice and automaton state once per character).
+/// (one byte per plan move, each pair of slice and automaton state once per character);
+/// stepped only while `may_grow` (stepping may determinize new states).
 #[allow(clippy::too_many_arguments)]
 fn after_char(
     k: usize,
@@ -129,6 +138,7 @@ fn after_char(
     start: u32,
     q: u32,
     step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
     work: &mut usize,
     scratch: &mut CheckScratch,
 ) -> OneChar {
@@ -142,6 +152,9 @@ fn after_char(
             end: b as usize,
             kills,
         };
+    }
+    if !may_grow() {
+        return OneChar::Stopped;
     }
     if scratch.successors.len() >= MAX_CACHED_SUCCESSORS {
         scratch.forget();
@@ -202,6 +215,7 @@ fn dies_after(
     s: u32,
     n: u8,
     step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
     work: &mut usize,
     scratch: &mut CheckScratch,
 ) -> bool {
@@ -212,7 +226,7 @@ fn dies_after(
         next.clear();
         in_next.clear();
         for &q in &level {
-            match after_char(k, moves, start, q, step, work, scratch) {
+            match after_char(k, moves, start, q, step, may_grow, work, scratch) {
                 OneChar::Stopped => return false,
                 OneChar::Leads {
                     start: a, end: b, ..
@@ -245,7 +259,7 @@ fn coverage(
     start: u32,
     s: u32,
     step: &impl Fn(u32, u8) -> u32,
-    dfa_work_over: &impl Fn() -> bool,
+    may_grow: &impl Fn() -> bool,
     limit: u8,
     work: &mut usize,
     scratch: &mut CheckScratch,
@@ -261,7 +275,7 @@ fn coverage(
     'depths: for depth in 0..limit {
         next.clear();
         for &q in frontier.iter() {
-            match after_char(k, moves, start, q, step, work, scratch) {
+            match after_char(k, moves, start, q, step, may_grow, work, scratch) {
                 OneChar::Stopped | OneChar::Leads { kills: true, .. } => {
                     covered = depth;
                     break 'depths;
@@ -271,7 +285,7 @@ fn coverage(
                 } => {
                     for &q2 in &scratch.successors[a..b] {
                         if !met.contains(&q2) {
-                            if met.len() == CHECK_STATES || dfa_work_over() {
+                            if met.len() == CHECK_STATES {
                                 covered = depth;
                                 break 'depths;
                             }
@@ -319,11 +333,18 @@ pub(super) fn walk<'v>(
     s: u32,
     step: impl Fn(u32, u8) -> u32,
     work: impl Fn() -> u64,
+    states: impl Fn() -> (usize, usize),
     scratch: &mut CheckScratch,
     stack: &mut Vec<u32>,
 ) -> Option<(Vec<&'v Bucket>, Vec<u32>)> {
     let dfa_work_before = work();
-    let dfa_work_over = || work() - dfa_work_before > CHECK_DFA_WORK;
+    let states_before = states().0;
+    let may_grow = || {
+        let (now, max) = states();
+        work() - dfa_work_before <= CHECK_DFA_WORK
+            && now - states_before <= CHECK_NEW_STATES
+            && now <= max / 2
+    };
     let mut steps = 0;
     let mut covered = [0u8; 8];
     // `used[i].2`: the slice's longer tokens are all refused (a dead end after its
@@ -339,7 +360,7 @@ pub(super) fn walk<'v>(
             start,
             s,
             &step,
-            &dfa_work_over,
+            &may_grow,
             MAX_CHARS,
             &mut steps,
             scratch,
@@ -363,6 +384,7 @@ pub(super) fn walk<'v>(
                         s,
                         covered[k],
                         &step,
+                        &may_grow,
                         &mut steps,
                         scratch,
                     );

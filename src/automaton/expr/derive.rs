@@ -5,7 +5,7 @@
 //! caller's table, a concatenation chain is walked in one frame (its length does not
 //! deepen the recursion), and every node visited is counted as work.
 
-use super::{ExprId, ExprSet, FastMap, Node, UNBOUNDED};
+use super::{ExprId, ExprSet, FastMap, FastSet, Node, UNBOUNDED};
 
 /// Memo of derivatives: `(expression, byte class) -> derivative`.
 pub(crate) type DeriveMemo = FastMap<(ExprId, u8), ExprId>;
@@ -28,6 +28,42 @@ impl ExprSet {
         let d = self.derive_unmemoized(e, byte, class, memo, work);
         memo.insert((e, class), d);
         d
+    }
+
+    /// The byte sets a derivative of `e` tests, each once: the `Set` nodes in first
+    /// position, reached as [`derive_unmemoized`](Self::derive_unmemoized) reaches them
+    /// (a concatenation's tail only past a nullable head). Two bytes that every one of
+    /// them holds alike have the same derivative. Adds the nodes visited to `work`.
+    pub(crate) fn first_sets(
+        &self,
+        e: ExprId,
+        seen: &mut FastSet<ExprId>,
+        stack: &mut Vec<ExprId>,
+        out: &mut Vec<super::ByteSet>,
+        work: &mut u64,
+    ) {
+        seen.clear();
+        stack.clear();
+        out.clear();
+        stack.push(e);
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            *work += 1;
+            match *self.node(x) {
+                Node::Nothing | Node::Empty => {}
+                Node::Set(set) => out.push(set),
+                Node::Concat(head, rest) => {
+                    stack.push(head);
+                    if self.nullable(head) {
+                        stack.push(rest);
+                    }
+                }
+                Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
+                Node::Not(x) | Node::Repeat(x, ..) => stack.push(x),
+            }
+        }
     }
 
     /// Member `i` of the `Or` or `And` node `e`.

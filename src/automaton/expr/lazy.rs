@@ -54,6 +54,14 @@ pub(crate) struct ExprDfa {
     states: Vec<ExprId>,
     state_of: FastMap<ExprId, u32>,
     trans: Vec<u32>,
+    /// `shared[s * stride + class]`: the smallest class whose transition from `s` is the
+    /// same as `class`'s, where `shared_known[s]` (see [`share_classes`](Self::share_classes)).
+    shared: Vec<u8>,
+    shared_known: Vec<bool>,
+    /// Scratch of [`share_classes`](Self::share_classes).
+    first_seen: FastSet<ExprId>,
+    first_stack: Vec<ExprId>,
+    first_sets: Vec<ByteSet>,
     finals: Vec<bool>,
     memo: DeriveMemo,
     /// Decided non-emptiness of expressions that are not states.
@@ -117,6 +125,11 @@ impl ExprDfa {
             states: vec![ExprId::NOTHING],
             state_of: FastMap::default(),
             trans: vec![DEAD; stride],
+            shared: vec![0; stride],
+            shared_known: vec![false],
+            first_seen: FastSet::default(),
+            first_stack: Vec::new(),
+            first_sets: Vec::new(),
             finals: vec![false],
             memo: FastMap::default(),
             nonempty: FastMap::default(),
@@ -234,12 +247,28 @@ impl ExprDfa {
             + self.states.capacity() * 4
             + self.state_of.capacity() * 12
             + self.trans.capacity() * 4
+            + self.shared.capacity()
+            + self.shared_known.capacity()
             + self.finals.capacity()
     }
 
     #[cold]
     fn determinize(&mut self, s: u32, i: usize) -> Result<u32, TooLarge> {
         let class = i % self.stride;
+        if !self.shared_known[s as usize] {
+            self.share_classes(s)?;
+        }
+        let same = self.shared[i] as usize;
+        if same != class {
+            // Another class of this state has the same derivative: one computation.
+            let j = i - class + same;
+            let t = match self.trans[j] {
+                UNKNOWN => self.determinize(s, j)?,
+                t => t,
+            };
+            self.trans[i] = t;
+            return Ok(t);
+        }
         let d = self.derive_state(self.states[s as usize], class)?;
         let t = if self.is_nonempty(d)? {
             self.add_state(d)?
@@ -257,6 +286,59 @@ impl ExprDfa {
             Some(&d) => Ok(d),
             None => self.derive_with(e, class, false),
         }
+    }
+
+    /// Which classes share their transition from `s`: those that every byte set its
+    /// derivative tests holds alike (the global classes split bytes for every part of
+    /// the automaton; a state inside a string tells apart only a few of them). Without
+    /// it, a walk from a state derived it once per class it stepped.
+    fn share_classes(&mut self, s: u32) -> Result<(), TooLarge> {
+        let mut work = 0;
+        let e = self.states[s as usize];
+        self.exprs.first_sets(
+            e,
+            &mut self.first_seen,
+            &mut self.first_stack,
+            &mut self.first_sets,
+            &mut work,
+        );
+        let stride = self.stride;
+        // Partition refinement: each set splits every block by membership.
+        let mut block = vec![0u16; stride];
+        let mut blocks = 1usize;
+        let mut split = Vec::new();
+        for set in &self.first_sets {
+            if blocks == stride {
+                break; // every class apart already
+            }
+            split.clear();
+            split.resize(blocks, [u16::MAX; 2]);
+            let mut next = 0u16;
+            for (c, b) in block.iter_mut().enumerate() {
+                let inside = usize::from(set.contains(self.representatives[c]));
+                let slot = &mut split[*b as usize][inside];
+                if *slot == u16::MAX {
+                    *slot = next;
+                    next += 1;
+                }
+                *b = *slot;
+            }
+            blocks = next as usize;
+        }
+        work += (self.first_sets.len() * stride / 64) as u64;
+        if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
+            return Err(self.refuse(err.kind(), err.message().to_string()));
+        }
+        let mut first_of = vec![u16::MAX; blocks];
+        let row = &mut self.shared[s as usize * stride..][..stride];
+        for (c, &b) in block.iter().enumerate() {
+            if first_of[b as usize] == u16::MAX {
+                first_of[b as usize] = c as u16;
+            }
+            row[c] = first_of[b as usize] as u8;
+        }
+        self.shared_known[s as usize] = true;
+        Ok(())
     }
 
     fn derive(&mut self, e: ExprId, class: usize) -> Result<ExprId, TooLarge> {
@@ -530,6 +612,8 @@ impl ExprDfa {
         self.state_of.insert(e, s);
         self.finals.push(self.exprs.nullable(e));
         self.trans.extend(std::iter::repeat_n(UNKNOWN, self.stride));
+        self.shared.extend(std::iter::repeat_n(0, self.stride));
+        self.shared_known.push(false);
         Ok(s)
     }
 
