@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 /// derivatives of an automaton expression (intersection, complement, large counts).
 /// Both number states the same way (0 dead, 1 start) and fail a step the same way.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)] // one per lazy index, already boxed there (`Source`)
 pub(crate) enum OnDemandDfa {
     Nfa(Determinizer),
     Expr(ExprDfa),
