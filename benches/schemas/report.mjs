@@ -214,7 +214,7 @@ const report = [
   "",
   "### Memory (logitmask)",
   "",
-  `wasm memory (\`memory.buffer.byteLength\`) after each schema, in a worker whose memory stood at its size after loading the vocabulary and building its trie (${mib(L.mem.base)} MiB) when the schema started: p50 ${mib(L.mem.p50)} / p99 ${mib(L.mem.p99)} / max ${mib(L.mem.max)} MiB; ${nf(L.mem.grew)} schemas grew it. The index itself (\`index.memoryUsage()\` after the walks): p50 ${mib(L.idx.p50)} / p99 ${mib(L.idx.p99)} / max ${mib(L.idx.max)} MiB.`,
+  `wasm memory (\`memory.buffer.byteLength\`) after each schema, in a worker whose memory stood at its size after loading the vocabulary and building its trie and slices (\`vocab.prepare()\`: ${mib(L.mem.base)} MiB) when the schema started: p50 ${mib(L.mem.p50)} / p99 ${mib(L.mem.p99)} / max ${mib(L.mem.max)} MiB; ${nf(L.mem.grew)} schemas grew it. The index itself (\`index.memoryUsage()\` after the walks): p50 ${mib(L.idx.p50)} / p99 ${mib(L.idx.p99)} / max ${mib(L.idx.max)} MiB.`,
   "",
   "### Per split (logitmask / llguidance)",
   "",

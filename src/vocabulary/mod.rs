@@ -216,6 +216,16 @@ impl Vocabulary {
         self.trie();
     }
 
+    /// Builds what rows on request use besides the trie, the vocabulary slices
+    /// (`slices.rs`), now instead of at the first row inside a string: about 35 ms for a
+    /// 128k vocabulary natively and 2.5 MiB, which the first such row would otherwise
+    /// pay (84 ms in wasm, measured on a fresh worker).
+    pub fn prepare_slices(&self) {
+        for slice in self.slices().iter() {
+            slice.tokens(self);
+        }
+    }
+
     /// Number of nodes of the token trie (one per distinct token prefix, plus the root).
     pub fn trie_node_count(&self) -> usize {
         self.trie().node_count()

@@ -181,6 +181,14 @@ impl JsVocabulary {
         self.inner.to_bytes()
     }
 
+    /// Builds the vocabulary's shared structures (its token trie, and the slices that
+    /// lazy rows use) now rather than at the first mask that needs them: call it at load
+    /// time, where a pause is expected, to keep the first masks of a generation quick.
+    pub fn prepare(&self) {
+        self.inner.prepare();
+        self.inner.prepare_slices();
+    }
+
     /// Number of ids (the largest token or EOS id + 1).
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> u32 {

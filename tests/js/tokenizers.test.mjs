@@ -630,6 +630,43 @@ describe("errors from the loaders", () => {
   });
 });
 
+test("prepare() builds the trie and slices up front: lazy rows are the same as without it", () => {
+  const l3 = hf("llama3");
+  const prepared = Vocabulary.fromTokenizerJson(l3.files.text);
+  prepared.prepare();
+  prepared.prepare(); // twice is harmless
+  const plain = l3.fromObject; // never prepared: its slices come at its first string row
+  // A string with a count and a pattern: rows covered by the JSON string slice, the
+  // letters-and-digits slice, and walked.
+  const schema = JSON.stringify({
+    type: "object",
+    properties: { name: { type: "string", maxLength: 12 }, code: { type: "string", pattern: "^[A-Za-z0-9]{2,40}$" } },
+    required: ["name", "code"],
+    additionalProperties: false,
+  });
+  const text = '{"name": "Ada Lovelace", "code": "X9z81AbQ"}';
+  const ids = l3.encode(text);
+  const rows = (v) => {
+    const index = Index.fromJsonSchema(schema, v, { lazy: true, whitespace: "[ ]?" });
+    const guide = new Guide(index);
+    const out = [];
+    for (const id of ids) {
+      out.push(guide.allowedTokens());
+      guide.advance(id);
+    }
+    assert.ok(guide.canFinish());
+    guide.free();
+    index.free();
+    return out;
+  };
+  const a = rows(prepared);
+  const b = rows(plain);
+  assert.equal(a.length, ids.length);
+  assert.ok(a.some((r) => r.length > 100000), "a row inside the name string allows most tokens");
+  assert.deepEqual(a, b);
+  prepared.free();
+});
+
 // ---------------------------------------------------------------------------------------
 // 5. Load times (printed, not asserted)
 
