@@ -396,8 +396,12 @@ pub(super) fn walk<'v>(
         return None; // the row may well be sparse: not worth a bitset
     }
     let mut ids = Vec::new();
-    // The first slice used holds the others' tokens; closed, its bucket decides every
-    // token of it and its rest trie (where it has one) holds every other token.
+    // The first slice used holds the others' tokens; closed, or covering every length
+    // a bucket has (`MAX_CHARS`), its bucket decides every token of it up to that length
+    // and its rest trie (where it has one) holds every other token: those outside the
+    // slice and those longer. Covered in full, a state inside a long counted string
+    // (`maxLength: 32767`) walked the whole trie with skips, which touches every child of
+    // every node on the way to a token with a quote or a backslash.
     let within_first = |k: usize| {
         let mut j = Some(k);
         while let Some(x) = j {
@@ -408,8 +412,10 @@ pub(super) fn walk<'v>(
         }
         false
     };
+    let first_decides =
+        |&(_, _, closed): &(&[u8], &Bucket, bool)| closed || covered[used_slices[0]] == MAX_CHARS;
     let whole = match used.first() {
-        Some(&(_, _, true)) if used_slices.iter().all(|&k| within_first(k)) => vocab
+        Some(u) if first_decides(u) && used_slices.iter().all(|&k| within_first(k)) => vocab
             .slices()
             .get(used_slices[0])
             .tokens(vocab)

@@ -367,7 +367,7 @@ impl ExprDfa {
                 * BYTES_PER_MEMO_SLOT;
         if working > self.max_working_bytes {
             let message = format!(
-                "the automaton of {} needs more than determinize_size_limit {} bytes ({} expression nodes, {} derivatives)",
+                "the automaton of {} needs more than determinize_size_limit {} ({} expression nodes, {} derivatives)",
                 self.what,
                 limit(self.determinize_size_limit),
                 self.exprs.len(),
