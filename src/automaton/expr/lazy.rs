@@ -58,6 +58,9 @@ pub(crate) struct ExprDfa {
     /// same as `class`'s, where `shared_known[s]` (see [`share_classes`](Self::share_classes)).
     shared: Vec<u8>,
     shared_known: Vec<bool>,
+    /// Whether transitions are shared between classes (on demand; not in
+    /// [`complete`](Self::complete)).
+    share: bool,
     /// Scratch of [`share_classes`](Self::share_classes).
     first_seen: FastSet<ExprId>,
     first_stack: Vec<ExprId>,
@@ -127,6 +130,7 @@ impl ExprDfa {
             trans: vec![DEAD; stride],
             shared: vec![0; stride],
             shared_known: vec![false],
+            share: true,
             first_seen: FastSet::default(),
             first_stack: Vec::new(),
             first_sets: Vec::new(),
@@ -207,7 +211,19 @@ impl ExprDfa {
     }
 
     /// Determinizes every transition of every reachable state.
+    ///
+    /// Classes are not shared here: every transition is derived and charged, so an eager
+    /// build's work budget stops it where it always did (with shared classes, free-form
+    /// values 10 levels deep ran on to the 186,413-state size limit and 132 MiB of wasm
+    /// memory before the budget).
     pub(crate) fn complete(&mut self) -> Result<()> {
+        self.share = false;
+        let done = self.complete_all();
+        self.share = true;
+        done
+    }
+
+    fn complete_all(&mut self) -> Result<()> {
         let mut s = 1;
         while s < self.states.len() {
             for class in 0..self.stride {
@@ -255,10 +271,14 @@ impl ExprDfa {
     #[cold]
     fn determinize(&mut self, s: u32, i: usize) -> Result<u32, TooLarge> {
         let class = i % self.stride;
-        if !self.shared_known[s as usize] {
+        if self.share && !self.shared_known[s as usize] {
             self.share_classes(s)?;
         }
-        let same = self.shared[i] as usize;
+        let same = if self.share {
+            self.shared[i] as usize
+        } else {
+            class
+        };
         if same != class {
             // Another class of this state has the same derivative: one computation.
             let j = i - class + same;
