@@ -29,6 +29,13 @@ pub(super) struct Scratch {
     walks: u32,
 }
 
+impl Scratch {
+    /// Bytes held: the buffers and the slice checks' cache.
+    pub(super) fn memory_usage(&self) -> usize {
+        (self.stack.capacity() + self.stamp.capacity()) * 4 + self.check.memory_usage()
+    }
+}
+
 /// What a row's walk needs besides the automaton: the vocabulary (its trie and EOS ids)
 /// and, where the eager build pruned states, which end states a token may reach.
 #[derive(Clone, Copy)]

@@ -108,6 +108,14 @@ pub(super) struct CheckScratch {
 }
 
 impl CheckScratch {
+    /// Bytes held, about (buffers, sets and the cache).
+    pub(super) fn memory_usage(&self) -> usize {
+        (self.frontier.capacity() + self.next.capacity() + self.successors.capacity()) * 4
+            + self.stack.capacity() * 8
+            + (self.seen.capacity() * 8 + self.inside.capacity() * 16)
+            + self.after.iter().map(|m| m.capacity() * 24).sum::<usize>()
+    }
+
     /// Forgets the cached successors: a step refused on a size limit read as dead.
     pub(super) fn forget(&mut self) {
         self.after.clear();

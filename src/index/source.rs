@@ -240,9 +240,9 @@ impl Source {
     pub(super) fn memory_usage(&self) -> usize {
         match self {
             Source::Complete { dfa, rows } => dfa.memory_usage() + rows.memory_usage(),
-            Source::OnDemand(m) => {
-                lock(m).map_or(0, |g| g.dfa.memory_usage() + g.rows.memory_usage())
-            }
+            Source::OnDemand(m) => lock(m).map_or(0, |g| {
+                g.dfa.memory_usage() + g.rows.memory_usage() + g.scratch.memory_usage()
+            }),
         }
     }
 }

@@ -443,8 +443,16 @@ impl ExprSet {
 
     /// Any one of `alts`.
     pub fn union(&mut self, alts: &[ExprId]) -> ExprId {
+        self.with_members(|set, items| set.union_into(alts, items))
+    }
+
+    /// `build` with the reused member list (no allocation per union or intersection).
+    fn with_members(
+        &mut self,
+        build: impl FnOnce(&mut Self, &mut Vec<ExprId>) -> ExprId,
+    ) -> ExprId {
         let mut items = std::mem::take(&mut self.members);
-        let out = self.union_into(alts, &mut items);
+        let out = build(self, &mut items);
         self.members = items;
         out
     }
@@ -499,10 +507,7 @@ impl ExprSet {
 
     /// The strings in every one of `parts`.
     pub fn intersection(&mut self, parts: &[ExprId]) -> ExprId {
-        let mut items = std::mem::take(&mut self.members);
-        let out = self.intersection_into(parts, &mut items);
-        self.members = items;
-        out
+        self.with_members(|set, items| set.intersection_into(parts, items))
     }
 
     fn intersection_into(&mut self, parts: &[ExprId], items: &mut Vec<ExprId>) -> ExprId {
