@@ -58,9 +58,6 @@ pub(crate) struct ExprDfa {
     /// same as `class`'s, where `shared_known[s]` (see [`share_classes`](Self::share_classes)).
     shared: Vec<u8>,
     shared_known: Vec<bool>,
-    /// Whether transitions are shared between classes (on demand; not in
-    /// [`complete`](Self::complete)).
-    share: bool,
     /// Scratch of [`share_classes`](Self::share_classes).
     first_seen: FastSet<ExprId>,
     first_stack: Vec<ExprId>,
@@ -130,7 +127,6 @@ impl ExprDfa {
             trans: vec![DEAD; stride],
             shared: vec![0; stride],
             shared_known: vec![false],
-            share: true,
             first_seen: FastSet::default(),
             first_stack: Vec::new(),
             first_sets: Vec::new(),
@@ -194,7 +190,7 @@ impl ExprDfa {
     pub(crate) fn step(&mut self, s: u32, byte: u8) -> Result<u32, TooLarge> {
         let i = s as usize * self.stride + self.classes[byte as usize] as usize;
         match self.trans[i] {
-            UNKNOWN => self.determinize(s, i),
+            UNKNOWN => self.determinize(s, i, true),
             t => Ok(t),
         }
     }
@@ -217,19 +213,12 @@ impl ExprDfa {
     /// values 10 levels deep ran on to the 186,413-state size limit and 132 MiB of wasm
     /// memory before the budget).
     pub(crate) fn complete(&mut self) -> Result<()> {
-        self.share = false;
-        let done = self.complete_all();
-        self.share = true;
-        done
-    }
-
-    fn complete_all(&mut self) -> Result<()> {
         let mut s = 1;
         while s < self.states.len() {
             for class in 0..self.stride {
                 let i = s * self.stride + class;
                 if self.trans[i] == UNKNOWN {
-                    self.determinize(s as u32, i)
+                    self.determinize(s as u32, i, false)
                         .map_err(|e| self.too_large(e))?;
                 }
             }
@@ -268,13 +257,15 @@ impl ExprDfa {
             + self.finals.capacity()
     }
 
+    /// Transition `i` of state `s`, derived, or (`share`) taken from the class that
+    /// [`share_classes`](Self::share_classes) says has the same derivative.
     #[cold]
-    fn determinize(&mut self, s: u32, i: usize) -> Result<u32, TooLarge> {
+    fn determinize(&mut self, s: u32, i: usize, share: bool) -> Result<u32, TooLarge> {
         let class = i % self.stride;
-        if self.share && !self.shared_known[s as usize] {
+        if share && !self.shared_known[s as usize] {
             self.share_classes(s)?;
         }
-        let same = if self.share {
+        let same = if share {
             self.shared[i] as usize
         } else {
             class
@@ -283,7 +274,7 @@ impl ExprDfa {
             // Another class of this state has the same derivative: one computation.
             let j = i - class + same;
             let t = match self.trans[j] {
-                UNKNOWN => self.determinize(s, j)?,
+                UNKNOWN => self.determinize(s, j, true)?,
                 t => t,
             };
             self.trans[i] = t;

@@ -268,14 +268,20 @@ impl ExprSet {
         if let Some(&id) = self.ids.get(&node) {
             return id;
         }
+        let id = self.push_node(node.clone());
+        self.ids.insert(node, id);
+        id
+    }
+
+    /// Appends a node not in the arena yet, with what the constructors know of it.
+    fn push_node(&mut self, node: Node) -> ExprId {
         let info = self.info_of(&node);
         if info.depth > MAX_DEPTH {
             self.too_deep = true;
         }
         let id = ExprId(self.nodes.len() as u32);
-        self.nodes.push(node.clone());
+        self.nodes.push(node);
         self.info.push(info);
-        self.ids.insert(node, id);
         id
     }
 
@@ -286,18 +292,11 @@ impl ExprSet {
             return id;
         }
         let list: Box<[ExprId]> = members.into();
-        let node = if and {
+        let id = self.push_node(if and {
             Node::And(list.clone())
         } else {
             Node::Or(list.clone())
-        };
-        let info = self.info_of(&node);
-        if info.depth > MAX_DEPTH {
-            self.too_deep = true;
-        }
-        let id = ExprId(self.nodes.len() as u32);
-        self.nodes.push(node);
-        self.info.push(info);
+        });
         if and {
             self.ands.insert(list, id);
         } else {
