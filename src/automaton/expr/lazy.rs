@@ -43,6 +43,9 @@ const UNKNOWN: u32 = u32::MAX;
 const BYTES_PER_NODE: usize = 96;
 /// Bytes one slot of the memo tables holds, about (key, value, control byte).
 const BYTES_PER_MEMO_SLOT: usize = 16;
+/// Bytes of partitions (their keys included) kept for reuse, past which the cache starts
+/// over: a partition with its sets takes from a few hundred bytes to a few kilobytes.
+const MAX_PARTITION_BYTES: usize = 1 << 20;
 
 /// A DFA over an expression's derivatives, determinized on demand.
 pub(crate) struct ExprDfa {
@@ -62,6 +65,12 @@ pub(crate) struct ExprDfa {
     first_seen: FastSet<ExprId>,
     first_stack: Vec<ExprId>,
     first_sets: Vec<ByteSet>,
+    /// Partitions already made, by the (sorted, distinct) first sets that made them:
+    /// states of one string under a count, or of one object's keys in other contexts,
+    /// test the same sets, and refining dozens of sets over every class showed in rows
+    /// on request (as much as their derivatives). At most [`MAX_PARTITION_BYTES`].
+    partitions: FastMap<Box<[ByteSet]>, Box<[u8]>>,
+    partition_bytes: usize,
     finals: Vec<bool>,
     memo: DeriveMemo,
     /// Decided non-emptiness of expressions that are not states.
@@ -130,6 +139,8 @@ impl ExprDfa {
             first_seen: FastSet::default(),
             first_stack: Vec::new(),
             first_sets: Vec::new(),
+            partitions: FastMap::default(),
+            partition_bytes: 0,
             finals: vec![false],
             memo: FastMap::default(),
             nonempty: FastMap::default(),
@@ -254,6 +265,8 @@ impl ExprDfa {
             + self.trans.capacity() * 4
             + self.shared.capacity()
             + self.shared_known.capacity()
+            + self.partitions.capacity() * 2 * std::mem::size_of::<Box<[u8]>>()
+            + self.partition_bytes
             + self.finals.capacity()
     }
 
@@ -313,40 +326,30 @@ impl ExprDfa {
             &mut self.first_sets,
             &mut work,
         );
+        // The same set often stands in several places (a string's character class in
+        // each branch, a letter in several names): it splits nothing the second time.
+        self.first_sets.sort_unstable();
+        self.first_sets.dedup();
         let stride = self.stride;
-        // Partition refinement: each set splits every block by membership.
-        let mut block = vec![0u16; stride];
-        let mut blocks = 1usize;
-        let mut split = Vec::new();
-        for set in &self.first_sets {
-            if blocks == stride {
-                break; // every class apart already
-            }
-            split.clear();
-            split.resize(blocks, [u16::MAX; 2]);
-            let mut next = 0u16;
-            for (c, b) in block.iter_mut().enumerate() {
-                let inside = usize::from(set.contains(self.representatives[c]));
-                let slot = &mut split[*b as usize][inside];
-                if *slot == u16::MAX {
-                    *slot = next;
-                    next += 1;
+        let row = match self.partitions.get(&self.first_sets[..]) {
+            Some(row) => row,
+            None => {
+                work += (self.first_sets.len() * stride / 64) as u64;
+                let row = partition(&self.first_sets, &self.representatives);
+                let bytes = std::mem::size_of_val(&self.first_sets[..]) + stride;
+                if self.partition_bytes + bytes > MAX_PARTITION_BYTES {
+                    self.partitions.clear();
+                    self.partition_bytes = 0;
                 }
-                *b = *slot;
+                self.partition_bytes += bytes;
+                self.partitions
+                    .entry(self.first_sets[..].into())
+                    .or_insert(row)
             }
-            blocks = next as usize;
-        }
-        work += (self.first_sets.len() * stride / 64) as u64;
+        };
+        self.shared[s as usize * stride..][..stride].copy_from_slice(row);
         if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
-        }
-        let mut first_of = vec![u16::MAX; blocks];
-        let row = &mut self.shared[s as usize * stride..][..stride];
-        for (c, &b) in block.iter().enumerate() {
-            if first_of[b as usize] == u16::MAX {
-                first_of[b as usize] = c as u16;
-            }
-            row[c] = first_of[b as usize] as u8;
         }
         self.shared_known[s as usize] = true;
         Ok(())
@@ -719,4 +722,42 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
     }
     let stride = parts.len();
     (classes, stride, representatives)
+}
+
+/// The partition of the classes (given by their representative bytes) that `sets` make:
+/// per class, the smallest class that every set holds alike. Partition refinement, each
+/// set splitting every block by membership.
+fn partition(sets: &[ByteSet], representatives: &[u8]) -> Box<[u8]> {
+    let stride = representatives.len();
+    let mut block = vec![0u16; stride];
+    let mut blocks = 1usize;
+    let mut split = Vec::new();
+    for set in sets {
+        if blocks == stride {
+            break; // every class apart already
+        }
+        split.clear();
+        split.resize(blocks, [u16::MAX; 2]);
+        let mut next = 0u16;
+        for (b, &byte) in block.iter_mut().zip(representatives) {
+            let slot = &mut split[*b as usize][usize::from(set.contains(byte))];
+            if *slot == u16::MAX {
+                *slot = next;
+                next += 1;
+            }
+            *b = *slot;
+        }
+        blocks = next as usize;
+    }
+    let mut first_of = vec![u16::MAX; blocks];
+    block
+        .iter()
+        .enumerate()
+        .map(|(c, &b)| {
+            if first_of[b as usize] == u16::MAX {
+                first_of[b as usize] = c as u16;
+            }
+            first_of[b as usize] as u8
+        })
+        .collect()
 }
