@@ -226,7 +226,12 @@ fn main() {
                     Err(e) => {
                         // A size limit on the way (the schemas runner counts the text refused).
                         let id = record["id"].as_str().unwrap_or("?").to_string();
-                        row_errors.push(format!("{id}: {e}"));
+                        let valid = if test["valid"].as_bool() == Some(true) {
+                            "valid"
+                        } else {
+                            "invalid"
+                        };
+                        row_errors.push(format!("{id} ({valid} text, step {step}): {e}"));
                         break;
                     }
                 };
@@ -336,7 +341,7 @@ fn main() {
         println!("  slow first mask: {ms:>8.1} ms (compile {compile_ms:.1})  {id}");
     }
     println!("rows refused on a limit: {}", row_errors.len());
-    for e in row_errors.iter().take(5) {
+    for e in row_errors.iter().take(12) {
         println!("  {e}");
     }
     for (us, id, step) in &slowest {

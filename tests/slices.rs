@@ -223,3 +223,83 @@ fn a_count_that_runs_out_is_covered_only_as_far_as_it_goes() {
         .unwrap();
     assert!(*row == *b.allowed_tokens(open_b).unwrap());
 }
+
+/// Walks `index` along tokens drawn from its rows with a fixed seed (the same rows give
+/// the same tokens), `steps` steps: per step, the state count before the row and whether
+/// slices served it; `Err(step)` where a row is refused on a size limit.
+fn seeded_walk(index: &Index, seed: u64, steps: usize) -> Result<Vec<(usize, bool)>, usize> {
+    let mut rng = Rng::new(seed);
+    let mut s = index.initial_state();
+    let mut out = Vec::new();
+    for step in 0..steps {
+        let (states, sliced) = (index.dfa_state_count(), index.sliced_row_count());
+        let row = index.allowed_tokens(s).map_err(|_| step)?;
+        out.push((states, index.sliced_row_count() > sliced));
+        let text: Vec<u32> = row
+            .iter()
+            .filter(|&id| !index.vocabulary().is_eos(id))
+            .collect();
+        if text.is_empty() {
+            break;
+        }
+        s = index
+            .next_state(s, text[rng.below(text.len())])
+            .unwrap()
+            .expect("allowed");
+    }
+    Ok(out)
+}
+
+#[test]
+fn rows_past_half_the_size_limit_still_use_slices_and_stay_exact() {
+    // A long counted string: every character position is a new automaton state, so a
+    // walk fills the size limit. Past half of it, the checks may create only a few states
+    // per row (`index/sliced.rs`); the rows must still equal whole walks, and slices must
+    // still serve some of them (they did not at all once, and whole walks took 2 ms).
+    let vocab = r50k();
+    let schema = r#"{"type":"array","items":{"type":"string","maxLength":3000},"maxItems":40}"#;
+    let config = json_schema::Config::new().whitespace(Some("[ ]?"));
+    let with_limit = |bytes: usize| {
+        let c = lazy(true).dfa_size_limit(Some(bytes));
+        Index::from_json_schema_str(schema, &vocab, &c, &config).unwrap()
+    };
+    let (seed, steps) = (11, 400);
+    // The smallest power-of-two limit the walk fits in: it then runs past half of it,
+    // since it did not fit in half as much.
+    let mut bytes = 1 << 26;
+    assert!(seeded_walk(&with_limit(bytes), seed, steps).is_ok());
+    let half_states = loop {
+        let index = with_limit(bytes / 2);
+        if seeded_walk(&index, seed, steps).is_err() {
+            break index.dfa_state_count();
+        }
+        bytes /= 2;
+        assert!(bytes > 1 << 12, "the walk never reached a size limit");
+    };
+    let index = with_limit(bytes);
+    let walk = seeded_walk(&index, seed, steps).unwrap();
+    let past_half = walk.iter().filter(|&&(states, _)| states >= half_states);
+    let (rows, sliced) = past_half.fold((0, 0), |(r, s), &(_, x)| (r + 1, s + usize::from(x)));
+    assert!(rows >= 10, "only {rows} rows past half the limit");
+    assert!(
+        sliced * 4 >= rows,
+        "slices served {sliced} of {rows} rows past half the limit"
+    );
+    let oracle = Index::from_json_schema_str(schema, &vocab, &lazy(false), &config).unwrap();
+    let mut rng = Rng::new(seed);
+    let (mut a, mut b) = (index.initial_state(), oracle.initial_state());
+    for step in 0..walk.len() {
+        let (ra, rb) = (
+            index.allowed_tokens(a).unwrap(),
+            oracle.allowed_tokens(b).unwrap(),
+        );
+        assert!(*ra == *rb, "step {step}: rows differ");
+        let text: Vec<u32> = ra.iter().filter(|&id| !vocab.is_eos(id)).collect();
+        if text.is_empty() {
+            break;
+        }
+        let id = text[rng.below(text.len())];
+        a = index.next_state(a, id).unwrap().expect("allowed");
+        b = oracle.next_state(b, id).unwrap().expect("allowed by both");
+    }
+}

@@ -78,13 +78,21 @@ impl SlicePlan {
 /// states in all (4 bytes each), past which the cache starts over.
 const MAX_CACHED_SUCCESSORS: usize = 1 << 18;
 
-/// Automaton states the checks of one row may create before they stop likewise, and
-/// only while the automaton holds less than half the states its size limit allows.
-/// Why: the checks look 32 characters ahead of the text, where a walk goes only as far
-/// as tokens do; over one long text under `maxLength: 5000` with a word count (a
-/// pattern's `{0,99}`), checks without a cap filled the whole size limit (90,200
+/// Automaton states the checks of one row may create before they stop likewise
+/// ([`CHECK_NEW_STATES_PAST_HALF`] once the automaton holds half the states its size
+/// limit allows). Why: the checks look 32 characters ahead of the text, where a walk goes
+/// only as far as tokens do; over one long text under `maxLength: 5000` with a word count
+/// (a pattern's `{0,99}`), checks without a cap filled the whole size limit (90,200
 /// states) and refused a valid text.
 const CHECK_NEW_STATES: usize = 128;
+/// Past half the size limit. Not none: a row whose check stops at once walks the whole
+/// trie instead, which itself makes hundreds of states (the end states of every token);
+/// with none, 1,530 rows of the corpus took 2 ms each that way (items of a 100-item
+/// array, each item's states new). 32 brought them to 169 (`lazy_rows` bench: p99.9 2.06
+/// -> 1.75 ms), and moved the two texts that reach the limit a little earlier (both
+/// invalid: 13,148 characters under `maxItems: 100`, refused at token 2,813 instead of
+/// 3,167); 64 gained little more (1.70 ms) and moved them further (2,680).
+const CHECK_NEW_STATES_PAST_HALF: usize = 32;
 
 /// Scratch space of the checks, kept across the rows of one lazy index: besides
 /// buffers, each slice's one-character successors of the states checked so far.
@@ -349,9 +357,12 @@ pub(super) fn walk<'v>(
     let states_before = states().0;
     let may_grow = || {
         let (now, max) = states();
-        work() - dfa_work_before <= CHECK_DFA_WORK
-            && now - states_before <= CHECK_NEW_STATES
-            && now <= max / 2
+        let cap = if now <= max / 2 {
+            CHECK_NEW_STATES
+        } else {
+            CHECK_NEW_STATES_PAST_HALF
+        };
+        work() - dfa_work_before <= CHECK_DFA_WORK && now - states_before <= cap
     };
     let mut steps = 0;
     let mut covered = [0u8; 8];
