@@ -15,7 +15,7 @@ use crate::common::{o200k, r50k, Rng};
 use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
 
 /// Pieces of patterns, `{n}` standing for a random count.
-const PIECES: [&str; 16] = [
+const PIECES: [&str; 21] = [
     r#""(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]){0,{n}}""#,
     r#""(?:[^"\\\x00-\x1F]|\\["\\/bfnrt])*""#,
     r#"[^"\\\x00-\x1F]{{n}}"#,
@@ -32,6 +32,14 @@ const PIECES: [&str; 16] = [
     r#"(?:[^"\\\x00-\x1F]{0,5}|[0-9]{0,40})"#,
     r#"[^"\\\x00-\x1Fq]{0,{n}}x"#,
     r#".{0,{n}}"#,
+    // Strings that refuse a few characters (the JSON string slice minus some bytes),
+    // ASCII only, and a near miss: `#` refused at first, allowed after a digit.
+    r#""[^"\\\x00-\x1F<>*#%&:+?/]*""#,
+    r#""[a-zA-Z0-9_-]{1,{n}}""#,
+    r#""[^"\\\x00-\x1F\x{80}-\x{10FFFF}]{0,{n}}""#,
+    r#""(?:[a-z]|[0-9]#?)*""#,
+    // Characters of two bytes, not longer: some lead bytes refused, not all.
+    r#""[^"\\\x00-\x1F\x{800}-\x{10FFFF}]*""#,
 ];
 
 fn random_pattern(rng: &mut Rng) -> String {
@@ -186,6 +194,43 @@ fn sliced_rows_equal_whole_walks_for_random_schemas() {
         sliced * 5 >= rows,
         "only {sliced} of {rows} rows used slices"
     );
+}
+
+#[test]
+fn strings_that_refuse_a_few_characters_take_the_json_slice_minus_those() {
+    // An identifier (`_` and `-` beside letters and digits) and a string without a few
+    // punctuation characters: rows through slices, equal to whole walks.
+    let vocab = r50k();
+    let config = json_schema::Config::new();
+    for pattern in [r"^[0-9a-zA-Z_-]{1,255}$", r"^[^<>*#.%&:\\\\+?/]*$"] {
+        let schema = format!(r#"{{"type":"string","pattern":"{pattern}"}}"#);
+        let a = Index::from_json_schema_str(&schema, &vocab, &lazy(true), &config).unwrap();
+        let b = Index::from_json_schema_str(&schema, &vocab, &lazy(false), &config).unwrap();
+        let id = |t: &[u8]| {
+            (0..vocab.size() as u32)
+                .find(|&i| vocab.token_bytes(i) == Some(t))
+                .unwrap()
+        };
+        let quote = id(b"\"");
+        let (sa, sb) = (
+            a.next_state(a.initial_state(), quote).unwrap().unwrap(),
+            b.next_state(b.initial_state(), quote).unwrap().unwrap(),
+        );
+        let before = a.sliced_row_count();
+        let row = a.allowed_tokens(sa).unwrap();
+        assert_eq!(
+            a.sliced_row_count(),
+            before + 1,
+            "{pattern}: not through slices"
+        );
+        assert!(
+            *row == *b.allowed_tokens(sb).unwrap(),
+            "{pattern}: rows differ"
+        );
+        assert!(row.contains(id(b"abc")) && !row.contains(id(b".")));
+        let mut rng = Rng::new(7);
+        assert_same_rows_along_walks(&a, &b, &mut rng, 5, 20, pattern);
+    }
 }
 
 #[test]

@@ -9,11 +9,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 
 use super::rows::{too_many_states, RowStore, StateRows};
-use super::sliced::{self, CheckScratch, SlicePlan};
+use super::sliced::{self, CheckScratch, SlicePlan, SlicedRow};
 use super::{mask_words, TokenSet};
 use crate::automaton::{liveness_blocks, Budget, Dfa, OnDemandDfa, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
-use crate::vocabulary::slices::Bucket;
 use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 use crate::vocabulary::Vocabulary;
 
@@ -52,7 +51,7 @@ pub(super) struct RowWalker<'a> {
 /// and the tokens the walk found besides.
 pub(super) enum RowParts<'v> {
     Walked(Vec<u32>),
-    Sliced(Vec<&'v Bucket>, Vec<u32>),
+    Sliced(SlicedRow<'v>),
 }
 
 impl<'a> RowWalker<'a> {
@@ -130,7 +129,7 @@ impl<'a> RowWalker<'a> {
             sliced::worth_checking(self.vocab, s, &step),
         ) {
             let plan = plan.get_or_init(|| SlicePlan::new(self.vocab, classes));
-            if let Some((buckets, ids)) = sliced::walk(
+            if let Some(row) = sliced::walk(
                 self.vocab,
                 plan,
                 s,
@@ -140,7 +139,7 @@ impl<'a> RowWalker<'a> {
                 &mut scratch.check,
                 &mut scratch.stack,
             ) {
-                return RowParts::Sliced(buckets, ids);
+                return RowParts::Sliced(row);
             }
         }
         RowParts::Walked(self.walk_with(s, 0, step, scratch, false).0)
@@ -150,13 +149,18 @@ impl<'a> RowWalker<'a> {
     pub(super) fn finish_parts(&self, is_final: bool, parts: RowParts<'_>) -> TokenSet {
         match parts {
             RowParts::Walked(ids) => self.finish_row(is_final, ids),
-            RowParts::Sliced(buckets, mut ids) => {
+            RowParts::Sliced(row) => {
+                let (buckets, bits, mut ids) = match row {
+                    SlicedRow::Buckets(buckets, ids) => (buckets, None, ids),
+                    SlicedRow::Bits(bits, ids) => (Vec::new(), Some(bits), ids),
+                };
                 if is_final {
                     ids.extend_from_slice(self.vocab.eos_token_ids());
                 }
-                match &buckets[..] {
-                    [one] => TokenSet::from_bits_and(&one.bits, &ids, self.vocab.size()),
-                    [first, rest @ ..] => {
+                match (&buckets[..], bits) {
+                    (_, Some(bits)) => TokenSet::from_bits_and(&bits, &ids, self.vocab.size()),
+                    ([one], None) => TokenSet::from_bits_and(&one.bits, &ids, self.vocab.size()),
+                    ([first, rest @ ..], None) => {
                         let mut bits = first.bits.to_vec();
                         for b in rest {
                             bits.iter_mut()
@@ -165,7 +169,7 @@ impl<'a> RowWalker<'a> {
                         }
                         TokenSet::from_bits_and(&bits, &ids, self.vocab.size())
                     }
-                    [] => unreachable!("a sliced row has a bucket"),
+                    ([], None) => unreachable!("a sliced row has a bucket"),
                 }
             }
         }

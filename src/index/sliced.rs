@@ -14,7 +14,7 @@
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
 use crate::mask_words;
-use crate::vocabulary::slices::{Bucket, MAX_CHARS};
+use crate::vocabulary::slices::{Bucket, MAX_CHARS, NON_ASCII};
 use crate::vocabulary::Vocabulary;
 
 /// Pairs the checks of one row may step, all slices together, before they stop where
@@ -37,6 +37,7 @@ const CHECK_DFA_WORK: u64 = 20_000;
 /// successor. Bytes of one index class step every state alike, so these stand for all.
 pub(super) struct SlicePlan {
     moves: Vec<Vec<Vec<(u8, u32)>>>,
+    classes: [u8; 256],
 }
 
 impl SlicePlan {
@@ -70,9 +71,19 @@ impl SlicePlan {
                     .collect()
             })
             .collect();
-        SlicePlan { moves }
+        SlicePlan {
+            moves,
+            classes: *classes,
+        }
     }
 }
+
+/// Cache slots of "JSON string minus some bytes" checks, after the slices' own.
+const MINUS_SLOTS_FROM: usize = 8;
+const MINUS_SLOTS: usize = 4;
+/// At most this many bytes left out of the JSON string slice (each costs a pass over a
+/// bitset of the vocabulary): an identifier pattern leaves out about 35.
+const MAX_MINUS_BYTES: usize = 64;
 
 /// One-character successors kept across the rows of one index: at most this many
 /// states in all (4 bytes each), past which the cache starts over.
@@ -113,6 +124,10 @@ pub(super) struct CheckScratch {
     /// and whether some character of the slice kills it.
     after: Vec<FastMap<u32, (u32, u32, bool)>>,
     successors: Vec<u32>,
+    /// The classes each "JSON string minus some bytes" check left out, by the cache slot
+    /// of its successors (`after[MINUS_SLOTS_FROM + i]`).
+    minus: Vec<[u64; 4]>,
+    minus_turn: usize,
 }
 
 impl CheckScratch {
@@ -128,6 +143,29 @@ impl CheckScratch {
     pub(super) fn forget(&mut self) {
         self.after.clear();
         self.successors.clear();
+        self.minus.clear();
+    }
+
+    /// The cache slot of the checks of the JSON string slice without the classes
+    /// `left_out` (a few kept; past them, one is emptied and reused in turn).
+    fn minus_slot(&mut self, left_out: [u64; 4]) -> usize {
+        let i = match self.minus.iter().position(|&m| m == left_out) {
+            Some(i) => i,
+            None if self.minus.len() < MINUS_SLOTS => {
+                self.minus.push(left_out);
+                self.minus.len() - 1
+            }
+            None => {
+                let i = self.minus_turn % MINUS_SLOTS;
+                self.minus_turn += 1;
+                self.minus[i] = left_out;
+                if let Some(m) = self.after.get_mut(MINUS_SLOTS_FROM + i) {
+                    m.clear();
+                }
+                i
+            }
+        };
+        MINUS_SLOTS_FROM + i
     }
 }
 
@@ -279,6 +317,7 @@ fn coverage(
     limit: u8,
     work: &mut usize,
     scratch: &mut CheckScratch,
+    met_out: Option<&mut Vec<u32>>,
 ) -> u8 {
     let mut frontier = std::mem::take(&mut scratch.frontier);
     let mut next = std::mem::take(&mut scratch.next);
@@ -319,6 +358,9 @@ fn coverage(
     }
     scratch.frontier = frontier;
     scratch.next = next;
+    if let Some(out) = met_out {
+        out.extend(met);
+    }
     covered
 }
 
@@ -334,6 +376,111 @@ pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8)
         }
     }
     tokens >= mask_words(vocab.size())
+}
+
+/// The row of `s` as "the JSON string slice minus some bytes": a state inside a string
+/// whose pattern refuses a few characters and allows every string of the others (an
+/// identifier, `[^<>*#%&:+?/]*`), which no slice covers (the identifier's `_` and `-`
+/// stop the letters-and-digits slice at its tokens with them, a walk of 100-180k trie
+/// nodes; the JSON string slice stops at once).
+///
+/// The bytes left out, K, are those whose classes `s` refuses (ASCII, or every lead byte
+/// of a multi-byte character at once). The check runs on the slice's moves without K;
+/// every string of up to [`MAX_CHARS`] of the other characters must keep `s` alive, and
+/// every state those strings reach must refuse every byte of K. Then a slice token of at
+/// most that many characters is allowed exactly when it holds no byte of K: its first
+/// byte of K, if any, comes after a string of the others, which reached a state that
+/// refuses it. The row is the slice's last bucket without the tokens holding a byte of K
+/// (bitsets from `Slices::holding`), and whatever the slice's rest trie allows (tokens
+/// outside the slice, or longer). `None` where any of this does not hold.
+#[allow(clippy::too_many_arguments)]
+fn json_minus(
+    vocab: &Vocabulary,
+    plan: &SlicePlan,
+    s: u32,
+    step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+    stack: &mut Vec<u32>,
+) -> Option<(Vec<u32>, Vec<u32>)> {
+    let slice = vocab.slices().get(0);
+    let tokens = slice.tokens(vocab);
+    let (rest, bucket) = (tokens.rest.as_ref()?, tokens.buckets.last()?);
+    let start = slice.chars.start();
+    let moves = &plan.moves[0];
+    let (mut dead, mut live) = (Vec::new(), Vec::new());
+    for &(b, a2) in &moves[start as usize] {
+        if step(s, b) == DEAD {
+            dead.push((b, a2));
+        } else {
+            live.push((b, a2));
+        }
+    }
+    if dead.is_empty() || live.is_empty() {
+        return None;
+    }
+    // K as byte groups of `Slices::holding`: ASCII bytes, and `NON_ASCII` for every
+    // byte from 0x80, allowed only when no lead byte stays.
+    let mut left_out = [0u64; 4];
+    for &(b, _) in &dead {
+        let c = plan.classes[b as usize];
+        left_out[usize::from(c >> 6)] |= 1 << (c & 63);
+    }
+    let in_k = |b: u8| {
+        let c = plan.classes[b as usize];
+        left_out[usize::from(c >> 6)] >> (c & 63) & 1 == 1
+    };
+    let mut groups: Vec<usize> = (0x20..0x80u8)
+        .filter(|&b| in_k(b))
+        .map(usize::from)
+        .collect();
+    let leads = 0xC2..=0xF4u8;
+    match leads.clone().filter(|&b| in_k(b)).count() {
+        0 => {}
+        n if n == leads.count() => groups.push(NON_ASCII),
+        _ => return None, // some characters beyond ASCII left out, not all
+    }
+    if groups.len() > MAX_MINUS_BYTES {
+        return None;
+    }
+    let slot = scratch.minus_slot(left_out);
+    let mut without = moves.clone();
+    without[start as usize] = live;
+    let mut met = Vec::new();
+    let covered = coverage(
+        slot,
+        &without,
+        start,
+        s,
+        step,
+        may_grow,
+        MAX_CHARS,
+        work,
+        scratch,
+        Some(&mut met),
+    );
+    if covered < MAX_CHARS {
+        return None;
+    }
+    for &q in &met {
+        for &(b, _) in &dead {
+            *work += 1;
+            if step(q, b) != DEAD {
+                return None;
+            }
+        }
+    }
+    let holding = vocab.slices().holding(vocab);
+    let mut bits = bucket.bits.to_vec();
+    for g in groups {
+        if let Some(h) = holding.tokens(g) {
+            bits.iter_mut().zip(h).for_each(|(w, x)| *w &= !x);
+        }
+    }
+    let mut ids = Vec::new();
+    rest.walk(s, step, |_| true, stack, |id, _| ids.push(id));
+    Some((bits, ids))
 }
 
 /// The text tokens allowed from live state `s` through the slices that cover tokens
@@ -352,7 +499,7 @@ pub(super) fn walk<'v>(
     states: impl Fn() -> (usize, usize),
     scratch: &mut CheckScratch,
     stack: &mut Vec<u32>,
-) -> Option<(Vec<&'v Bucket>, Vec<u32>)> {
+) -> Option<SlicedRow<'v>> {
     let dfa_work_before = work();
     let states_before = states().0;
     let may_grow = || {
@@ -383,7 +530,15 @@ pub(super) fn walk<'v>(
             MAX_CHARS,
             &mut steps,
             scratch,
+            None,
         );
+        if k == 0 && covered[0] == 0 {
+            if let Some((bits, ids)) =
+                json_minus(vocab, plan, s, &step, &may_grow, &mut steps, scratch, stack)
+            {
+                return Some(SlicedRow::Bits(bits, ids));
+            }
+        }
         // A slice inside a larger one that covers as many characters holds no more tokens.
         let dominated = slice.within.is_some_and(|j| covered[j] >= covered[k]);
         if covered[k] == 0 || dominated {
@@ -456,5 +611,15 @@ pub(super) fn walk<'v>(
                 .walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
         }
     }
-    Some((used.into_iter().map(|(_, b, _)| b).collect(), ids))
+    Some(SlicedRow::Buckets(
+        used.into_iter().map(|(_, b, _)| b).collect(),
+        ids,
+    ))
+}
+
+/// A row through the slices: the tokens of some buckets and `ids`, or of a bitset made
+/// for it and `ids`.
+pub(super) enum SlicedRow<'v> {
+    Buckets(Vec<&'v Bucket>, Vec<u32>),
+    Bits(Vec<u32>, Vec<u32>),
 }

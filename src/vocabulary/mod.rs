@@ -224,6 +224,7 @@ impl Vocabulary {
         for slice in self.slices().iter() {
             slice.tokens(self);
         }
+        self.slices().holding(self);
     }
 
     /// Number of nodes of the token trie (one per distinct token prefix, plus the root).

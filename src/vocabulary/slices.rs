@@ -174,8 +174,44 @@ impl SliceTokens {
     }
 }
 
-/// The slices of one vocabulary (built on first use).
-pub(crate) struct Slices(Vec<Slice>);
+/// The slices of one vocabulary (built on first use), and which tokens hold each byte.
+pub(crate) struct Slices(Vec<Slice>, OnceLock<Holding>);
+
+/// Per ASCII byte, the tokens that hold it, and (at [`NON_ASCII`]) those that hold any
+/// byte from 0x80: a state inside a string that refuses a few characters, and only them,
+/// takes the JSON string slice's tokens without the ones holding those
+/// (`index/sliced.rs`, "a slice minus some bytes"). `None` where no token holds it.
+pub(crate) struct Holding(Vec<Option<Box<[u32]>>>);
+
+/// The index of "any byte from 0x80" in [`Holding`].
+pub(crate) const NON_ASCII: usize = 128;
+
+impl Holding {
+    fn new(vocab: &Vocabulary) -> Holding {
+        let words = mask_words(vocab.size());
+        let mut bits: Vec<Option<Box<[u32]>>> = (0..=NON_ASCII).map(|_| None).collect();
+        for (id, bytes) in vocab.text_tokens() {
+            let mut seen = [false; NON_ASCII + 1];
+            for &b in bytes {
+                let i = usize::from(b).min(NON_ASCII);
+                if !std::mem::replace(&mut seen[i], true) {
+                    let set = bits[i].get_or_insert_with(|| vec![0; words].into_boxed_slice());
+                    set[id as usize >> 5] |= 1 << (id & 31);
+                }
+            }
+        }
+        Holding(bits)
+    }
+
+    /// The tokens holding byte group `i` (an ASCII byte, or [`NON_ASCII`]).
+    pub(crate) fn tokens(&self, i: usize) -> Option<&[u32]> {
+        self.0[i].as_deref()
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.0.iter().flatten().map(|b| b.len() * 4).sum()
+    }
+}
 
 impl Slices {
     pub(crate) fn new() -> Slices {
@@ -205,7 +241,13 @@ impl Slices {
                     }
                 })
                 .collect(),
+            OnceLock::new(),
         )
+    }
+
+    /// Which tokens of `vocab` hold each byte (built on first use).
+    pub(crate) fn holding(&self, vocab: &Vocabulary) -> &Holding {
+        self.1.get_or_init(|| Holding::new(vocab))
     }
 
     pub(crate) fn get(&self, k: usize) -> &Slice {
@@ -217,7 +259,8 @@ impl Slices {
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
-        self.0.iter().map(Slice::memory_usage).sum()
+        self.0.iter().map(Slice::memory_usage).sum::<usize>()
+            + self.1.get().map_or(0, Holding::memory_usage)
     }
 }
 
