@@ -474,9 +474,7 @@ fn json_minus(
     let holding = vocab.slices().holding(vocab);
     let mut bits = bucket.bits.to_vec();
     for g in groups {
-        if let Some(h) = holding.tokens(g) {
-            bits.iter_mut().zip(h).for_each(|(w, x)| *w &= !x);
-        }
+        holding.tokens(g).remove_from(&mut bits);
     }
     let mut ids = Vec::new();
     rest.walk(s, step, |_| true, stack, |id, _| ids.push(id));

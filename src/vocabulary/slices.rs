@@ -180,36 +180,75 @@ pub(crate) struct Slices(Vec<Slice>, OnceLock<Holding>);
 /// Per ASCII byte, the tokens that hold it, and (at [`NON_ASCII`]) those that hold any
 /// byte from 0x80: a state inside a string that refuses a few characters, and only them,
 /// takes the JSON string slice's tokens without the ones holding those
-/// (`index/sliced.rs`, "a slice minus some bytes"). `None` where no token holds it.
-pub(crate) struct Holding(Vec<Option<Box<[u32]>>>);
+/// (`index/sliced.rs`, "the JSON string slice minus some bytes").
+pub(crate) struct Holding(Vec<Held>);
+
+/// The tokens holding one byte: a bitset over the vocabulary, or their ids where they
+/// are fewer than its words (most punctuation: Llama 3's sets took 2 MiB as bitsets).
+pub(crate) enum Held {
+    Bits(Box<[u32]>),
+    Ids(Box<[u32]>),
+}
+
+impl Held {
+    /// Clears the bits of these tokens in `bits`.
+    pub(crate) fn remove_from(&self, bits: &mut [u32]) {
+        match self {
+            Held::Bits(held) => bits.iter_mut().zip(held.iter()).for_each(|(w, x)| *w &= !x),
+            Held::Ids(ids) => {
+                for &id in ids.iter() {
+                    bits[id as usize >> 5] &= !(1 << (id & 31));
+                }
+            }
+        }
+    }
+}
 
 /// The index of "any byte from 0x80" in [`Holding`].
 pub(crate) const NON_ASCII: usize = 128;
 
 impl Holding {
     fn new(vocab: &Vocabulary) -> Holding {
-        let words = mask_words(vocab.size());
-        let mut bits: Vec<Option<Box<[u32]>>> = (0..=NON_ASCII).map(|_| None).collect();
+        let mut ids: Vec<Vec<u32>> = vec![Vec::new(); NON_ASCII + 1];
         for (id, bytes) in vocab.text_tokens() {
             let mut seen = [false; NON_ASCII + 1];
             for &b in bytes {
                 let i = usize::from(b).min(NON_ASCII);
                 if !std::mem::replace(&mut seen[i], true) {
-                    let set = bits[i].get_or_insert_with(|| vec![0; words].into_boxed_slice());
-                    set[id as usize >> 5] |= 1 << (id & 31);
+                    ids[i].push(id);
                 }
             }
         }
-        Holding(bits)
+        let words = mask_words(vocab.size());
+        let held = ids
+            .into_iter()
+            .map(|ids| {
+                if ids.len() < words {
+                    Held::Ids(ids.into_boxed_slice())
+                } else {
+                    let mut bits = vec![0u32; words].into_boxed_slice();
+                    for id in ids {
+                        bits[id as usize >> 5] |= 1 << (id & 31);
+                    }
+                    Held::Bits(bits)
+                }
+            })
+            .collect();
+        Holding(held)
     }
 
     /// The tokens holding byte group `i` (an ASCII byte, or [`NON_ASCII`]).
-    pub(crate) fn tokens(&self, i: usize) -> Option<&[u32]> {
-        self.0[i].as_deref()
+    pub(crate) fn tokens(&self, i: usize) -> &Held {
+        &self.0[i]
     }
 
     fn memory_usage(&self) -> usize {
-        self.0.iter().flatten().map(|b| b.len() * 4).sum()
+        self.0
+            .iter()
+            .map(|h| match h {
+                Held::Bits(b) | Held::Ids(b) => b.len() * 4,
+            })
+            .sum()
     }
 }
 
