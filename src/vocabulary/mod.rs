@@ -217,9 +217,10 @@ impl Vocabulary {
     }
 
     /// Builds what rows on request use besides the trie, the vocabulary slices
-    /// (`slices.rs`), now instead of at the first row inside a string, which would
-    /// otherwise pay for them (2.5 MiB for Llama 3; its JSON string slice alone takes 33 ms
-    /// natively, and a fresh wasm worker's first such row took 84 ms).
+    /// (`slices.rs`) and the tokens holding each byte, now instead of at the first row
+    /// inside a string, which would otherwise pay for them (3.2 MiB for Llama 3; its JSON
+    /// string slice alone takes 33 ms natively, and a fresh wasm worker's first such row
+    /// took 84 ms).
     pub fn prepare_slices(&self) {
         for slice in self.slices().iter() {
             slice.tokens(self);
