@@ -10,6 +10,7 @@
 //! walks that follow), counted against the work budget.
 
 use super::derive::DeriveMemo;
+use super::paged::Paged;
 use super::{ByteSet, ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
 use crate::automaton::budget::Budget;
 use crate::automaton::config::DfaConfig;
@@ -56,10 +57,10 @@ pub(crate) struct ExprDfa {
     /// State -> the expression of what may still follow. `states[0]` is `NOTHING`.
     states: Vec<ExprId>,
     state_of: FastMap<ExprId, u32>,
-    trans: Vec<u32>,
+    trans: Paged<u32>,
     /// `shared[s * stride + class]`: the smallest class whose transition from `s` is the
     /// same as `class`'s, where `shared_known[s]` (see [`share_classes`](Self::share_classes)).
-    shared: Vec<u8>,
+    shared: Paged<u8>,
     shared_known: Vec<bool>,
     /// Scratch of [`share_classes`](Self::share_classes).
     first_seen: FastSet<ExprId>,
@@ -133,8 +134,18 @@ impl ExprDfa {
             representatives,
             states: vec![ExprId::NOTHING],
             state_of: FastMap::default(),
-            trans: vec![DEAD; stride],
-            shared: vec![0; stride],
+            trans: {
+                // The dead state's row leads nowhere; later rows start unknown.
+                let mut t = Paged::new(UNKNOWN);
+                t.grow(stride);
+                t.write(0, &vec![DEAD; stride]);
+                t
+            },
+            shared: {
+                let mut t = Paged::new(0);
+                t.grow(stride);
+                t
+            },
             shared_known: vec![false],
             first_seen: FastSet::default(),
             first_stack: Vec::new(),
@@ -200,7 +211,7 @@ impl ExprDfa {
     #[inline]
     pub(crate) fn step(&mut self, s: u32, byte: u8) -> Result<u32, TooLarge> {
         let i = s as usize * self.stride + self.classes[byte as usize] as usize;
-        match self.trans[i] {
+        match self.trans.get(i) {
             UNKNOWN => self.determinize(s, i, true),
             t => Ok(t),
         }
@@ -228,7 +239,7 @@ impl ExprDfa {
         while s < self.states.len() {
             for class in 0..self.stride {
                 let i = s * self.stride + class;
-                if self.trans[i] == UNKNOWN {
+                if self.trans.get(i) == UNKNOWN {
                     self.determinize(s as u32, i, false)
                         .map_err(|e| self.too_large(e))?;
                 }
@@ -246,11 +257,11 @@ impl ExprDfa {
     /// The complete automaton's parts (byte classes, class count, transitions, finals);
     /// needs [`complete`](Self::complete).
     pub(crate) fn parts(&self) -> ([u8; 256], usize, Vec<u32>, Vec<bool>) {
-        debug_assert!(!self.trans.contains(&UNKNOWN), "complete() first");
+        debug_assert!(!self.trans.contains(UNKNOWN), "complete() first");
         (
             self.classes,
             self.stride,
-            self.trans.clone(),
+            self.trans.to_vec(),
             self.finals.clone(),
         )
     }
@@ -262,8 +273,8 @@ impl ExprDfa {
             + self.nonempty.capacity() * 8
             + self.states.capacity() * 4
             + self.state_of.capacity() * 12
-            + self.trans.capacity() * 4
-            + self.shared.capacity()
+            + self.trans.memory_usage()
+            + self.shared.memory_usage()
             + self.shared_known.capacity()
             + self.partitions.capacity() * 2 * std::mem::size_of::<Box<[u8]>>()
             + self.partition_bytes
@@ -279,18 +290,18 @@ impl ExprDfa {
             self.share_classes(s)?;
         }
         let same = if share {
-            self.shared[i] as usize
+            self.shared.get(i) as usize
         } else {
             class
         };
         if same != class {
             // Another class of this state has the same derivative: one computation.
             let j = i - class + same;
-            let t = match self.trans[j] {
+            let t = match self.trans.get(j) {
                 UNKNOWN => self.determinize(s, j, true)?,
                 t => t,
             };
-            self.trans[i] = t;
+            self.trans.set(i, t);
             return Ok(t);
         }
         let d = self.derive_state(self.states[s as usize], class)?;
@@ -299,7 +310,7 @@ impl ExprDfa {
         } else {
             DEAD
         };
-        self.trans[i] = t;
+        self.trans.set(i, t);
         Ok(t)
     }
 
@@ -347,7 +358,7 @@ impl ExprDfa {
                     .or_insert(row)
             }
         };
-        self.shared[s as usize * stride..][..stride].copy_from_slice(row);
+        self.shared.write(s as usize * stride, row);
         if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
@@ -625,8 +636,8 @@ impl ExprDfa {
         self.states.push(e);
         self.state_of.insert(e, s);
         self.finals.push(self.exprs.nullable(e));
-        self.trans.extend(std::iter::repeat_n(UNKNOWN, self.stride));
-        self.shared.extend(std::iter::repeat_n(0, self.stride));
+        self.trans.grow(self.stride);
+        self.shared.grow(self.stride);
         self.shared_known.push(false);
         Ok(s)
     }

@@ -19,6 +19,7 @@
 mod derive;
 mod hir;
 mod lazy;
+mod paged;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
