@@ -94,8 +94,13 @@ const MAX_CACHED_SUCCESSORS: usize = 1 << 18;
 /// limit allows). Why: the checks look 32 characters ahead of the text, where a walk goes
 /// only as far as tokens do; over one long text under `maxLength: 5000` with a word count
 /// (a pattern's `{0,99}`), checks without a cap filled the whole size limit (90,200
-/// states) and refused a valid text.
-const CHECK_NEW_STATES: usize = 128;
+/// states) and refused a valid text. 512 rather than 128: a string under a word count
+/// makes several states per character (two counters, and Unicode `\s`/`\S` inside
+/// multi-byte characters), so 128 stopped its check after 1-4 characters and the row
+/// walked most of the trie, making some 500 states itself (`lazy_rows`: p99.9 1.76 ->
+/// 1.44 ms; 2,048 gained nothing more). The corpus's texts that reach the limit (all
+/// invalid, on an index shared with the schema's other texts) reach it some tokens sooner.
+const CHECK_NEW_STATES: usize = 512;
 /// Past half the size limit. Not none: a row whose check stops at once walks the whole
 /// trie instead, which itself makes hundreds of states (the end states of every token);
 /// with none, 1,530 rows of the corpus took 2 ms each that way (items of a 100-item
