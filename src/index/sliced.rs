@@ -396,7 +396,7 @@ pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8)
 /// most that many characters is allowed exactly when it holds no byte of K: its first
 /// byte of K, if any, comes after a string of the others, which reached a state that
 /// refuses it. The row is the slice's last bucket without the tokens holding a byte of K
-/// (bitsets from `Slices::holding`), and whatever the slice's rest trie allows (tokens
+/// (`Slices::holding`), and whatever the slice's rest trie allows (tokens
 /// outside the slice, or longer). `None` where any of this does not hold.
 #[allow(clippy::too_many_arguments)]
 fn json_minus(
