@@ -174,8 +174,9 @@ fn main() {
     let (mut masks, mut first, mut compile) = (Vec::new(), Vec::new(), Vec::new());
     let (mut schemas, mut refused, mut mismatches) = (0, 0, 0);
     let mut row_errors: Vec<String> = Vec::new();
-    // The slowest masks, with their schema and step: where the tail comes from.
-    let mut slowest: Vec<(f64, String, usize)> = Vec::new();
+    // The slowest masks, with their schema, step and the text just before: where the
+    // tail comes from.
+    let mut slowest: Vec<(f64, String, usize, String)> = Vec::new();
     // Masks over 200 µs by (sliced, more than 20 new automaton states): count, total µs.
     let mut slow_kinds = [(0usize, 0f64); 4];
     // Every schema's (first mask ms, compile ms, id): the slowest are printed.
@@ -256,7 +257,9 @@ fn main() {
                     slow_kinds[k].1 += us;
                 }
                 if slowest.len() < 10 || us > slowest[9].0 {
-                    slowest.push((us, record["id"].as_str().unwrap_or("?").to_string(), step));
+                    let id = record["id"].as_str().unwrap_or("?").to_string();
+                    let before = text_before(&vocab, &ids[..step], 48);
+                    slowest.push((us, id, step, before));
                     slowest.sort_by(|x, y| y.0.partial_cmp(&x.0).unwrap());
                     slowest.truncate(10);
                 }
@@ -344,11 +347,26 @@ fn main() {
     for e in row_errors.iter().take(12) {
         println!("  {e}");
     }
-    for (us, id, step) in &slowest {
-        println!("  slow: {us:>12.1} µs  {id} step {step}");
+    for (us, id, step, before) in &slowest {
+        println!("  slow: {us:>12.1} µs  {id} step {step} after …{before:?}");
     }
     if a.check {
         println!("rows compared with full trie walks: {mismatches} mismatches");
         assert_eq!(mismatches, 0, "slice rows differ from full walks");
     }
+}
+
+/// The last `chars` characters the tokens `ids` write, lossily decoded.
+fn text_before(vocab: &Vocabulary, ids: &[u32], chars: usize) -> String {
+    let mut bytes = Vec::new();
+    for &id in ids.iter().rev() {
+        let token = vocab.token_bytes(id).unwrap_or_default();
+        bytes.splice(0..0, token.iter().copied());
+        if bytes.len() >= chars * 4 {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let skip = text.chars().count().saturating_sub(chars);
+    text.chars().skip(skip).collect()
 }
