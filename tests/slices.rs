@@ -137,8 +137,12 @@ fn assert_same_rows_along_walks(
     }
 }
 
+/// Slices on, or the oracle: one whole walk per row (no bounds of counts either).
 fn lazy(slices: bool) -> IndexConfig {
-    IndexConfig::new().lazy(true).row_slices(slices)
+    IndexConfig::new()
+        .lazy(true)
+        .row_slices(slices)
+        .row_bounds(slices)
 }
 
 fn check_patterns(vocab: &Arc<Vocabulary>, seed: u64, cases: usize) {

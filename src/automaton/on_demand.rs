@@ -69,6 +69,26 @@ impl OnDemandDfa {
         }
     }
 
+    /// Two states whose rows bound `s`'s, where counts let them
+    /// ([`ExprDfa::row_bounds`]); `None` for a regex's NFA (its counts are unrolled).
+    pub(crate) fn row_bounds(
+        &mut self,
+        s: u32,
+        longest: usize,
+    ) -> Result<Option<(u32, u32)>, TooLarge> {
+        match self {
+            OnDemandDfa::Nfa(_) => Ok(None),
+            OnDemandDfa::Expr(d) => d.row_bounds(s, longest),
+        }
+    }
+
+    /// The bounds of `s` did not meet ([`ExprDfa::widen_row_bounds`]).
+    pub(crate) fn widen_row_bounds(&mut self, s: u32) {
+        if let OnDemandDfa::Expr(d) = self {
+            d.widen_row_bounds(s);
+        }
+    }
+
     pub(crate) fn is_final(&self, s: u32) -> bool {
         match self {
             OnDemandDfa::Nfa(d) => d.is_final(s),

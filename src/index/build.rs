@@ -45,6 +45,9 @@ pub(super) struct RowWalker<'a> {
     /// Where rows on request may use the vocabulary's slices: the index's plan for them,
     /// made on first use (`None`: always walk the whole trie).
     pub(super) slices: Option<&'a OnceLock<SlicePlan>>,
+    /// Whether rows on request inside counts may come from the rows of the two states
+    /// that bound them (`source.rs`, `IndexConfig::row_bounds`).
+    pub(super) bounds: bool,
 }
 
 /// A row on request before EOS ids join: the tokens of one walk, or a slice's bucket
@@ -405,6 +408,7 @@ fn eager_one_by_one(
         vocab,
         end_ok: None,
         slices: None,
+        bounds: false,
     };
     let mut scratch = Scratch::default();
     let mut seen = vec![false; n];
@@ -480,6 +484,7 @@ fn prune_token_dead_ends(
         vocab,
         end_ok: Some(&ok),
         slices: None,
+        bounds: false,
     };
     for &s in order {
         if !walker.accepts_end(s) {

@@ -81,6 +81,7 @@ pub struct IndexConfig {
     lazy: bool,
     max_states: usize,
     row_slices: bool,
+    row_bounds: bool,
     mask_cache_bytes: usize,
     dfa: DfaConfig,
 }
@@ -95,6 +96,7 @@ impl Default for IndexConfig {
             lazy: false,
             max_states: DEFAULT_MAX_STATES,
             row_slices: true,
+            row_bounds: true,
             mask_cache_bytes: DEFAULT_MASK_CACHE_BYTES,
             dfa: DfaConfig::default(),
         }
@@ -125,6 +127,17 @@ impl IndexConfig {
     /// same either way (docs/index-layout.md, "Rows on request"); off is for comparing.
     pub fn row_slices(mut self, yes: bool) -> IndexConfig {
         self.row_slices = yes;
+        self
+    }
+    /// Whether a row computed on request inside counts that no token can tell apart
+    /// (`maxLength: 500`, a pattern's `{0,49}`, `maxItems: 100`) may be taken from the rows
+    /// of two states that bound it, one with those counts lifted and one with them
+    /// lowered to what a token can reach (on by default): the states of one string or
+    /// array then share a row instead of walking one each. Exact either way
+    /// (docs/index-layout.md, "Rows inside counts"); off is for comparing. Only automata
+    /// built from expressions (JSON Schemas, boolean regexes) have such counts.
+    pub fn row_bounds(mut self, yes: bool) -> IndexConfig {
+        self.row_bounds = yes;
         self
     }
     /// Memory the index may spend keeping the bitsets of mid-density sparse rows, made the
@@ -222,6 +235,8 @@ pub struct Index {
     /// How rows on request use the vocabulary's slices, made on first use (`None`: the
     /// `row_slices` option is off).
     slice_plan: Option<OnceLock<sliced::SlicePlan>>,
+    /// Rows on request inside counts may come from their bounds (`row_bounds` option).
+    row_bounds: bool,
     /// Why the complete automaton cannot fit the limits, known before building it (a
     /// schema's free-form values nested deep): [`to_bytes`](Self::to_bytes) refuses at
     /// once instead of determinizing for seconds up to a limit.
@@ -503,6 +518,7 @@ impl Index {
             lazy,
             eos_only,
             slice_plan,
+            row_bounds: true,
             complete_too_large: None,
         }
     }
@@ -512,6 +528,7 @@ impl Index {
         if !config.row_slices {
             self.slice_plan = None;
         }
+        self.row_bounds = config.row_bounds;
         self.store.set_expansion_budget(config.mask_cache_bytes);
         self
     }
@@ -659,6 +676,13 @@ impl Index {
         self.store.sliced_count()
     }
 
+    /// How many rows computed on request were taken, without a walk, from two states
+    /// that bound them inside counts no token can tell apart (`maxLength`, `{0,99}`,
+    /// `maxItems`): see docs/index-layout.md.
+    pub fn bounded_row_count(&self) -> usize {
+        self.store.bounded_count()
+    }
+
     // --- what the guide needs ---
 
     /// `state` as a live state of this index.
@@ -705,6 +729,7 @@ impl Index {
             vocab: &self.vocab,
             end_ok: self.end_ok.as_deref(),
             slices: self.slice_plan.as_ref(),
+            bounds: self.row_bounds,
         }
     }
 }

@@ -77,6 +77,8 @@ pub(super) struct RowStore {
     computed: AtomicUsize,
     /// Rows on request that came through a vocabulary slice (`sliced.rs`).
     sliced: AtomicUsize,
+    /// Rows on request taken from the bounds of counts (`source.rs`), without a walk.
+    bounded: AtomicUsize,
     max_states: usize,
     /// Bytes left for rows' bitsets kept for masks (`IndexConfig::mask_cache_bytes`).
     expansion_left: AtomicUsize,
@@ -89,6 +91,7 @@ impl RowStore {
             distinct: Mutex::new(HashSet::new()),
             computed: AtomicUsize::new(0),
             sliced: AtomicUsize::new(0),
+            bounded: AtomicUsize::new(0),
             max_states,
             expansion_left: AtomicUsize::new(0),
         }
@@ -135,6 +138,16 @@ impl RowStore {
         self.sliced.load(Ordering::Relaxed)
     }
 
+    /// Counts a row on request taken from the bounds of counts.
+    pub(super) fn count_bounded(&self) {
+        self.bounded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Rows on request taken from the bounds of counts so far.
+    pub(super) fn bounded_count(&self) -> usize {
+        self.bounded.load(Ordering::Relaxed)
+    }
+
     /// Number of distinct rows.
     pub(super) fn distinct_count(&self) -> usize {
         self.distinct().len()
@@ -159,6 +172,20 @@ impl RowStore {
     /// another thread stored one first, and returns the row `s` has.
     pub(super) fn store(&self, rows: &StateRows, s: u32, row: TokenSet) -> Arc<TokenSet> {
         let row = self.share(row);
+        if rows.set(s, row) {
+            self.computed.fetch_add(1, Ordering::Relaxed);
+        }
+        rows.get(s).expect("set above").clone()
+    }
+
+    /// Stores `row`, a stored row already, for state `s` (unless another thread stored
+    /// one first), and returns the row `s` has.
+    pub(super) fn store_shared(
+        &self,
+        rows: &StateRows,
+        s: u32,
+        row: Arc<TokenSet>,
+    ) -> Arc<TokenSet> {
         if rows.set(s, row) {
             self.computed.fetch_add(1, Ordering::Relaxed);
         }

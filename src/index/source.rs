@@ -7,6 +7,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use crate::automaton::expr::FastMap;
+
 use super::build::{RowWalker, Scratch};
 use super::rows::{RowStore, StateRows};
 use super::token_set::TokenSet;
@@ -31,6 +33,9 @@ pub(super) struct OnDemand {
     rows: StateRows,
     /// Kept across rows: the slice checks cache what they stepped (`index/sliced.rs`).
     scratch: Scratch,
+    /// Pairs of states bounding rows inside counts (`ExprDfa::row_bounds`): their common
+    /// row where their rows met, `None` where they did not.
+    bounds: FastMap<(u32, u32), Option<Arc<TokenSet>>>,
 }
 
 impl Source {
@@ -52,6 +57,7 @@ impl Source {
             dfa,
             rows: StateRows::new(0),
             scratch: Scratch::default(),
+            bounds: FastMap::default(),
         })))
     }
 
@@ -139,13 +145,13 @@ impl Source {
                 if let Some(row) = g.rows.get(s) {
                     return Ok(row.clone());
                 }
-                let OnDemand { dfa, scratch, .. } = &mut *g;
-                let parts = walker.row_parts_on_demand(dfa, s, scratch)?;
-                store.count_if_sliced(&parts);
-                store.admit(pattern)?;
-                let row = walker.finish_parts(g.dfa.is_final(s), parts);
-                g.rows.grow_to(s as usize + 1);
-                Ok(store.store(&g.rows, s, row))
+                if let Some(row) = g.bounded_row(s, walker, store, pattern) {
+                    store.admit(pattern)?;
+                    store.count_bounded();
+                    g.rows.grow_to(s as usize + 1);
+                    return Ok(store.store_shared(&g.rows, s, row));
+                }
+                g.computed_row(s, walker, store, pattern)
             }
         }
     }
@@ -241,13 +247,71 @@ impl Source {
         match self {
             Source::Complete { dfa, rows } => dfa.memory_usage() + rows.memory_usage(),
             Source::OnDemand(m) => lock(m).map_or(0, |g| {
-                g.dfa.memory_usage() + g.rows.memory_usage() + g.scratch.memory_usage()
+                g.dfa.memory_usage()
+                    + g.rows.memory_usage()
+                    + g.scratch.memory_usage()
+                    + g.bounds.capacity() * 24
             }),
         }
     }
 }
 
 impl OnDemand {
+    /// The row of `s` from one walk (or a slice and a smaller walk), stored.
+    fn computed_row(
+        &mut self,
+        s: u32,
+        walker: RowWalker<'_>,
+        store: &RowStore,
+        pattern: &str,
+    ) -> Result<Arc<TokenSet>> {
+        if let Some(row) = self.rows.get(s) {
+            return Ok(row.clone());
+        }
+        let parts = walker.row_parts_on_demand(&mut self.dfa, s, &mut self.scratch)?;
+        store.count_if_sliced(&parts);
+        store.admit(pattern)?;
+        let row = walker.finish_parts(self.dfa.is_final(s), parts);
+        self.rows.grow_to(s as usize + 1);
+        Ok(store.store(&self.rows, s, row))
+    }
+
+    /// The row of `s` without a walk of its own, where `s` is inside counts no token can
+    /// tell apart and the rows of the two states that bound it (`ExprDfa::row_bounds`)
+    /// are equal: computed once per pair, then shared by every state inside the same
+    /// counts. `None` where there are no bounds, they differ, or computing them failed
+    /// (then `s`'s own walk decides, and reports any error).
+    fn bounded_row(
+        &mut self,
+        s: u32,
+        walker: RowWalker<'_>,
+        store: &RowStore,
+        pattern: &str,
+    ) -> Option<Arc<TokenSet>> {
+        // Rows of an automaton whose tokens must end in some states are not monotone.
+        if !walker.bounds || walker.end_ok.is_some() {
+            return None;
+        }
+        self.dfa.begin_call();
+        let longest = walker.vocab.trie().max_depth();
+        let (below, above) = self.dfa.row_bounds(s, longest).ok()??;
+        if let Some(known) = self.bounds.get(&(below, above)) {
+            return known.clone();
+        }
+        let high = self.computed_row(above, walker, store, pattern).ok()?;
+        let met = below != DEAD
+            && self
+                .computed_row(below, walker, store, pattern)
+                .ok()
+                .is_some_and(|low| *low == *high);
+        let row = met.then_some(high);
+        if row.is_none() {
+            self.dfa.widen_row_bounds(s);
+        }
+        self.bounds.insert((below, above), row.clone());
+        row
+    }
+
     /// Stores the row of state `s` from its allowed text tokens (within `max_states`).
     fn store(
         &mut self,

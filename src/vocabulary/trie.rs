@@ -224,7 +224,7 @@ impl TokenTrie {
         self.nodes.len() - 1
     }
 
-    #[cfg(test)]
+    /// The longest token, in bytes.
     pub(crate) fn max_depth(&self) -> usize {
         self.max_depth
     }

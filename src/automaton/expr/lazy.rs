@@ -11,6 +11,7 @@
 
 use super::derive::DeriveMemo;
 use super::paged::Paged;
+use super::saturate::Saturation;
 use super::{ByteSet, ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
 use crate::automaton::budget::Budget;
 use crate::automaton::config::DfaConfig;
@@ -89,6 +90,9 @@ pub(crate) struct ExprDfa {
     refused: Option<(ErrorKind, String)>,
     /// What this automaton is for, in error messages ("regex \"a+\"", "JSON Schema").
     what: String,
+    /// The bounds of rows inside counts ([`row_bounds`](Self::row_bounds)), made on
+    /// first use.
+    saturation: Option<Saturation>,
 }
 
 impl std::fmt::Debug for ExprDfa {
@@ -159,6 +163,7 @@ impl ExprDfa {
             witnesses: Vec::new(),
             refused: None,
             what,
+            saturation: None,
         };
         if dfa.exprs.too_deep() {
             return Err(dfa.too_deep_error());
@@ -228,6 +233,46 @@ impl ExprDfa {
         }
     }
 
+    /// Two states whose rows bound `s`'s, `(below, above)`, when `s` is inside counts
+    /// that no token of at most `longest` bytes can tell from others (`saturate.rs`):
+    /// if their rows (final bits included) are equal, that is `s`'s row, and every
+    /// state with the same two has it. `below` is [`DEAD`] where its language is empty.
+    /// `None` where no count of `s` is far enough from its bounds.
+    pub(crate) fn row_bounds(
+        &mut self,
+        s: u32,
+        longest: usize,
+    ) -> Result<Option<(u32, u32)>, TooLarge> {
+        let e = self.states[s as usize];
+        let saturation = self
+            .saturation
+            .get_or_insert_with(|| Saturation::new(longest));
+        let (sat, rep) = saturation.bounds(&mut self.exprs, e);
+        if self.exprs.too_deep() {
+            let err = self.too_deep_error();
+            return Err(self.refuse(err.kind(), err.message().to_string()));
+        }
+        if sat == e {
+            return Ok(None);
+        }
+        // `sat` holds `e`'s language: non-empty.
+        let above = self.add_state(sat)?;
+        let below = if self.is_nonempty(rep)? {
+            self.add_state(rep)?
+        } else {
+            DEAD
+        };
+        Ok(Some((below, above)))
+    }
+
+    /// The bounds [`row_bounds`](Self::row_bounds) gave for `s` had different rows:
+    /// their counts reach further from now on, or are not lifted any more.
+    pub(crate) fn widen_row_bounds(&mut self, s: u32) {
+        if let Some(saturation) = &mut self.saturation {
+            saturation.widen(&self.exprs, self.states[s as usize]);
+        }
+    }
+
     /// Determinizes every transition of every reachable state.
     ///
     /// Classes are not shared here: every transition is derived and charged, so an eager
@@ -279,6 +324,7 @@ impl ExprDfa {
             + self.partitions.capacity() * 2 * std::mem::size_of::<Box<[u8]>>()
             + self.partition_bytes
             + self.finals.capacity()
+            + self.saturation.as_ref().map_or(0, Saturation::memory_usage)
     }
 
     /// Transition `i` of state `s`, derived, or (`share`) taken from the class that

@@ -20,6 +20,7 @@ mod derive;
 mod hir;
 mod lazy;
 mod paged;
+mod saturate;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
