@@ -298,13 +298,14 @@ impl OnDemand {
         if let Some(known) = self.bounds.get(&(below, above)) {
             return known.clone();
         }
-        let high = self.computed_row(above, walker, store, pattern).ok()?;
-        let met = below != DEAD
-            && self
-                .computed_row(below, walker, store, pattern)
-                .ok()
-                .is_some_and(|low| *low == *high);
-        let row = met.then_some(high);
+        // An empty lower bound meets nothing: no row is computed for it.
+        let row = (below != DEAD)
+            .then(|| {
+                let high = self.computed_row(above, walker, store, pattern).ok()?;
+                let low = self.computed_row(below, walker, store, pattern).ok()?;
+                (*low == *high).then_some(high)
+            })
+            .flatten();
         if row.is_none() {
             self.dfa.widen_row_bounds(s);
         }
