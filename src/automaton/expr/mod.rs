@@ -159,6 +159,9 @@ struct Info {
     positive: bool,
     /// Recursion depth of the derivative on this node.
     depth: u32,
+    /// Holds a count with an upper bound outside any complement: what the bounds of a
+    /// row inside counts may lift (`saturate.rs`); the others are left whole.
+    counted: bool,
 }
 
 /// The arena of hash-consed expressions.
@@ -244,6 +247,11 @@ impl ExprSet {
         self.info[e.index()].nullable
     }
 
+    /// Whether `e` holds a count with an upper bound outside any complement.
+    pub(crate) fn counted(&self, e: ExprId) -> bool {
+        self.info[e.index()].counted
+    }
+
     pub(crate) fn positive(&self, e: ExprId) -> bool {
         self.info[e.index()].positive
     }
@@ -314,16 +322,19 @@ impl ExprSet {
                 nullable: false,
                 positive: false,
                 depth: 1,
+                counted: false,
             },
             Node::Empty => Info {
                 nullable: true,
                 positive: true,
                 depth: 1,
+                counted: false,
             },
             Node::Set(_) => Info {
                 nullable: false,
                 positive: true,
                 depth: 1,
+                counted: false,
             },
             Node::Concat(a, b) => {
                 let (a, b_is_concat, b) = (i(a), matches!(self.node(*b), Node::Concat(..)), i(b));
@@ -333,12 +344,14 @@ impl ExprSet {
                     // The derivative walks a chain in one frame: only heads and the last
                     // element recurse.
                     depth: (a.depth + 1).max(if b_is_concat { b.depth } else { b.depth + 1 }),
+                    counted: a.counted || b.counted,
                 }
             }
             Node::Or(v) => Info {
                 nullable: v.iter().any(|e| i(e).nullable),
                 positive: v.iter().any(|e| i(e).positive),
                 depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
+                counted: v.iter().any(|e| i(e).counted),
             },
             Node::And(v) => {
                 let nullable = v.iter().all(|e| i(e).nullable);
@@ -346,6 +359,7 @@ impl ExprSet {
                     nullable,
                     positive: nullable,
                     depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
+                    counted: v.iter().any(|e| i(e).counted),
                 }
             }
             Node::Not(e) => {
@@ -354,14 +368,16 @@ impl ExprSet {
                     nullable: !e.nullable,
                     positive: !e.nullable,
                     depth: e.depth + 1,
+                    counted: false,
                 }
             }
-            Node::Repeat(e, lo, _) => {
+            Node::Repeat(e, lo, hi) => {
                 let e = i(e);
                 Info {
                     nullable: *lo == 0 || e.nullable,
                     positive: *lo == 0 || e.positive,
                     depth: e.depth + 1,
+                    counted: *hi != UNBOUNDED || e.counted,
                 }
             }
         }

@@ -48,6 +48,10 @@ impl Saturation {
 
     /// `(sat(e), rep(e))`; both are `e` where no count is far enough from its bounds.
     pub(crate) fn bounds(&mut self, exprs: &mut ExprSet, e: ExprId) -> (ExprId, ExprId) {
+        // Most of a document has no count: nothing to rewrite, nothing to remember.
+        if !exprs.counted(e) {
+            return (e, e);
+        }
         if let Some(&r) = self.memo.get(&e) {
             return r;
         }
@@ -100,6 +104,9 @@ impl Saturation {
         let mut cur = e;
         let (mut sat, mut rep) = loop {
             if cur != e {
+                if !exprs.counted(cur) {
+                    break (cur, cur);
+                }
                 if let Some(&r) = self.memo.get(&cur) {
                     break r;
                 }
