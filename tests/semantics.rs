@@ -11,6 +11,7 @@ use std::cmp::Reverse;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use crate::common::id_of;
 use logitmask::{
     Dfa, ErrorKind, Guide, GuideConfig, Index, IndexConfig, StateId, Vocabulary, Walk,
 };
@@ -34,13 +35,6 @@ fn byte_vocab(extra: &[&[u8]]) -> (Arc<Vocabulary>, u32) {
     let v = Vocabulary::new(tokens, &[eos]).unwrap();
     assert!(v.is_byte_complete());
     (Arc::new(v), eos)
-}
-
-/// The lowest non-EOS id whose bytes are `bytes`.
-fn id_of(vocab: &Vocabulary, bytes: &[u8]) -> u32 {
-    (0..vocab.size() as u32)
-        .find(|&id| !vocab.is_eos(id) && vocab.token_bytes(id) == Some(bytes))
-        .unwrap_or_else(|| panic!("no token {:?}", String::from_utf8_lossy(bytes)))
 }
 
 fn allowed(index: &Index, state: StateId) -> Vec<u32> {

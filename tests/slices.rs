@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::common::{o200k, r50k, Rng};
+use crate::common::{id_of, o200k, r50k, Rng};
 use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
 
 /// Pieces of patterns, `{n}` standing for a random count.
@@ -212,11 +212,7 @@ fn strings_that_refuse_a_few_characters_take_the_json_slice_minus_those() {
         let schema = format!(r#"{{"type":"string","pattern":"{pattern}"}}"#);
         let a = Index::from_json_schema_str(&schema, &vocab, &lazy(true), &config).unwrap();
         let b = Index::from_json_schema_str(&schema, &vocab, &lazy(false), &config).unwrap();
-        let id = |t: &[u8]| {
-            (0..vocab.size() as u32)
-                .find(|&i| vocab.token_bytes(i) == Some(t))
-                .unwrap()
-        };
+        let id = |t: &[u8]| id_of(&vocab, t);
         let quote = id(b"\"");
         let (sa, sb) = (
             a.next_state(a.initial_state(), quote).unwrap().unwrap(),

@@ -171,11 +171,7 @@ impl RowStore {
     /// Stores `row` for state `s` in `rows` (shared with an identical stored row) unless
     /// another thread stored one first, and returns the row `s` has.
     pub(super) fn store(&self, rows: &StateRows, s: u32, row: TokenSet) -> Arc<TokenSet> {
-        let row = self.share(row);
-        if rows.set(s, row) {
-            self.computed.fetch_add(1, Ordering::Relaxed);
-        }
-        rows.get(s).expect("set above").clone()
+        self.store_shared(rows, s, self.share(row))
     }
 
     /// Stores `row`, a stored row already, for state `s` (unless another thread stored

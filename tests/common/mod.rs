@@ -149,3 +149,10 @@ pub fn finite_numbers(text: &str) -> String {
     }
     out
 }
+
+/// The lowest non-EOS id whose bytes are `bytes`.
+pub fn id_of(vocab: &Vocabulary, bytes: &[u8]) -> u32 {
+    (0..vocab.size() as u32)
+        .find(|&id| !vocab.is_eos(id) && vocab.token_bytes(id) == Some(bytes))
+        .unwrap_or_else(|| panic!("no token {:?}", String::from_utf8_lossy(bytes)))
+}

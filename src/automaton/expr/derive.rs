@@ -67,7 +67,7 @@ impl ExprSet {
     }
 
     /// Member `i` of the `Or` or `And` node `e`.
-    fn member(&self, e: ExprId, i: usize) -> ExprId {
+    pub(super) fn member(&self, e: ExprId, i: usize) -> ExprId {
         match self.node(e) {
             Node::Or(v) | Node::And(v) => v[i],
             _ => unreachable!("a list node"),

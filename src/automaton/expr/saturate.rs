@@ -64,11 +64,7 @@ impl Saturation {
                 let n = v.len();
                 let (mut sat, mut rep) = (Vec::with_capacity(n), Vec::with_capacity(n));
                 for i in 0..n {
-                    let x = match exprs.node(e) {
-                        Node::Or(v) | Node::And(v) => v[i],
-                        _ => unreachable!("a list node"),
-                    };
-                    let (s, r) = self.bounds(exprs, x);
+                    let (s, r) = self.bounds(exprs, exprs.member(e, i));
                     sat.push(s);
                     rep.push(r);
                 }
@@ -186,7 +182,8 @@ impl Saturation {
         let mut seen = FastSet::default();
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
+            // As in `bounds`: a part without a count lifts nothing.
+            if !exprs.counted(x) || !seen.insert(x) {
                 continue;
             }
             match *exprs.node(x) {
