@@ -10,9 +10,9 @@
 //! ECMA semantics kept: `\d` is `[0-9]`, `\w` is `[A-Za-z0-9_]`, `\s` is ECMA's white
 //! space and line terminators, `.` is any character but a line terminator; characters are
 //! Unicode code points (the `u` flag, as the JSON Schema test suite expects). A pattern is
-//! unanchored unless it starts with `^` / ends with `$` (in each top-level alternative).
-//! Not supported (an error naming the pattern): backreferences, lookaround, word
-//! boundaries, anchors inside groups.
+//! unanchored unless it starts with `^` / ends with `$` (in each top-level alternative);
+//! anchors inside groups are moved out exactly ([`branches`]). Not supported (an error
+//! naming the pattern): backreferences, lookaround, word boundaries.
 
 use std::collections::HashMap;
 
@@ -253,42 +253,184 @@ pub(crate) struct Branch {
     pub(crate) items: Vec<Pat>,
 }
 
-/// Splits a parsed pattern into top-level alternatives with their anchors; an anchor
-/// anywhere else is an error.
+/// Distributing anchors that sit inside groups makes at most this many alternatives.
+const MAX_ANCHOR_BRANCHES: usize = 64;
+
+/// Splits a parsed pattern into top-level alternatives with their anchors.
+///
+/// Without the multiline flag, `^` holds only at the string's start and `$` only at
+/// its end, so an anchor inside a group is still exact to move out: the alternatives
+/// that hold an anchor are distributed over the pattern (`^(a$|b)` is `^a$` or `^b`),
+/// and in each resulting sequence the items before a `^` or after a `$` can only match
+/// the empty string (dropped where they may, the sequence dead where they may not).
+/// A repetition of a group holding anchors is rewritten the same way (see
+/// [`anchored_star`]).
 pub(crate) fn branches(p: Pat) -> Result<Vec<Branch>, String> {
-    let alts = match p {
-        Pat::Alt(v) => v,
-        other => vec![other],
+    Ok(expand_anchors(p)?
+        .into_iter()
+        .filter_map(settle_anchors)
+        .collect())
+}
+
+/// The ways of matching `p` as sequences of anchor-free items and anchors, their
+/// union being `p`.
+fn expand_anchors(p: Pat) -> Result<Vec<Vec<Pat>>, String> {
+    let too_many = || {
+        format!(
+            "anchors (^ or $) inside groups that expand to more than {MAX_ANCHOR_BRANCHES} alternatives"
+        )
     };
+    if !contains_anchor(&p) {
+        return Ok(vec![vec![p]]);
+    }
+    match p {
+        Pat::Alt(v) => {
+            let mut out = Vec::new();
+            for a in v {
+                out.extend(expand_anchors(a)?);
+                if out.len() > MAX_ANCHOR_BRANCHES {
+                    return Err(too_many());
+                }
+            }
+            Ok(out)
+        }
+        Pat::Concat(v) => {
+            let mut acc: Vec<Vec<Pat>> = vec![Vec::new()];
+            for item in v {
+                let ways = expand_anchors(item)?;
+                if acc.len().saturating_mul(ways.len()) > MAX_ANCHOR_BRANCHES {
+                    return Err(too_many());
+                }
+                acc = acc
+                    .iter()
+                    .flat_map(|prefix| {
+                        ways.iter().map(move |w| {
+                            let mut seq = prefix.clone();
+                            seq.extend(w.iter().cloned());
+                            seq
+                        })
+                    })
+                    .collect();
+            }
+            Ok(acc)
+        }
+        Pat::Repeat(x, min, max) => {
+            // x* below; x{m,} = x^m x*, x{m,n} = x^m (x?)^(n-m): small counts only.
+            let x = *x;
+            if min > 3 || max.is_some_and(|n| n > 4) {
+                return Err(
+                    "a repeated group holding an anchor (^ or $) with a count above 4".into(),
+                );
+            }
+            if min == 0 && max.is_none() {
+                return anchored_star(x);
+            }
+            let mut parts = vec![x.clone(); min as usize];
+            match max {
+                None => parts.push(Pat::Repeat(Box::new(x), 0, None)),
+                Some(n) => {
+                    for _ in min..n {
+                        parts.push(Pat::Alt(vec![Pat::Empty, x.clone()]));
+                    }
+                }
+            }
+            expand_anchors(Pat::Concat(parts))
+        }
+        other => Ok(vec![vec![other]]),
+    }
+}
+
+/// `x*` where `x` holds anchors. An iteration that starts with `^` must come first
+/// (every iteration before it matched nothing), one that ends with `$` last, and one
+/// with both is the whole string; so `x*` is `(^S)? P* (E$)?` or `^B$`, where `P`, `S`,
+/// `E`, `B` are `x`'s ways with no anchor, a start, an end, and both.
+fn anchored_star(x: Pat) -> Result<Vec<Vec<Pat>>, String> {
+    let ways: Vec<Branch> = expand_anchors(x)?
+        .into_iter()
+        .filter_map(settle_anchors)
+        .collect();
+    let body = |b: &Branch| Pat::Concat(b.items.clone());
+    let plain: Vec<Pat> = ways
+        .iter()
+        .filter(|b| !b.anchored_start && !b.anchored_end)
+        .map(body)
+        .collect();
+    let plain_star = Pat::Repeat(Box::new(Pat::Alt(plain)), 0, None);
+    let starts: Vec<Option<&Branch>> = std::iter::once(None)
+        .chain(
+            ways.iter()
+                .filter(|b| b.anchored_start && !b.anchored_end)
+                .map(Some),
+        )
+        .collect();
+    let ends: Vec<Option<&Branch>> = std::iter::once(None)
+        .chain(
+            ways.iter()
+                .filter(|b| !b.anchored_start && b.anchored_end)
+                .map(Some),
+        )
+        .collect();
     let mut out = Vec::new();
-    for a in alts {
-        let mut items = match a {
-            Pat::Concat(v) => v,
-            Pat::Empty => vec![],
-            other => vec![other],
-        };
-        // A whole-branch group like ^(a|b)$ was flattened by the parser only if
-        // non-capturing semantics allow; anchors inside groups are errors.
-        let mut anchored_start = false;
-        let mut anchored_end = false;
-        while matches!(items.first(), Some(Pat::Start)) {
-            items.remove(0);
-            anchored_start = true;
+    for s in &starts {
+        for e in &ends {
+            let mut seq = Vec::new();
+            if let Some(s) = s {
+                seq.push(Pat::Start);
+                seq.push(body(s));
+            }
+            seq.push(plain_star.clone());
+            if let Some(e) = e {
+                seq.push(body(e));
+                seq.push(Pat::End);
+            }
+            out.push(seq);
         }
-        while matches!(items.last(), Some(Pat::End)) {
-            items.pop();
-            anchored_end = true;
-        }
-        if items.iter().any(contains_anchor) {
-            return Err("an anchor (^ or $) that is not at the start or end of the pattern".into());
-        }
-        out.push(Branch {
-            anchored_start,
-            anchored_end,
-            items,
-        });
+    }
+    for b in ways.iter().filter(|b| b.anchored_start && b.anchored_end) {
+        out.push(vec![Pat::Start, body(b), Pat::End]);
+    }
+    if out.len() > MAX_ANCHOR_BRANCHES {
+        return Err(format!(
+            "anchors (^ or $) inside groups that expand to more than {MAX_ANCHOR_BRANCHES} alternatives"
+        ));
     }
     Ok(out)
+}
+
+/// One way of matching, its anchors moved to its ends: the items before the last `^`
+/// and after the first `$` must match the empty string (else the way is dead, `None`);
+/// a `^` after a `$` leaves only the empty string.
+fn settle_anchors(seq: Vec<Pat>) -> Option<Branch> {
+    let mut items = Vec::new();
+    for p in seq {
+        match p {
+            Pat::Concat(v) => items.extend(v),
+            Pat::Empty => {}
+            p => items.push(p),
+        }
+    }
+    let nullable = |p: &Pat| p.len_range().0 == 0;
+    let last_start = items.iter().rposition(|p| matches!(p, Pat::Start));
+    let first_end = items.iter().position(|p| matches!(p, Pat::End));
+    let (anchored_start, anchored_end) = (last_start.is_some(), first_end.is_some());
+    if let (Some(s), Some(e)) = (last_start, first_end) {
+        if s > e {
+            // `$` then `^`: the string is empty.
+            return items.iter().all(nullable).then(|| Branch {
+                anchored_start: true,
+                anchored_end: true,
+                items: Vec::new(),
+            });
+        }
+    }
+    let from = last_start.map_or(0, |s| s + 1);
+    let to = first_end.unwrap_or(items.len());
+    let outside_empty = items[..from].iter().chain(&items[to..]).all(nullable);
+    outside_empty.then(|| Branch {
+        anchored_start,
+        anchored_end,
+        items: items.drain(from..to).collect(),
+    })
 }
 
 fn contains_anchor(p: &Pat) -> bool {
@@ -739,6 +881,68 @@ mod tests {
         assert!(dfa.is_match(b" "));
         assert!(dfa.is_match(br"\u000b"));
         assert!(!dfa.is_match(b"\n"));
+    }
+
+    /// Patterns with anchors inside groups, against a backtracking-free reference: the
+    /// `regex` crate's unanchored search (without the multiline flag its `^`/`$` are
+    /// ECMA's), over every string of up to 6 characters from a small alphabet.
+    #[test]
+    fn anchors_inside_groups_move_out_exactly() {
+        let patterns = [
+            r"^(a|b$)",
+            r"(^a|b)b$",
+            r"^([0-9x]+\.[0-9x]+$|%V%)",
+            r"^(/?((\.{2})|([a-z]*))($|/))*$",
+            r"(a$)|(^b)",
+            r"^(a(^b|c))",
+            r"^([^,]|$)",
+            r"/^[0-9]{2}$/",
+            r"a$^",
+            r"$^",
+            r"(a^)?b",
+            r"(x($|y)){2}",
+            r"^(a$|b){1,3}$",
+        ];
+        let alphabet = ['a', 'b', 'c', 'x', 'y', '/', '.', '1', ','];
+        let mut strings = vec![String::new()];
+        let mut frontier = vec![String::new()];
+        for _ in 0..4 {
+            frontier = frontier
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            strings.extend(frontier.iter().cloned());
+        }
+        let mut props = PropCache::default();
+        for p in patterns {
+            let reference = regex_automata::meta::Regex::new(p).unwrap();
+            let alts: Vec<Re> = branches(parse(p).unwrap())
+                .unwrap()
+                .into_iter()
+                .map(|b| {
+                    let free = || Re::raw(r"[\s\S]*");
+                    let mut parts = Vec::new();
+                    if !b.anchored_start {
+                        parts.push(free());
+                    }
+                    parts.push(Pat::Concat(b.items).to_json_re(&mut props).unwrap());
+                    if !b.anchored_end {
+                        parts.push(free());
+                    }
+                    Re::concat(parts)
+                })
+                .collect();
+            // No way left: the pattern matches nothing.
+            let dfa = (!alts.is_empty()).then(|| Dfa::new(&Re::alt(alts).render()).unwrap());
+            for s in &strings {
+                assert_eq!(
+                    dfa.as_ref().is_some_and(|d| d.is_match(s.as_bytes())),
+                    reference.is_match(s.as_str()),
+                    "pattern {p:?} on {s:?}"
+                );
+            }
+        }
+        assert!(branches(parse(r"(a$){9}").unwrap()).is_err());
     }
 
     #[test]
