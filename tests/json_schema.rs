@@ -558,7 +558,7 @@ fn patterns() {
         &["word boundary"],
     );
     error(
-        r#"{"properties":{"x":{"pattern":"a(^b)"}}}"#,
+        r#"{"properties":{"x":{"pattern":"a(?!b)"}}}"#,
         ErrorKind::UnsupportedSchema,
         &["at #/properties/x"],
     );
@@ -986,14 +986,14 @@ fn refs_and_recursion() {
 #[test]
 fn unsupported_keywords_are_errors_naming_keyword_and_location() {
     error(
-        r#"{"properties":{"a":{"not":{"minimum":1}}}}"#,
+        r#"{"properties":{"a":{"not":{"multipleOf":3}}}}"#,
         ErrorKind::UnsupportedSchema,
         &["unsupported keyword \"not\" at #/properties/a"],
     );
     error(
-        r#"{"if":{"type":"integer"},"then":{"minimum":1}}"#,
+        r#"{"if":{"multipleOf":3},"then":{"minimum":1}}"#,
         ErrorKind::UnsupportedSchema,
-        &["\"if\"", "at #"],
+        &["\"if\"", "at #", "complement"],
     );
     error(
         r#"{"items":{"patternProperties":{"^a":{}}}}"#,

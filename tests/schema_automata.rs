@@ -331,9 +331,16 @@ fn one_of_with_overlapping_branches_takes_each_minus_the_others() {
     )
     .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{e:?}");
+    // Patterns' complements are exact: each branch minus the other.
+    check(
+        r#"{"oneOf":[{"type":"string","pattern":"a"},{"type":"string","pattern":"b"}]}"#,
+        &config,
+        &[r#""a""#, r#""xbx""#],
+        &[r#""ab""#, r#""c""#, "1"],
+    );
     // Complements known only in part that leave nothing: a refusal naming oneOf.
     let e = Index::from_json_schema_str(
-        r#"{"oneOf":[{"type":"string","pattern":"a"},{"type":"string","pattern":"b"}]}"#,
+        r#"{"oneOf":[{"type":"integer","multipleOf":2},{"type":"integer","multipleOf":3}]}"#,
         &bytes_vocab(),
         &IndexConfig::new().lazy(true),
         &config,
@@ -381,6 +388,153 @@ fn not_of_properties_and_enums_is_exact() {
             r#"{"k":"v\u0022\/"}"#,
             r#"{"k":"\u0076\"\u002F"}"#,
         ],
+    );
+}
+
+#[test]
+fn not_of_patterns_lengths_bounds_items_and_numbers_is_exact() {
+    let config = Config::new().allow_additional_properties(true);
+    // A pattern's complement, over canonically spelled strings.
+    let schema = r#"{"type":"string","minLength":1,"not":{"pattern":"^[.,*\\-\\s]+$"}}"#;
+    check(
+        schema,
+        &config,
+        &[r#""a""#, r#""a.""#, r#"".a""#, r#""-x-""#],
+        &[r#""""#, r#"".""#, r#""..""#, r#""-. ""#, r#""\u002e""#, "1"],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    // Excluded numbers in every spelling: the open intervals between them.
+    let schema = r#"{"type":"integer","minimum":1024,"maximum":65535,"not":{"enum":[6379,6380]}}"#;
+    check(
+        schema,
+        &config,
+        &["1024", "6378", "6381", "65535"],
+        &["6379", "6380", "1023", "65536"],
+    );
+    let schema = r#"{"type":"number","not":{"enum":[1,2.5,"x"]}}"#;
+    check(
+        schema,
+        &config,
+        &["0", "1.5", "3", "2.4", "-1"],
+        &["1", "1.0", "2.5", "25e-1", "10E-1", "0.1e1", r#""x""#],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    // Keywords that fail only on their own type.
+    check(
+        r#"{"not":{"minLength":3}}"#,
+        &config,
+        &[r#""ab""#, r#""""#],
+        &[r#""abc""#, "1", "null", "[]"],
+    );
+    check(
+        r#"{"not":{"maximum":5,"exclusiveMinimum":1}}"#,
+        &config,
+        &["6", "5.5", "1", "0", "-3"],
+        &["5", "4", "1.5", r#""x""#, "{}"],
+    );
+    check(
+        r#"{"not":{"maxItems":1}}"#,
+        &config,
+        &["[1,2]", "[[],[],[]]"],
+        &["[]", "[1]", r#""ab""#],
+    );
+    // `items` fails on an item failing it; `contains` on no item holding it.
+    let schema = r#"{"not":{"items":{"type":"string"}}}"#;
+    check(
+        schema,
+        &config,
+        &["[1]", r#"["a",1]"#, "[null]"],
+        &[r#"["a"]"#, "[]", "1", r#""a""#],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    check(
+        r#"{"type":"array","not":{"contains":{"const":1}}}"#,
+        &config,
+        &["[]", "[2]", r#"["1"]"#],
+        &["[1]", "[2,1]", "[1.0]"],
+    );
+    // A dependency fails where its property is present and its names are not.
+    check(
+        r#"{"type":"object","not":{"dependentRequired":{"a":["b"]}}}"#,
+        &config,
+        &[r#"{"a":1}"#, r#"{"a":1,"c":2}"#],
+        &[r#"{"a":1,"b":2}"#, "{}", r#"{"b":1}"#],
+    );
+    // Before 2019-09 a `$ref`'s siblings are ignored, in a complement too.
+    check(
+        r##"{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"s":{"type":"string"}},"not":{"$ref":"#/definitions/s","minLength":3}}"##,
+        &config,
+        &["1", "null", "[]"],
+        &[r#""a""#, r#""abcd""#],
+    );
+}
+
+#[test]
+fn if_then_else_is_a_union_of_intersections() {
+    let config = Config::new().allow_additional_properties(true);
+    let schema = r#"{"type":"object",
+        "if":{"properties":{"kind":{"const":"a"}},"required":["kind"]},
+        "then":{"required":["x"]},"else":{"required":["y"]}}"#;
+    check(
+        schema,
+        &config,
+        &[
+            r#"{"kind":"a","x":1}"#,
+            r#"{"kind":"b","y":1}"#,
+            r#"{"y":1}"#,
+            r#"{"kind":1,"y":2}"#,
+        ],
+        &[
+            r#"{"kind":"a","y":1}"#,
+            r#"{"kind":"b","x":1}"#,
+            "{}",
+            r#"{"kind":"\u0061","y":1}"#,
+        ],
+    );
+    assert!(random_texts_validate(schema, &config, 300) > 50);
+    // `then` or `else` alone; `if` that holds for other types vacuously.
+    check(
+        r#"{"if":{"type":"string"},"then":{"minLength":2}}"#,
+        &config,
+        &[r#""ab""#, "1", "null"],
+        &[r#""a""#, r#""""#],
+    );
+    check(
+        r#"{"if":{"minimum":10},"else":{"type":"integer","minimum":0,"multipleOf":2}}"#,
+        &config,
+        &["10", "11", "4", "0", "10.5", r#""s""#],
+        &["3", "9", "2.5", "-2"],
+    );
+    // Its complement, under `not`: `if` and not `then`, or neither `if` nor `else`.
+    check(
+        r#"{"not":{"if":{"type":"string"},"then":{"minLength":2},"else":{"type":"null"}}}"#,
+        &config,
+        &[r#""a""#, "1", "[]", "{}"],
+        &[r#""ab""#, "null"],
+    );
+    // Before draft-07, `if`/`then`/`else` are not keywords.
+    check(
+        r#"{"$schema":"http://json-schema.org/draft-06/schema#","if":{"type":"string"},"then":{"minLength":2}}"#,
+        &config,
+        &[r#""a""#],
+        &[],
+    );
+}
+
+#[test]
+fn anchors_inside_groups_hold_at_the_ends() {
+    let config = Config::new();
+    check(
+        r#"{"type":"string","pattern":"^(a$|b)"}"#,
+        &config,
+        &[r#""a""#, r#""b""#, r#""bcd""#],
+        &[r#""ab""#, r#""c""#, r#""""#],
+    );
+    check(
+        r#"{"type":"string","pattern":"^(\\/?((\\.{2})|([a-z0-9\\-]*))($|\\/))*$"}"#,
+        &config,
+        &[r#""""#, r#""a/b""#, r#""/a/../b/""#, r#""../x""#],
+        &[r#""a//b.""#, r#""A""#, r#""a.b""#],
     );
 }
 

@@ -510,6 +510,7 @@ impl<'a> Compiler<'a> {
             || rest.string.min_len > 0
             || rest.string.max_len.is_some()
             || !rest.string.patterns.is_empty()
+            || !rest.string.excluded_patterns.is_empty()
             || !rest.string.formats.is_empty()
             || !rest.array.prefix.is_empty()
             || rest.array.items.is_some()
@@ -764,6 +765,25 @@ impl<'a> Compiler<'a> {
                 }
                 Re::and(parts)
             }
+        };
+        let body = if s.string.excluded_patterns.is_empty() {
+            body
+        } else {
+            // `not: {pattern}`: a complement at the byte level is the complement of
+            // decoded strings only where each string has one spelling, so the strings
+            // are kept to their canonical one (no escape but `\"` and `\\`).
+            let mut excluded = Vec::new();
+            for (p, at) in &s.string.excluded_patterns {
+                let pat = pattern::parse(p)
+                    .map_err(|e| unsupported("not", parent(at), &format!("{p:?}: {e}")))?;
+                excluded.push(self.constrained(pat, 0, None, "not", at)?);
+            }
+            self.needs_automaton("not", parent(&s.string.excluded_patterns[0].1));
+            Re::and([
+                body,
+                Re::star(Re::raw(CANONICAL_KEY_CHAR)),
+                Re::not(Re::alt(excluded)),
+            ])
         };
         Ok(Re::concat([quote(), body, quote()]))
     }
@@ -2032,6 +2052,7 @@ fn entries(s: &Sch) -> u64 {
     let lists = s.enums.iter().map(|(v, _)| v.len()).sum::<usize>()
         + s.number.multiple_of.len()
         + s.string.patterns.len()
+        + s.string.excluded_patterns.len()
         + s.string.formats.len()
         + s.array.prefix.len()
         + s.array.contains.len()

@@ -71,6 +71,8 @@ pub(crate) struct StringKeywords {
     pub(crate) min_len: u64,
     pub(crate) max_len: Option<u64>,
     pub(crate) patterns: Vec<(String, String)>,
+    /// `not: {pattern}`: patterns the string must not match, with their locations.
+    pub(crate) excluded_patterns: Vec<(String, String)>,
     pub(crate) formats: Vec<(String, String)>,
 }
 
@@ -175,6 +177,20 @@ fn excluded_values(not: &Json) -> Option<Vec<Json>> {
         .then_some(values)
 }
 
+/// The pattern of a `not` that is only a `pattern` (and annotations).
+fn excluded_pattern(not: &Json) -> Option<String> {
+    let Json::Object(m) = not else { return None };
+    let mut pattern = None;
+    for (k, v) in m {
+        match (k.as_str(), v) {
+            (k, _) if is_annotation(k) => {}
+            ("pattern", Json::String(p)) if pattern.is_none() => pattern = Some(p.clone()),
+            _ => return None,
+        }
+    }
+    pattern
+}
+
 /// The types a value has (a number: both number types, whatever its value).
 fn value_type(v: &Json) -> u8 {
     match v {
@@ -228,6 +244,7 @@ impl StringKeywords {
         self.min_len == 0
             && self.max_len.is_none()
             && self.patterns.is_empty()
+            && self.excluded_patterns.is_empty()
             && self.formats.is_empty()
     }
 }
@@ -327,6 +344,8 @@ const DEFAULT_BASE: &str = "https://logitmask.invalid/schema.json";
 pub(crate) struct Doc<'a> {
     pub(crate) root: &'a Json,
     pub(crate) draft: Draft,
+    /// Whether `if`/`then`/`else` are keywords (draft-07 on; earlier drafts ignore them).
+    conditionals: bool,
     /// Absolute URI (no fragment) -> pointer of the resource.
     resources: FastMap<String, String>,
     /// (absolute URI, anchor name) -> pointer.
@@ -338,9 +357,14 @@ pub(crate) struct Doc<'a> {
 impl<'a> Doc<'a> {
     pub(crate) fn new(root: &'a Json) -> Doc<'a> {
         let draft = Draft::of(root);
+        let conditionals = !matches!(
+            root.get("$schema"),
+            Some(Json::String(s)) if ["draft-03", "draft-04", "draft-06"].iter().any(|d| s.contains(d))
+        );
         let mut doc = Doc {
             root,
             draft,
+            conditionals,
             resources: FastMap::default(),
             anchors: FastMap::default(),
             cache: FastMap::default(),
@@ -607,6 +631,14 @@ impl<'a> Doc<'a> {
                             None => ALL_TYPES,
                         }
                     }
+                    _ if excluded_pattern(value).is_some() => {
+                        // Every non-string satisfies `pattern`, so none satisfies its `not`.
+                        let p = excluded_pattern(value).expect("checked");
+                        s.types = Some(s.types.unwrap_or(ALL_TYPES) & STRING);
+                        let at = pointer_push(&k.at(), "pattern");
+                        s.string.excluded_patterns.push((p, at));
+                        return Ok(true);
+                    }
                     _ if excluded_values(value).is_some() => {
                         s.excluded.extend(excluded_values(value).expect("checked"));
                         return Ok(true);
@@ -628,14 +660,43 @@ impl<'a> Doc<'a> {
                 };
                 s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
             }
-            "if" if k.schema.get("then").is_some() || k.schema.get("else").is_some() => {
-                return Err(unsupported(
-                    key,
-                    ptr,
-                    "conditional schemas (if/then/else) are not supported",
-                ));
+            "if" if self.conditionals
+                && (k.schema.get("then").is_some() || k.schema.get("else").is_some()) =>
+            {
+                // `(if and then) or (not if and else)`. Where the complement of `if`
+                // cannot be said exactly, a subset of it is taken (as for `oneOf`): the
+                // `else` side then allows fewer values, never one the schema refuses.
+                let otherwise = match self.negate(value, k.base) {
+                    Some(c) => c,
+                    None => {
+                        let mut work = ComplementWork::default();
+                        match self.complement(value, k.base, 0, false, &mut work) {
+                            Some(c) if !matches!(c, Json::Bool(false)) => c,
+                            _ => {
+                                return Err(unsupported(
+                                    key,
+                                    ptr,
+                                    "no part of the complement of `if` can be said as a schema",
+                                ))
+                            }
+                        }
+                    }
+                };
+                let both = |a: Json, b: Option<&Json>| match b {
+                    Some(b) => Json::Object(vec![(
+                        "allOf".to_string(),
+                        Json::Array(vec![a, b.clone()]),
+                    )]),
+                    None => a,
+                };
+                let at = k.at();
+                let branches = vec![
+                    self.parse(&both(value.clone(), k.schema.get("then")), &at, k.base)?,
+                    self.parse(&both(otherwise, k.schema.get("else")), &at, k.base)?,
+                ];
+                s.apply.any_of.push((branches, at));
             }
-            "if" => {}            // no effect without "then"/"else"
+            "if" => {}            // no effect without "then"/"else", or before draft-07
             "then" | "else" => {} // no effect without "if"
             "dependentRequired" | "dependentSchemas" | "dependencies" => {
                 // "If `p` is present, then D" is exactly `anyOf: [p absent, {required: [p]} and D]`,
@@ -896,8 +957,21 @@ impl<'a> Doc<'a> {
             Json::Object(m) => m,
             _ => return work.lose(exact),
         };
+        // Before 2019-09 a `$ref`'s siblings are ignored: the schema is its target.
+        let legacy_ref = self.draft != Draft::Modern && schema.get("$ref").is_some();
+        let members: Vec<&(String, Json)> = members
+            .iter()
+            .filter(|(k, _)| !legacy_ref || k == "$ref")
+            .collect();
         let obj = |k: &str, v: Json| Json::Object(vec![(k.to_string(), v)]);
         let absent = |name: &String| obj("properties", obj(name, Json::Bool(false)));
+        let typed = |t: &str, k: &str, v: Json| {
+            Json::Object(vec![
+                ("type".to_string(), Json::String(t.to_string())),
+                (k.to_string(), v),
+            ])
+        };
+        let sibling = |k: &str| schema.get(k);
         let types_but = |types: u8, work: &mut ComplementWork| -> Option<Json> {
             let mut rest = ALL_TYPES & !types;
             if rest & NUMBER != 0 && rest & INTEGER == 0 {
@@ -939,6 +1013,124 @@ impl<'a> Doc<'a> {
         for (key, value) in members {
             let alternative = match key.as_str() {
                 k if is_annotation(k) => continue,
+                // Each of these fails only on its own type, by a bound JSON Schema can
+                // state: `minLength: n` fails on strings of at most n - 1 characters.
+                "minLength" | "minItems" | "minProperties" => {
+                    let n = count(value, key, "").ok()?;
+                    if n == 0 {
+                        continue;
+                    }
+                    let (t, k) = match key.as_str() {
+                        "minLength" => ("string", "maxLength"),
+                        "minItems" => ("array", "maxItems"),
+                        _ => ("object", "maxProperties"),
+                    };
+                    Some(typed(t, k, Json::Number(Decimal::from_u128(u128::from(n - 1), false))))
+                }
+                "maxLength" | "maxItems" | "maxProperties" => {
+                    let n = count(value, key, "").ok()?.checked_add(1)?;
+                    let (t, k) = match key.as_str() {
+                        "maxLength" => ("string", "minLength"),
+                        "maxItems" => ("array", "minItems"),
+                        _ => ("object", "minProperties"),
+                    };
+                    Some(typed(t, k, Json::Number(Decimal::from_u128(u128::from(n), false))))
+                }
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    if let Json::Bool(_) = value {
+                        continue; // draft-04's flag, read with minimum/maximum
+                    }
+                    number(value)?;
+                    let flag = |f: &str| matches!(sibling(f), Some(Json::Bool(true)));
+                    let k = match key.as_str() {
+                        "minimum" if flag("exclusiveMinimum") => "maximum",
+                        "minimum" => "exclusiveMaximum",
+                        "maximum" if flag("exclusiveMaximum") => "minimum",
+                        "maximum" => "exclusiveMinimum",
+                        "exclusiveMinimum" => "maximum",
+                        _ => "minimum",
+                    };
+                    Some(typed("number", k, value.clone()))
+                }
+                "pattern" => {
+                    let Json::String(_) = value else { return None };
+                    Some(typed("string", "not", obj("pattern", value.clone())))
+                }
+                // Failing `items` (one schema for every item): an array holding an item
+                // that fails it. With `prefixItems` beside it, `items` covers only the
+                // items after those, which `contains` cannot say.
+                "items" if matches!(value, Json::Object(_) | Json::Bool(_))
+                    && sibling("prefixItems").is_none() =>
+                {
+                    let c = self.complement(value, base, depth + 1, exact, work)?;
+                    if matches!(c, Json::Bool(false)) {
+                        continue;
+                    }
+                    Some(typed("array", "contains", c))
+                }
+                "contains"
+                    if sibling("minContains").is_none() && sibling("maxContains").is_none() =>
+                {
+                    let c = self.complement(value, base, depth + 1, exact, work)?;
+                    Some(typed("array", "items", c))
+                }
+                "uniqueItems" if matches!(value, Json::Bool(false)) => continue,
+                // Failing if/then/else: `if` holds and `then` fails, or `if` fails and
+                // `else` fails.
+                "if" if self.conditionals => {
+                    let then = sibling("then");
+                    let otherwise = sibling("else");
+                    let mut sides = Vec::new();
+                    if let Some(then) = then {
+                        let c = self.complement(then, base, depth + 1, exact, work)?;
+                        sides.push(obj("allOf", Json::Array(vec![value.clone(), c])));
+                    }
+                    if let Some(otherwise) = otherwise {
+                        let c = self.complement(otherwise, base, depth + 1, exact, work)?;
+                        let not_if = self.complement(value, base, depth + 1, exact, work)?;
+                        sides.push(obj("allOf", Json::Array(vec![not_if, c])));
+                    }
+                    if sides.is_empty() {
+                        continue;
+                    }
+                    Some(obj("anyOf", Json::Array(sides)))
+                }
+                "then" | "else" if self.conditionals => continue,
+                // Failing a dependency: the property present and its dependency failing.
+                "dependentRequired" | "dependentSchemas" | "dependencies" => {
+                    let Json::Object(deps) = value else {
+                        return None;
+                    };
+                    for (p, dep) in deps {
+                        let present = Json::Object(vec![
+                            ("type".to_string(), Json::String("object".to_string())),
+                            (
+                                "required".to_string(),
+                                Json::Array(vec![Json::String(p.clone())]),
+                            ),
+                        ]);
+                        let failing = match dep {
+                            Json::Array(names) => {
+                                let names = names
+                                    .iter()
+                                    .map(|n| match n {
+                                        Json::String(n) => Some(absent(n)),
+                                        _ => None,
+                                    })
+                                    .collect::<Option<Vec<_>>>()?;
+                                match names.len() {
+                                    0 => continue,
+                                    _ => obj("anyOf", Json::Array(names)),
+                                }
+                            }
+                            dep => self.complement(dep, base, depth + 1, exact, work)?,
+                        };
+                        if !matches!(failing, Json::Bool(false)) {
+                            alternatives.push((3, obj("allOf", Json::Array(vec![present, failing]))));
+                        }
+                    }
+                    continue;
+                }
                 "required" => {
                     let Json::Array(names) = value else {
                         return None;
@@ -1002,8 +1194,10 @@ impl<'a> Doc<'a> {
                     }
                 }
                 // Failing an enum: a value of another type, or one of the same type
-                // that is not listed, said exactly for strings, booleans and null (a
-                // subset leaves the other types' unlisted values out).
+                // that is not listed, said exactly for strings, booleans and null (by
+                // `not: {enum}`) and numbers (the open intervals between the listed
+                // ones, whatever their spelling); a subset leaves unlisted arrays and
+                // objects out.
                 "enum" | "const" => {
                     let values: &[Json] = match (key.as_str(), value) {
                         ("enum", Json::Array(v)) => v,
@@ -1013,16 +1207,32 @@ impl<'a> Doc<'a> {
                     let (simple, other): (Vec<&Json>, Vec<&Json>) = values
                         .iter()
                         .partition(|v| matches!(v, Json::String(_) | Json::Bool(_) | Json::Null));
+                    let mut numbers: Vec<&Decimal> = other
+                        .iter()
+                        .filter_map(|v| match v {
+                            Json::Number(d) => Some(d),
+                            _ => None,
+                        })
+                        .collect();
+                    numbers.sort();
+                    numbers.dedup();
+                    let other: Vec<&Json> = other
+                        .into_iter()
+                        .filter(|v| !matches!(v, Json::Number(_)))
+                        .collect();
                     if exact && !other.is_empty() {
                         return None;
                     }
                     if !other.is_empty() {
                         work.lossless = false;
                     }
-                    let other_types = other.iter().fold(0, |t, v| t | value_type(v));
+                    let mut other_types = other.iter().fold(0, |t, v| t | value_type(v));
+                    if !numbers.is_empty() {
+                        other_types |= NUMBER | INTEGER;
+                    }
                     let rest = types_but(other_types, work)?;
-                    if simple.is_empty() || matches!(rest, Json::Bool(false)) {
-                        Some(rest)
+                    let rest = if simple.is_empty() || matches!(rest, Json::Bool(false)) {
+                        rest
                     } else {
                         let not = obj("enum", Json::Array(simple.into_iter().cloned().collect()));
                         let mut m = match rest {
@@ -1030,7 +1240,31 @@ impl<'a> Doc<'a> {
                             _ => Vec::new(), // `true`: every type
                         };
                         m.push(("not".to_string(), not));
-                        Some(Json::Object(m))
+                        Json::Object(m)
+                    };
+                    if numbers.is_empty() {
+                        Some(rest)
+                    } else {
+                        let bound = |k: &str, d: &Decimal| (k.to_string(), Json::Number(d.clone()));
+                        let number = ("type".to_string(), Json::String("number".to_string()));
+                        let mut sides = vec![rest];
+                        sides.push(Json::Object(vec![
+                            number.clone(),
+                            bound("exclusiveMaximum", numbers[0]),
+                        ]));
+                        for pair in numbers.windows(2) {
+                            sides.push(Json::Object(vec![
+                                number.clone(),
+                                bound("exclusiveMinimum", pair[0]),
+                                bound("exclusiveMaximum", pair[1]),
+                            ]));
+                        }
+                        sides.push(Json::Object(vec![
+                            number,
+                            bound("exclusiveMinimum", numbers[numbers.len() - 1]),
+                        ]));
+                        sides.retain(|a| !matches!(a, Json::Bool(false)));
+                        Some(obj("anyOf", Json::Array(sides)))
                     }
                 }
                 _ if exact => None,
@@ -1415,6 +1649,9 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
             m.string.patterns.push(p.clone());
         }
     }
+    m.string
+        .excluded_patterns
+        .extend(b.string.excluded_patterns.iter().cloned());
     for f in &b.string.formats {
         if !m.string.formats.iter().any(|(x, _)| *x == f.0) {
             m.string.formats.push(f.clone());
