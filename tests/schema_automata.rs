@@ -453,6 +453,17 @@ fn not_of_patterns_lengths_bounds_items_and_numbers_is_exact() {
         &["[]", "[2]", r#"["1"]"#],
         &["[1]", "[2,1]", "[1.0]"],
     );
+    // Several `contains` in one array: an item for each.
+    let schema =
+        r#"{"type":"array","allOf":[{"contains":{"const":1}},{"contains":{"type":"string"}}]}"#;
+    check(
+        schema,
+        &config,
+        &[r#"[1,"a"]"#, r#"["a",3,1]"#, r#"[1,"1"]"#],
+        &["[1]", r#"["a"]"#, "[]", "[1,2]"],
+    );
+    // Few random walks meet both items before they stop.
+    assert!(random_texts_validate(schema, &config, 400) > 5);
     // A dependency fails where its property is present and its names are not.
     check(
         r#"{"type":"object","not":{"dependentRequired":{"a":["b"]}}}"#,
@@ -467,6 +478,32 @@ fn not_of_patterns_lengths_bounds_items_and_numbers_is_exact() {
         &["1", "null", "[]"],
         &[r#""a""#, r#""abcd""#],
     );
+}
+
+#[test]
+fn not_of_what_cannot_be_negated_takes_the_part_that_can() {
+    let config = Config::new().allow_additional_properties(true);
+    // `additionalProperties: false` has no complement JSON Schema can state: failing
+    // it (an undeclared key) is left out, failing `type` or `required` is kept.
+    let schema = r#"{"not":{"type":"object","required":["a"],"additionalProperties":false,"properties":{"a":{}}}}"#;
+    check(
+        schema,
+        &config,
+        &["1", r#""s""#, "{}", r#"{"b":1}"#],
+        // The first is valid (`b` is undeclared), refused with the part left out.
+        &[r#"{"a":1,"b":2}"#, r#"{"a":1}"#],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    // Nothing of the complement can be stated: a refusal naming `not`.
+    let e = Index::from_json_schema_str(
+        r#"{"not":{"multipleOf":3}}"#,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        &config,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedSchema, "{e:?}");
+    assert!(e.message().contains("\"not\""), "{e:?}");
 }
 
 #[test]

@@ -47,7 +47,7 @@ const STEPS_PER_ENTRY: u64 = 20;
 const STEPS_PER_RE_ENTRY: u64 = 60;
 
 pub(crate) struct Compiler<'a> {
-    doc: Doc<'a>,
+    pub(crate) doc: Doc<'a>,
     config: &'a Config,
     /// The whitespace allowed between tokens (empty when compact).
     ws: Re,
@@ -72,6 +72,9 @@ pub(crate) struct Compiler<'a> {
     key_pattern_dfas: FastMap<String, Rc<Dfa>>,
     props: PropCache,
     branches: usize,
+    /// Whether [`MAX_BRANCHES`] stopped this compile (then tried again with coarse
+    /// `oneOf` complements, [`Doc::coarse_one_of`]).
+    pub(crate) branch_limit_hit: bool,
     flatten_depth: usize,
     /// The first keyword (and location) that needed an intersection or a complement:
     /// the reason a regex text cannot be written (`regex_from_json_schema` names it).
@@ -99,6 +102,7 @@ impl<'a> Compiler<'a> {
             key_pattern_dfas: FastMap::default(),
             props: PropCache::default(),
             branches: 0,
+            branch_limit_hit: false,
             flatten_depth: 0,
             automaton_only: None,
             nesting: 0,
@@ -290,6 +294,7 @@ impl<'a> Compiler<'a> {
     fn count_branch(&mut self, at: &str) -> Result<()> {
         self.branches += 1;
         if self.branches > MAX_BRANCHES {
+            self.branch_limit_hit = true;
             return Err(unsupported(
                 "anyOf",
                 at,
@@ -965,11 +970,25 @@ impl<'a> Compiler<'a> {
         let (min, max) = (a.min_items, a.max_items);
         let at = &a.contains[0].1;
         if a.contains.len() > 1 {
-            return Err(unsupported(
-                "contains",
-                parent(at),
-                "several contains in allOf",
-            ));
+            if min_contains != 1 {
+                return Err(unsupported(
+                    "contains",
+                    parent(at),
+                    "several contains in allOf, with minContains",
+                ));
+            }
+            // Arrays holding an item of each: the intersection of the arrays holding
+            // one of each (one layout, so their texts align).
+            self.needs_automaton("contains", at);
+            let mut parts = Vec::new();
+            for c in &a.contains {
+                let one = ArrayKeywords {
+                    contains: vec![c.clone()],
+                    ..a.clone()
+                };
+                parts.push(self.array_with_contains(&one, items, 1)?);
+            }
+            return Ok(Re::and(parts));
         }
         if !a.prefix.is_empty() {
             return Err(unsupported(

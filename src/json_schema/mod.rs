@@ -363,7 +363,18 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
     let free_form = free_form_template(config)?;
     let mut compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
     compiler.seed_free_form(&free_form.levels);
-    let re = compiler.compile_root()?;
+    let re = match compiler.compile_root() {
+        // Finer `oneOf` complements are more alternatives to distribute: where they
+        // exceed the combinations limit, the coarse ones (a smaller subset of each
+        // complement, still never a value the branch accepts) are tried once.
+        Err(_) if compiler.branch_limit_hit => {
+            compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
+            compiler.doc.coarse_one_of = true;
+            compiler.seed_free_form(&free_form.levels);
+            compiler.compile_root()?
+        }
+        other => other?,
+    };
     if re.is_never() {
         return Err(Error::new(
             ErrorKind::InvalidSchema,

@@ -134,6 +134,30 @@ pub(crate) struct OneOf {
     pub(crate) complements: Rc<Vec<(Json, bool)>>,
 }
 
+/// The keywords whose complements a coarse `oneOf` complement leaves out
+/// ([`Doc::coarse_one_of`]).
+const REFINING_COMPLEMENTS: [&str; 19] = [
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "pattern",
+    "items",
+    "contains",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+];
+
 /// What [`Doc::complement`] has visited, and whether it has dropped anything yet.
 struct ComplementWork {
     visited: usize,
@@ -346,6 +370,11 @@ pub(crate) struct Doc<'a> {
     pub(crate) draft: Draft,
     /// Whether `if`/`then`/`else` are keywords (draft-07 on; earlier drafts ignore them).
     conditionals: bool,
+    /// Whether `oneOf`'s complements (the subsets, [`Doc::complement`] with `exact`
+    /// false) leave out the keywords whose complements only refine them (lengths,
+    /// bounds, patterns, items...): fewer alternatives, so fewer combinations to
+    /// distribute. A compile that exceeds the combinations limit is tried again so.
+    pub(crate) coarse_one_of: bool,
     /// Absolute URI (no fragment) -> pointer of the resource.
     resources: FastMap<String, String>,
     /// (absolute URI, anchor name) -> pointer.
@@ -365,6 +394,7 @@ impl<'a> Doc<'a> {
             root,
             draft,
             conditionals,
+            coarse_one_of: false,
             resources: FastMap::default(),
             anchors: FastMap::default(),
             cache: FastMap::default(),
@@ -644,13 +674,15 @@ impl<'a> Doc<'a> {
                         return Ok(true);
                     }
                     _ => {
-                        // Key presence, types, and their boolean combinations are negated
-                        // exactly, as a schema applied beside this one.
-                        let Some(negated) = self.negate(value, k.base) else {
+                        // The complement as a schema applied beside this one: exact where
+                        // JSON Schema can state it, else the part of it that can be stated
+                        // (values failing the keywords it can negate), which may refuse
+                        // a valid value but never accepts one the negated schema accepts.
+                        let Some(negated) = self.negate_or_part(value, k.base) else {
                             return Err(unsupported(
                                 key,
                                 ptr,
-                                "supported: `not` of `type`, `required`, and of anyOf/allOf/not/$ref over those",
+                                "no part of its complement can be stated (negated: `type`, `required`, `enum`, `const`, `pattern`, bounds, lengths and counts, `properties`, `items`, `contains`, dependencies, `if`, and anyOf/allOf/oneOf/not/$ref over those)",
                             ));
                         };
                         let node = self.parse(&negated, &k.at(), k.base)?;
@@ -666,27 +698,17 @@ impl<'a> Doc<'a> {
                 // `(if and then) or (not if and else)`. Where the complement of `if`
                 // cannot be said exactly, a subset of it is taken (as for `oneOf`): the
                 // `else` side then allows fewer values, never one the schema refuses.
-                let otherwise = match self.negate(value, k.base) {
-                    Some(c) => c,
-                    None => {
-                        let mut work = ComplementWork::default();
-                        match self.complement(value, k.base, 0, false, &mut work) {
-                            Some(c) if !matches!(c, Json::Bool(false)) => c,
-                            _ => {
-                                return Err(unsupported(
-                                    key,
-                                    ptr,
-                                    "no part of the complement of `if` can be said as a schema",
-                                ))
-                            }
-                        }
-                    }
+                let Some(otherwise) = self.negate_or_part(value, k.base) else {
+                    return Err(unsupported(
+                        key,
+                        ptr,
+                        "no part of the complement of `if` can be stated as a schema",
+                    ));
                 };
                 let both = |a: Json, b: Option<&Json>| match b {
-                    Some(b) => Json::Object(vec![(
-                        "allOf".to_string(),
-                        Json::Array(vec![a, b.clone()]),
-                    )]),
+                    Some(b) => {
+                        Json::Object(vec![("allOf".to_string(), Json::Array(vec![a, b.clone()]))])
+                    }
                     None => a,
                 };
                 let at = k.at();
@@ -923,12 +945,26 @@ impl<'a> Doc<'a> {
     /// A schema that validates exactly the instances `schema` does not, for the forms
     /// whose complement JSON Schema itself can say: `required` (a property that must be
     /// absent is `properties: {p: false}`), `type` (the other types), booleans,
-    /// `properties` (present with a value in the complement of its schema), and
+    /// `properties` (present with a value in the complement of its schema), `enum` and
+    /// `const` (strings, booleans and null by `not: {enum}`, numbers by the open
+    /// intervals between them), `pattern` (`not: {pattern}`), bounds, lengths and
+    /// counts (the opposite bound on the same type), `items` (`contains` of the
+    /// complement), `contains`, dependencies, `if`/`then`/`else`, and
     /// `anyOf`/`allOf`/`oneOf`'s branches'/`not`/`$ref` over those (De Morgan). `None` for
-    /// anything else: complementing a language the compiler only approximates (property
-    /// order, number spellings, depth cuts) could accept invalid text.
+    /// anything else. Being a schema, the complement is compiled like any other, so the
+    /// compiler's own approximations (property order, number spellings, depth cuts)
+    /// stay on the safe side.
     fn negate(&self, schema: &Json, base: &str) -> Option<Json> {
         self.complement(schema, base, 0, true, &mut ComplementWork::default())
+    }
+
+    /// The exact complement ([`Doc::negate`]) where it can be said, else a subset of it
+    /// that is not empty; `None` where nothing of it can be said.
+    fn negate_or_part(&self, schema: &Json, base: &str) -> Option<Json> {
+        self.negate(schema, base).or_else(|| {
+            let part = self.complement(schema, base, 0, false, &mut ComplementWork::default());
+            part.filter(|c| !matches!(c, Json::Bool(false)))
+        })
     }
 
     /// The complement of `schema`, exact when `exact` (else `None` where it cannot be
@@ -1010,9 +1046,14 @@ impl<'a> Doc<'a> {
         // Ranked (kept first where a subset keeps only some): other types, a property's
         // value outside an enum (a discriminator), a required property absent, the rest.
         let mut alternatives: Vec<(u8, Json)> = Vec::new();
+        let fine = exact || !self.coarse_one_of;
         for (key, value) in members {
             let alternative = match key.as_str() {
                 k if is_annotation(k) => continue,
+                k if !fine && REFINING_COMPLEMENTS.contains(&k) => {
+                    work.lossless = false;
+                    continue;
+                }
                 // Each of these fails only on its own type, by a bound JSON Schema can
                 // state: `minLength: n` fails on strings of at most n - 1 characters.
                 "minLength" | "minItems" | "minProperties" => {
@@ -1025,7 +1066,11 @@ impl<'a> Doc<'a> {
                         "minItems" => ("array", "maxItems"),
                         _ => ("object", "maxProperties"),
                     };
-                    Some(typed(t, k, Json::Number(Decimal::from_u128(u128::from(n - 1), false))))
+                    Some(typed(
+                        t,
+                        k,
+                        Json::Number(Decimal::from_u128(u128::from(n - 1), false)),
+                    ))
                 }
                 "maxLength" | "maxItems" | "maxProperties" => {
                     let n = count(value, key, "").ok()?.checked_add(1)?;
@@ -1034,7 +1079,11 @@ impl<'a> Doc<'a> {
                         "maxItems" => ("array", "minItems"),
                         _ => ("object", "minProperties"),
                     };
-                    Some(typed(t, k, Json::Number(Decimal::from_u128(u128::from(n), false))))
+                    Some(typed(
+                        t,
+                        k,
+                        Json::Number(Decimal::from_u128(u128::from(n), false)),
+                    ))
                 }
                 "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
                     if let Json::Bool(_) = value {
@@ -1059,8 +1108,9 @@ impl<'a> Doc<'a> {
                 // Failing `items` (one schema for every item): an array holding an item
                 // that fails it. With `prefixItems` beside it, `items` covers only the
                 // items after those, which `contains` cannot say.
-                "items" if matches!(value, Json::Object(_) | Json::Bool(_))
-                    && sibling("prefixItems").is_none() =>
+                "items"
+                    if matches!(value, Json::Object(_) | Json::Bool(_))
+                        && sibling("prefixItems").is_none() =>
                 {
                     let c = self.complement(value, base, depth + 1, exact, work)?;
                     if matches!(c, Json::Bool(false)) {
@@ -1126,7 +1176,8 @@ impl<'a> Doc<'a> {
                             dep => self.complement(dep, base, depth + 1, exact, work)?,
                         };
                         if !matches!(failing, Json::Bool(false)) {
-                            alternatives.push((3, obj("allOf", Json::Array(vec![present, failing]))));
+                            alternatives
+                                .push((3, obj("allOf", Json::Array(vec![present, failing]))));
                         }
                     }
                     continue;
@@ -1209,6 +1260,7 @@ impl<'a> Doc<'a> {
                         .partition(|v| matches!(v, Json::String(_) | Json::Bool(_) | Json::Null));
                     let mut numbers: Vec<&Decimal> = other
                         .iter()
+                        .filter(|_| fine)
                         .filter_map(|v| match v {
                             Json::Number(d) => Some(d),
                             _ => None,
@@ -1218,7 +1270,7 @@ impl<'a> Doc<'a> {
                     numbers.dedup();
                     let other: Vec<&Json> = other
                         .into_iter()
-                        .filter(|v| !matches!(v, Json::Number(_)))
+                        .filter(|v| !fine || !matches!(v, Json::Number(_)))
                         .collect();
                     if exact && !other.is_empty() {
                         return None;
