@@ -181,6 +181,70 @@ fn pattern_properties_split_undeclared_names_exactly() {
         &[r#"{"a":1}"#, r#"{"ab":7}"#, r#"{"b":5.5}"#, "{}"],
         &[r#"{"ab":3}"#, r#"{"ab":7.5}"#, r#"{"c":1}"#, r#"{"b":1}"#],
     );
+    // Many patterns, mostly disjoint: only the sets that overlap are cells.
+    let schema = r#"{"type":"object","additionalProperties":false,"patternProperties":{
+        "^a":{"type":"integer"},"b$":{"type":"integer","minimum":5},"^x-":{"type":"string"},
+        "^[0-9]+$":{"type":"boolean"},"^c":{"type":"null"},"^d":{"type":"array"},
+        "e":{"enum":[1,"e"]}}}"#;
+    check(
+        schema,
+        &Config::new(),
+        &[
+            r#"{"ab":5}"#,
+            r#"{"a":1,"x-1":"s","12":true}"#,
+            r#"{"c":null,"d":[]}"#,
+            r#"{"ae":1}"#,
+            r#"{"xe":"e"}"#,
+        ],
+        &[
+            r#"{"ab":4}"#,
+            r#"{"12":1}"#,
+            r#"{"zz":1}"#,
+            r#"{"cb":null}"#,
+            r#"{"ae":"e"}"#,
+            r#"{"de":[]}"#,
+        ],
+    );
+    assert!(random_texts_validate(schema, &Config::new(), 200) > 50);
+}
+
+#[test]
+fn property_names_filter_every_key() {
+    let config = Config::new().allow_additional_properties(true);
+    let schema = r#"{"type":"object","propertyNames":{"pattern":"^[a-z]+$","maxLength":3},
+        "properties":{"ab":{"type":"integer"},"TOOLONG":{}},"required":["ab"]}"#;
+    check(
+        schema,
+        &config,
+        &[r#"{"ab":1}"#, r#"{"ab":1,"xyz":null}"#],
+        &[
+            r#"{"ab":1,"abcd":1}"#,
+            r#"{"ab":1,"A":1}"#,
+            r#"{"ab":1,"TOOLONG":1}"#,
+            r#"{"ab":"s"}"#,
+            r#"{"ab":1,"":1}"#,
+        ],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    check(
+        r#"{"propertyNames":{"enum":["a","b"]}}"#,
+        &config,
+        &[r#"{"a":1,"b":2}"#, "{}", "1", r#""c""#],
+        &[r#"{"c":1}"#, r#"{"a":1,"ab":2}"#],
+    );
+    check(
+        r#"{"propertyNames":{"maxLength":2},"patternProperties":{"^x":{"type":"integer"}}}"#,
+        &config,
+        &[r#"{"x1":1}"#, r#"{"y":"s"}"#],
+        &[r#"{"x12":1}"#, r#"{"x1":"s"}"#, r#"{"abc":1}"#],
+    );
+    // A name filter that no string passes: only the empty object.
+    check(
+        r#"{"type":"object","propertyNames":{"type":"integer"}}"#,
+        &config,
+        &["{}"],
+        &[r#"{"a":1}"#],
+    );
 }
 
 #[test]

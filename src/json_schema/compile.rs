@@ -526,7 +526,8 @@ impl<'a> Compiler<'a> {
             || !rest.object.required.is_empty()
             || rest.object.additional.is_some()
             || rest.object.min_props > 0
-            || rest.object.max_props.is_some();
+            || rest.object.max_props.is_some()
+            || rest.object.names.is_some();
         let mut checker = if needs_check {
             let saved = std::mem::replace(&mut self.ws, Re::empty());
             let re = self.compile_flat(rest);
@@ -1090,9 +1091,40 @@ impl<'a> Compiler<'a> {
         }
         let mut names: Vec<String> = Vec::new();
         let mut members: Vec<(Re, bool)> = Vec::new();
+        // `propertyNames`: the keys (quoted strings) its schema allows. Declared and
+        // required names are checked here; undeclared keys are intersected with it.
+        let name_filter = match &s.object.names {
+            Some(n) => Some(self.nested(|c| {
+                let saved = std::mem::replace(&mut c.ws, Re::empty());
+                let re = c.compile_node(n);
+                c.ws = saved;
+                re
+            })?),
+            None => None,
+        };
+        let mut name_checker = match &name_filter {
+            Some(f) => {
+                self.needs_automaton("propertyNames", &format!("{}/propertyNames", s.ptr));
+                Some(self.value_checker(f)?)
+            }
+            None => None,
+        };
+        let mut name_allowed = |c: &mut Self, k: &str| -> Result<bool> {
+            match &mut name_checker {
+                None => Ok(true),
+                Some(None) => Ok(false),
+                Some(Some(dfa)) => c.checks(dfa, key_text(k).as_bytes()),
+            }
+        };
         for (k, node) in &s.object.props {
             names.push(k.clone());
             let required = s.object.required.contains(k);
+            if !name_allowed(self, k)? {
+                if required {
+                    return Ok(Re::never());
+                }
+                continue;
+            }
             let node = match self.pattern_rule(s, k)? {
                 Some(p) => both(node, &p),
                 None => node.clone(),
@@ -1112,6 +1144,9 @@ impl<'a> Compiler<'a> {
                 continue;
             }
             names.push(r.clone());
+            if !name_allowed(self, r)? {
+                return Ok(Re::never());
+            }
             let v = match self.pattern_rule(s, r)? {
                 Some(node) => self.compile_node(&node)?,
                 None => match &extra_node {
@@ -1144,6 +1179,10 @@ impl<'a> Compiler<'a> {
                     re
                 }
             }
+        };
+        let undeclared = match name_filter {
+            Some(f) => Re::and([undeclared, f]),
+            None => undeclared,
         };
         let extra = if s.object.patterns.is_empty() {
             (!extra_value.is_never()).then(|| self.member(undeclared, extra_value))
@@ -1231,8 +1270,14 @@ impl<'a> Compiler<'a> {
     /// the names matching none take `extra_value`. Names are split by intersections and
     /// complements of the key languages, within canonically spelled keys, so that each
     /// name has exactly one rule (an automaton: regex text cannot say this).
+    ///
+    /// Of the 2^p sets of p patterns, only those whose patterns overlap pairwise can
+    /// match one name (most key patterns are disjoint: `^x-`, `^[0-9]+$`), so only
+    /// those are written, and a pattern disjoint from one in the set needs no
+    /// complement beside it.
     fn pattern_members(&mut self, s: &Sch, undeclared: Re, extra_value: Re) -> Result<Option<Re>> {
-        const MAX_PATTERNS: usize = 4;
+        const MAX_PATTERNS: usize = 24;
+        const MAX_CELLS: usize = 64;
         let patterns = &s.object.patterns;
         if patterns.len() > MAX_PATTERNS {
             return Err(unsupported(
@@ -1247,20 +1292,54 @@ impl<'a> Compiler<'a> {
         for (p, _, at) in patterns {
             keys.push(Re::concat([quote(), self.pattern_body(p, at)?, quote()]));
         }
+        let n = keys.len();
+        // Which pairs of key languages meet.
+        let mut meets = vec![vec![true; n]; n];
+        for i in 0..n {
+            for j in i + 1..n {
+                let both_keys = Re::and([keys[i].clone(), keys[j].clone()]);
+                let m = self.value_checker(&both_keys)?.is_some();
+                meets[i][j] = m;
+                meets[j][i] = m;
+            }
+        }
+        // The sets of pairwise meeting patterns, by extending each with later ones.
+        let mut cells: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut k = 0;
+        while k < cells.len() {
+            let last = cells[k].last().map_or(0, |&l| l + 1);
+            for j in last..n {
+                if cells[k].iter().all(|&i| meets[i][j]) {
+                    let mut c = cells[k].clone();
+                    c.push(j);
+                    cells.push(c);
+                    if cells.len() > MAX_CELLS {
+                        return Err(unsupported(
+                            "patternProperties",
+                            parent(&patterns[0].2),
+                            &format!(
+                                "more than {MAX_CELLS} sets of overlapping patterns on one object"
+                            ),
+                        ));
+                    }
+                }
+            }
+            k += 1;
+        }
         // Keys with one spelling only: complements taken within them are exact.
         let canonical = Re::concat([quote(), Re::star(Re::raw(CANONICAL_KEY_CHAR)), quote()]);
         let mut alts = Vec::new();
-        for subset in 0u32..(1 << patterns.len()) {
+        for cell in cells {
             let mut key_parts = vec![undeclared.clone(), canonical.clone()];
             let mut rule: Option<NodeRef> = None;
-            for (i, key) in keys.iter().enumerate() {
-                if subset & (1 << i) != 0 {
+            for (j, key) in keys.iter().enumerate() {
+                if cell.contains(&j) {
                     key_parts.push(key.clone());
                     rule = Some(match rule {
-                        None => patterns[i].1.clone(),
-                        Some(r) => both(&r, &patterns[i].1),
+                        None => patterns[j].1.clone(),
+                        Some(r) => both(&r, &patterns[j].1),
                     });
-                } else {
+                } else if cell.iter().all(|&i| meets[i][j]) {
                     key_parts.push(Re::not(key.clone()));
                 }
             }

@@ -104,6 +104,8 @@ pub(crate) struct ObjectKeywords {
     pub(crate) additional: Option<NodeRef>,
     pub(crate) min_props: u64,
     pub(crate) max_props: Option<u64>,
+    /// `propertyNames`: a schema every name (as a string) must satisfy (`None`: any).
+    pub(crate) names: Option<NodeRef>,
 }
 
 /// The in-place applicators: `allOf`, `anyOf`, `oneOf`, `$ref`.
@@ -294,6 +296,7 @@ impl ObjectKeywords {
             && is_any(&self.additional)
             && self.min_props == 0
             && self.max_props.is_none()
+            && is_any(&self.names)
     }
 }
 
@@ -935,7 +938,7 @@ impl<'a> Doc<'a> {
                 Json::Bool(true) => {}
                 Json::Object(m) if m.iter().all(|(k, _)| is_annotation(k)) => {}
                 Json::Bool(false) => o.max_props = Some(0),
-                _ => return Err(unsupported(key, ptr, "")),
+                _ => o.names = Some(self.parse(value, &k.at(), base)?),
             },
             _ => return Ok(false),
         }
@@ -1800,6 +1803,7 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
     if a.object.patterns.is_empty() && b.object.patterns.is_empty() {
         m.object.additional = all_of(&a.object.additional, &b.object.additional);
     }
+    m.object.names = all_of(&a.object.names, &b.object.names);
     m.object.min_props = a.object.min_props.max(b.object.min_props);
     m.object.max_props = min_opt(a.object.max_props, b.object.max_props);
     m.apply.all_of.extend(b.apply.all_of.iter().cloned());
