@@ -517,6 +517,13 @@ fn not_of_patterns_lengths_bounds_items_and_numbers_is_exact() {
         &["[]", "[2]", r#"["1"]"#],
         &["[1]", "[2,1]", "[1.0]"],
     );
+    // An unknown format is an annotation: every string holds it, none fails it.
+    check(
+        r#"{"type":"string","oneOf":[{"format":"made-up"},{"minLength":3}]}"#,
+        &config,
+        &[r#""ab""#, r#""""#],
+        &[r#""abc""#, "1"],
+    );
     // Several `contains` in one array: an item for each.
     let schema =
         r#"{"type":"array","allOf":[{"contains":{"const":1}},{"contains":{"type":"string"}}]}"#;

@@ -1128,6 +1128,14 @@ impl<'a> Doc<'a> {
                     Some(typed("array", "items", c))
                 }
                 "uniqueItems" if matches!(value, Json::Bool(false)) => continue,
+                // A format the compiler does not know is an annotation: no value fails it.
+                // (With unknown formats as errors, a positive use of the schema is
+                // refused; its complement alone reads the name as the annotation.)
+                // Known formats are not negated: their patterns may be narrower than a
+                // validator's, and the complement of a narrower set is too wide.
+                "format" if matches!(value, Json::String(f) if !super::fragments::FORMATS.contains(&f.as_str())) => {
+                    continue
+                }
                 // Failing if/then/else: `if` holds and `then` fails, or `if` fails and
                 // `else` fails.
                 "if" if self.conditionals => {
