@@ -104,6 +104,15 @@ impl OnDemandDfa {
         }
     }
 
+    /// Whether every string of JSON string characters that need no escape is a prefix
+    /// of `s`'s language, as far as a bounded look tells ([`ExprDfa::covers_string_body`]).
+    pub(crate) fn covers_string_body(&mut self, s: u32) -> bool {
+        match self {
+            OnDemandDfa::Nfa(_) => false,
+            OnDemandDfa::Expr(d) => d.covers_string_body(s),
+        }
+    }
+
     pub(crate) fn walk(&mut self, s: u32, bytes: &[u8]) -> Result<Walk, TooLarge> {
         match self {
             OnDemandDfa::Nfa(d) => d.walk(s, bytes),

@@ -87,6 +87,7 @@ impl<'a> RowWalker<'a> {
     pub(super) fn row_parts(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch) -> RowParts<'a> {
         self.row_parts_with(
             s,
+            false,
             dfa.classes(),
             |state, byte| dfa.step(state, byte),
             || 0,
@@ -104,9 +105,12 @@ impl<'a> RowWalker<'a> {
         scratch: &mut Scratch,
     ) -> Result<RowParts<'a>> {
         let classes = *dfa.byte_classes();
+        dfa.begin_call();
+        let body_covered = self.slices.is_some() && dfa.covers_string_body(s);
         let steps = FallibleSteps::new(dfa);
         let parts = self.row_parts_with(
             s,
+            body_covered,
             &classes,
             |q, b| steps.step(q, b),
             || steps.determinization_work(),
@@ -116,9 +120,12 @@ impl<'a> RowWalker<'a> {
         steps.finish(parts).inspect_err(|_| scratch.check.forget())
     }
 
+    /// `body_covered`: every string of the JSON string slice's characters is known to
+    /// keep `s` alive (`OnDemandDfa::covers_string_body`), so its check is skipped.
     fn row_parts_with(
         &self,
         s: u32,
+        body_covered: bool,
         classes: &[u8; 256],
         step: impl Fn(u32, u8) -> u32,
         work: impl Fn() -> u64,
@@ -136,6 +143,7 @@ impl<'a> RowWalker<'a> {
                 self.vocab,
                 plan,
                 s,
+                body_covered,
                 &step,
                 work,
                 states,

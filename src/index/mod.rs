@@ -335,7 +335,8 @@ impl Index {
         // index's requests each get a whole budget of their own, as for any lazy index.
         let spent = if config.lazy { 0 } else { a.work };
         let max_work = config.dfa.get_max_work().saturating_sub(spent);
-        let dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, max_work, what)?;
+        let mut dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, max_work, what)?;
+        dfa.set_string_bodies(a.string_bodies);
         let too_large = complete_too_large(
             a.free_form_depth,
             dfa.max_states(),

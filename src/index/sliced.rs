@@ -497,6 +497,7 @@ pub(super) fn walk<'v>(
     vocab: &'v Vocabulary,
     plan: &SlicePlan,
     s: u32,
+    body_covered: bool,
     step: impl Fn(u32, u8) -> u32,
     work: impl Fn() -> u64,
     states: impl Fn() -> (usize, usize),
@@ -523,18 +524,23 @@ pub(super) fn walk<'v>(
     let mut used_slices: Vec<usize> = Vec::new();
     for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
-        covered[k] = coverage(
-            k,
-            &plan.moves[k],
-            start,
-            s,
-            &step,
-            &may_grow,
-            MAX_CHARS,
-            &mut steps,
-            scratch,
-            None,
-        );
+        // The first slice is the JSON string's characters (`vocabulary/slices.rs`).
+        covered[k] = if k == 0 && body_covered {
+            MAX_CHARS
+        } else {
+            coverage(
+                k,
+                &plan.moves[k],
+                start,
+                s,
+                &step,
+                &may_grow,
+                MAX_CHARS,
+                &mut steps,
+                scratch,
+                None,
+            )
+        };
         if k == 0 && covered[0] == 0 {
             if let Some((bits, ids)) =
                 json_minus(vocab, plan, s, &step, &may_grow, &mut steps, scratch, stack)

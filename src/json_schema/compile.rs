@@ -65,6 +65,11 @@ pub(crate) struct Compiler<'a> {
     /// definition under different reference stacks) shares one trie, made and lowered
     /// once (it was a quarter of the slowest compiles).
     key_cache: FastMap<Vec<String>, Re>,
+    /// The contents of undeclared keys used unfiltered ([`key_body_not_in`], by node
+    /// id): languages of which every JSON string body is a prefix, followed by a key's
+    /// closing quote. A lazy index reads every string token as allowed at the start of
+    /// one (`ExprDfa::covers_string_body`).
+    pub(crate) string_bodies: FastMap<usize, Re>,
     /// `patternProperties` patterns as DFAs over key content, by pattern text, for
     /// [`pattern_rule`](Self::pattern_rule): made once per compile, not once per declared
     /// name and context (a schema whose one pattern met 21 names under many references
@@ -99,6 +104,7 @@ impl<'a> Compiler<'a> {
             node_memo: FastMap::default(),
             format_cache: FastMap::default(),
             key_cache: FastMap::default(),
+            string_bodies: FastMap::default(),
             key_pattern_dfas: FastMap::default(),
             props: PropCache::default(),
             branches: 0,
@@ -1165,21 +1171,29 @@ impl<'a> Compiler<'a> {
             None => self.any(self.config.get_any_value_depth()),
             Some(n) => self.compile_node(n)?,
         };
-        let undeclared = if names.is_empty() {
-            Re::concat([Re::lit("\""), Re::star(Re::raw(JSON_CHAR)), Re::lit("\"")])
+        let quote = || Re::lit("\"");
+        let (undeclared, body) = if names.is_empty() {
+            let body = Re::star(Re::raw(JSON_CHAR));
+            (Re::concat([quote(), body.clone(), quote()]), body)
         } else {
             let mut sorted = names.clone();
             sorted.sort_unstable();
-            match self.key_cache.get(&sorted) {
+            let body = match self.key_cache.get(&sorted) {
                 Some(re) => re.clone(),
                 None => {
                     self.charge_entries(names.len() as u64)?;
-                    let re = key_not_in(&names);
+                    let re = key_body_not_in(&names);
                     self.key_cache.insert(sorted, re.clone());
                     re
                 }
-            }
+            };
+            (Re::concat([quote(), body.clone(), quote()]), body)
         };
+        // A key of any name but the declared ones: every string prefix can still
+        // become one, which rows on request use at a key's start (`string_bodies`).
+        if name_filter.is_none() && s.object.patterns.is_empty() && !extra_value.is_never() {
+            self.string_bodies.insert(body.id(), body);
+        }
         let undeclared = match name_filter {
             Some(f) => Re::and([undeclared, f]),
             None => undeclared,
@@ -1723,12 +1737,6 @@ impl ObjectParts {
     }
 }
 
-/// The regex of JSON string literals that are none of `names`.
-///
-/// A trie of the names, walked character by character in canonical spelling (each
-/// character has exactly one, see [`canonical_char`]); leaving the trie (a character no
-/// name has there, or continuing past a name's end) makes the key differ from every name,
-/// and any spelling may follow.
 /// The body of an array with exactly one `contains` hit required: one alternative per
 /// position `j` of the first hit, with `lo` (>= 1) to `max` items in all. Bounded like
 /// maxItems: an unbounded minItems here once built alternatives until memory ran out.
@@ -1816,7 +1824,14 @@ fn items_only(item: &Re, sep: &Re, j: u64, lo: u64, hi: Option<u64>) -> Re {
 /// not produced there, so that every name has one spelling).
 const CANONICAL_KEY_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\])"#;
 
-fn key_not_in(names: &[String]) -> Re {
+/// The regex of JSON string contents (between the quotes) that are none of `names`.
+///
+/// A trie of the names, walked character by character in canonical spelling (each
+/// character has exactly one, see [`canonical_char`]); leaving the trie (a character no
+/// name has there, or continuing past a name's end) makes the key differ from every name,
+/// and any spelling may follow. Every string is a prefix of one of these (a finite set
+/// of names leaves every string an extension outside it).
+fn key_body_not_in(names: &[String]) -> Re {
     #[derive(Default)]
     struct Trie {
         end: bool,
@@ -1853,10 +1868,10 @@ fn key_not_in(names: &[String]) -> Re {
         ]));
         Re::alt(alts)
     }
-    Re::concat([Re::lit("\""), walk(&root), Re::lit("\"")])
+    walk(&root)
 }
 
-/// The parts of [`key_not_in`] that every trie node shares, made once per thread: one
+/// The parts of [`key_body_not_in`] that every trie node shares, made once per thread: one
 /// node each, so that lowering makes their expressions once per schema, not once per
 /// character of every declared name (each character had its own negated Unicode class
 /// and 34 escape literals: about half of a typical schema's compile).

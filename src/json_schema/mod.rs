@@ -350,6 +350,8 @@ struct Compiled {
     free_form_depth: usize,
     /// The thread's free-form values the compile started from.
     free_form: Rc<FreeFormTemplate>,
+    /// Key contents of which every string is a prefix ([`SchemaAutomaton::string_bodies`]).
+    string_bodies: Vec<Re>,
 }
 
 fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
@@ -389,6 +391,7 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
         work,
         free_form_depth,
         free_form,
+        string_bodies: compiler.string_bodies.into_values().collect(),
     })
 }
 
@@ -451,6 +454,11 @@ pub(crate) struct SchemaAutomaton {
     /// How deep free-form values nest containers: the complete automaton has at least
     /// `2^free_form_depth` states.
     pub(crate) free_form_depth: usize,
+    /// Expressions of which every JSON string body (characters that need no escape) is
+    /// a prefix, each followed in the automaton by a key's closing quote: the contents
+    /// of undeclared keys. At a state that starts one, every token made of such
+    /// characters is allowed (`ExprDfa::covers_string_body`).
+    pub(crate) string_bodies: Vec<ExprId>,
 }
 
 /// Compiles a schema given as JSON text (property order as written) to an automaton
@@ -484,10 +492,17 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         work,
         free_form_depth,
         free_form,
+        string_bodies,
         ..
     } = compile_re(schema, config)?;
     let mut exprs = free_form.exprs.clone();
-    let root = re.to_expr(&mut exprs, &mut free_form.memo.clone())?;
+    let mut memo = free_form.memo.clone();
+    let root = re.to_expr(&mut exprs, &mut memo)?;
+    // Lowered after the root with the same memo: the same nodes.
+    let string_bodies = string_bodies
+        .iter()
+        .map(|b| b.to_expr(&mut exprs, &mut memo))
+        .collect::<Result<Vec<_>>>()?;
     let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {
         re.render()
     } else {
@@ -503,6 +518,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         pattern,
         work,
         free_form_depth,
+        string_bodies,
     })
 }
 

@@ -50,6 +50,9 @@ const BYTES_PER_MEMO_SLOT: usize = 16;
 const MAX_PARTITION_BYTES: usize = 1 << 20;
 
 /// A DFA over an expression's derivatives, determinized on demand.
+/// Expression nodes [`ExprDfa::covers_string_body`] looks at before it gives up.
+const COVER_FUEL: u32 = 4096;
+
 pub(crate) struct ExprDfa {
     exprs: ExprSet,
     classes: [u8; 256],
@@ -93,6 +96,9 @@ pub(crate) struct ExprDfa {
     /// The bounds of rows inside counts ([`row_bounds`](Self::row_bounds)), made on
     /// first use.
     saturation: Option<Saturation>,
+    /// Expressions of which every JSON string body is a prefix
+    /// ([`covers_string_body`](Self::covers_string_body)).
+    string_bodies: FastSet<ExprId>,
 }
 
 impl std::fmt::Debug for ExprDfa {
@@ -164,6 +170,7 @@ impl ExprDfa {
             refused: None,
             what,
             saturation: None,
+            string_bodies: FastSet::default(),
         };
         if dfa.exprs.too_deep() {
             return Err(dfa.too_deep_error());
@@ -178,6 +185,72 @@ impl ExprDfa {
         let start = dfa.add_state(root).map_err(|e| dfa.too_large(e))?;
         debug_assert_eq!(start, Self::START);
         Ok(dfa)
+    }
+
+    /// Declares expressions of which every string of JSON string characters that need
+    /// no escape (the vocabulary's "json-string" slice) is a prefix: the contents of a
+    /// key of any name but a finite set of declared ones. The caller vouches for it.
+    pub(crate) fn set_string_bodies(&mut self, bodies: impl IntoIterator<Item = ExprId>) {
+        self.string_bodies = bodies.into_iter().collect();
+    }
+
+    /// Whether every string of JSON string characters that need no escape is a prefix of
+    /// a word of `s`'s language: true where `s` holds, as a union member or behind a
+    /// head that may be empty, one of [`set_string_bodies`](Self::set_string_bodies)'
+    /// expressions followed by a non-empty rest (then that rest's words extend every such
+    /// string). At the start of a key in an object that allows undeclared names, every
+    /// string token is then allowed, found without deriving a state per declared name's
+    /// prefix. A sufficient test, bounded in work: false where it cannot tell.
+    pub(crate) fn covers_string_body(&mut self, s: u32) -> bool {
+        if self.string_bodies.is_empty() {
+            return false;
+        }
+        let Some(&e) = self.states.get(s as usize) else {
+            return false;
+        };
+        let mut fuel = COVER_FUEL;
+        let mut tail = Vec::new();
+        self.covers_body(e, &mut tail, &mut fuel).unwrap_or(false)
+    }
+
+    /// [`covers_string_body`](Self::covers_string_body) of `e` followed by `tail`
+    /// (innermost last); `None` when out of fuel.
+    fn covers_body(&mut self, e: ExprId, tail: &mut Vec<ExprId>, fuel: &mut u32) -> Option<bool> {
+        *fuel = fuel.checked_sub(1)?;
+        if self.string_bodies.contains(&e) {
+            for i in (0..tail.len()).rev() {
+                if !self.is_nonempty(tail[i]).ok()? {
+                    return Some(false);
+                }
+            }
+            return Some(true);
+        }
+        match *self.exprs.node(e) {
+            Node::Or(ref alts) => {
+                for i in 0..alts.len() {
+                    let Node::Or(alts) = self.exprs.node(e) else {
+                        unreachable!()
+                    };
+                    if self.covers_body(alts[i], tail, fuel)? {
+                        return Some(true);
+                    }
+                }
+                Some(false)
+            }
+            Node::Concat(head, rest) => {
+                tail.push(rest);
+                let found = self.covers_body(head, tail, fuel);
+                tail.pop();
+                if found? {
+                    return Some(true);
+                }
+                if self.exprs.nullable(head) {
+                    return self.covers_body(rest, tail, fuel);
+                }
+                Some(false)
+            }
+            _ => Some(false),
+        }
     }
 
     /// Starts a new call's work count: budgets are per build call and per lazy row,
