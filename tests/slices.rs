@@ -350,3 +350,96 @@ fn rows_past_half_the_size_limit_still_use_slices_and_stay_exact() {
         b = oracle.next_state(b, id).unwrap().expect("allowed by both");
     }
 }
+
+/// Objects with many declared names that share prefixes with each other and with real
+/// tokens (`name`, `names`, `na`...), where undeclared names are allowed (or, in some
+/// draws, filtered or forbidden, where the shortcut must not apply).
+fn random_object_schema(rng: &mut Rng) -> String {
+    const WORDS: [&str; 24] = [
+        "name",
+        "names",
+        "na",
+        "n",
+        "type",
+        "types",
+        "id",
+        "ids",
+        "identifier",
+        "description",
+        "desc",
+        "value",
+        "values",
+        "url",
+        "uri",
+        "data",
+        "date",
+        "key",
+        "keys",
+        "title",
+        "item",
+        "items",
+        "é",
+        "a b",
+    ];
+    let count = 2 + rng.below(WORDS.len() - 2);
+    let mut names: Vec<&str> = Vec::new();
+    while names.len() < count {
+        let w = WORDS[rng.below(WORDS.len())];
+        if !names.contains(&w) {
+            names.push(w);
+        }
+    }
+    let props: Vec<String> = names
+        .iter()
+        .map(|n| {
+            let value = [
+                "{\"type\":\"integer\"}",
+                "{\"type\":\"string\",\"maxLength\":8}",
+                "{}",
+                "{\"enum\":[true]}",
+            ][rng.below(4)];
+            format!(r#""{n}":{value}"#)
+        })
+        .collect();
+    let extra = match rng.below(8) {
+        0 => r#","additionalProperties":{"type":"integer"}"#,
+        1 => r#","additionalProperties":false"#,
+        2 => r#","propertyNames":{"maxLength":5}"#,
+        3 => r#","maxProperties":2"#,
+        4 => r#","patternProperties":{"^x":{"type":"null"}}"#,
+        _ => "",
+    };
+    let required = if rng.below(2) == 0 {
+        format!(r#","required":["{}"]"#, names[rng.below(names.len())])
+    } else {
+        String::new()
+    };
+    format!(
+        r#"{{"type":"object","properties":{{{}}}{extra}{required}}}"#,
+        props.join(",")
+    )
+}
+
+#[test]
+fn key_starts_that_allow_undeclared_names_take_every_string_token_exactly() {
+    let vocab = r50k();
+    let config = json_schema::Config::new()
+        .whitespace(Some("[ ]?"))
+        .allow_additional_properties(true);
+    let mut rng = Rng::new(7);
+    let mut key_starts = 0;
+    for case in 0..40 {
+        let schema = random_object_schema(&mut rng);
+        let a = Index::from_json_schema_str(&schema, &vocab, &lazy(true), &config).unwrap();
+        let b = Index::from_json_schema_str(&schema, &vocab, &lazy(false), &config).unwrap();
+        // Nested free-form values reach key starts below the top level too.
+        assert_same_rows_along_walks(&a, &b, &mut rng, 8, 30, &format!("case {case}: {schema}"));
+        key_starts += a.key_start_row_count();
+        assert_eq!(b.key_start_row_count(), 0);
+    }
+    // Not a vacuous pass: key starts took the shortcut.
+    assert!(
+        key_starts >= 25,
+        "only {key_starts} key starts took every string token"
+    );
+}

@@ -103,7 +103,7 @@ impl<'a> RowWalker<'a> {
         dfa: &mut OnDemandDfa,
         s: u32,
         scratch: &mut Scratch,
-    ) -> Result<RowParts<'a>> {
+    ) -> Result<(RowParts<'a>, bool)> {
         let classes = *dfa.byte_classes();
         dfa.begin_call();
         let body_covered = self.slices.is_some() && dfa.covers_string_body(s);
@@ -117,7 +117,10 @@ impl<'a> RowWalker<'a> {
             || steps.states(),
             scratch,
         );
-        steps.finish(parts).inspect_err(|_| scratch.check.forget())
+        let parts = steps
+            .finish(parts)
+            .inspect_err(|_| scratch.check.forget())?;
+        Ok((parts, body_covered))
     }
 
     /// `body_covered`: every string of the JSON string slice's characters is known to

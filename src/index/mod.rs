@@ -684,6 +684,13 @@ impl Index {
         self.store.bounded_count()
     }
 
+    /// How many rows computed on request were at the start of a key of any name but
+    /// the declared ones, where every token of JSON string characters was known allowed
+    /// without checking the automaton: see docs/index-layout.md.
+    pub fn key_start_row_count(&self) -> usize {
+        self.store.string_body_count()
+    }
+
     // --- what the guide needs ---
 
     /// `state` as a live state of this index.

@@ -79,6 +79,9 @@ pub(super) struct RowStore {
     sliced: AtomicUsize,
     /// Rows on request taken from the bounds of counts (`source.rs`), without a walk.
     bounded: AtomicUsize,
+    /// Rows on request at the start of an undeclared key, their string tokens known
+    /// allowed without a check (`ExprDfa::covers_string_body`).
+    string_body: AtomicUsize,
     max_states: usize,
     /// Bytes left for rows' bitsets kept for masks (`IndexConfig::mask_cache_bytes`).
     expansion_left: AtomicUsize,
@@ -92,6 +95,7 @@ impl RowStore {
             computed: AtomicUsize::new(0),
             sliced: AtomicUsize::new(0),
             bounded: AtomicUsize::new(0),
+            string_body: AtomicUsize::new(0),
             max_states,
             expansion_left: AtomicUsize::new(0),
         }
@@ -146,6 +150,16 @@ impl RowStore {
     /// Rows on request taken from the bounds of counts so far.
     pub(super) fn bounded_count(&self) -> usize {
         self.bounded.load(Ordering::Relaxed)
+    }
+
+    /// Counts a row on request whose string tokens were known allowed.
+    pub(super) fn count_string_body(&self) {
+        self.string_body.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Rows on request whose string tokens were known allowed so far.
+    pub(super) fn string_body_count(&self) -> usize {
+        self.string_body.load(Ordering::Relaxed)
     }
 
     /// Number of distinct rows.

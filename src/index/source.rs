@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::automaton::expr::FastMap;
 
-use super::build::{RowWalker, Scratch};
+use super::build::{RowParts, RowWalker, Scratch};
 use super::rows::{RowStore, StateRows};
 use super::token_set::TokenSet;
 use super::StateId;
@@ -268,8 +268,11 @@ impl OnDemand {
         if let Some(row) = self.rows.get(s) {
             return Ok(row.clone());
         }
-        let parts = walker.row_parts_on_demand(&mut self.dfa, s, &mut self.scratch)?;
+        let (parts, key_start) = walker.row_parts_on_demand(&mut self.dfa, s, &mut self.scratch)?;
         store.count_if_sliced(&parts);
+        if key_start && matches!(parts, RowParts::Sliced(..)) {
+            store.count_string_body();
+        }
         store.admit(pattern)?;
         let row = walker.finish_parts(self.dfa.is_final(s), parts);
         self.rows.grow_to(s as usize + 1);

@@ -891,3 +891,45 @@ fn partition(sets: &[ByteSet], representatives: &[u8]) -> Box<[u8]> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dfa(exprs: ExprSet, root: ExprId, bodies: &[ExprId]) -> ExprDfa {
+        let mut d = ExprDfa::new(exprs, root, &DfaConfig::new(), u64::MAX, "test".into())
+            .expect("non-empty");
+        d.set_string_bodies(bodies.iter().copied());
+        d
+    }
+
+    /// A marked key body counts only where it heads a union member (or follows a head
+    /// that may be empty) and what follows it is non-empty.
+    #[test]
+    fn string_bodies_cover_only_with_a_live_rest() {
+        let mut x = ExprSet::new();
+        let body = x.regex(r#"[^"\\\x00-\x1F]*"#).unwrap();
+        let rest = x.regex(r#"": [0-9]+\}"#).unwrap();
+        let other = x.literal(b"null");
+        let keyed = x.concat(&[body, rest]);
+        let root = x.union(&[keyed, other]);
+        assert!(dfa(x.clone(), root, &[body]).covers_string_body(ExprDfa::START));
+        // Not marked: no claim.
+        assert!(!dfa(x.clone(), root, &[]).covers_string_body(ExprDfa::START));
+        // Behind a head that may be empty.
+        let opt = x.regex("[ ]?").unwrap();
+        let behind = x.concat(&[opt, body, rest]);
+        assert!(dfa(x.clone(), behind, &[body]).covers_string_body(ExprDfa::START));
+        // Behind a head that may not: the body is not at the start.
+        let sp = x.literal(b" ");
+        let after = x.concat(&[sp, body, rest]);
+        assert!(!dfa(x.clone(), after, &[body]).covers_string_body(ExprDfa::START));
+        // A rest whose language is empty (found only by a search: `ab` and not `ab`).
+        let ab = x.literal(b"ab");
+        let not_ab = x.complement(ab);
+        let empty = x.intersection(&[ab, not_ab]);
+        let dead_rest = x.concat(&[body, empty]);
+        let root = x.union(&[dead_rest, other]);
+        assert!(!dfa(x, root, &[body]).covers_string_body(ExprDfa::START));
+    }
+}
