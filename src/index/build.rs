@@ -125,6 +125,7 @@ impl<'a> RowWalker<'a> {
 
     /// `body_covered`: every string of the JSON string slice's characters is known to
     /// keep `s` alive (`OnDemandDfa::covers_string_body`), so its check is skipped.
+    #[allow(clippy::too_many_arguments)] // the two callers' step, work and state closures
     fn row_parts_with(
         &self,
         s: u32,

@@ -1322,20 +1322,21 @@ impl<'a> Compiler<'a> {
         let mut k = 0;
         while k < cells.len() {
             let last = cells[k].last().map_or(0, |&l| l + 1);
-            for j in last..n {
-                if cells[k].iter().all(|&i| meets[i][j]) {
-                    let mut c = cells[k].clone();
-                    c.push(j);
-                    cells.push(c);
-                    if cells.len() > MAX_CELLS {
-                        return Err(unsupported(
-                            "patternProperties",
-                            parent(&patterns[0].2),
-                            &format!(
-                                "more than {MAX_CELLS} sets of overlapping patterns on one object"
-                            ),
-                        ));
-                    }
+            let meeting: Vec<usize> = (last..n)
+                .filter(|&j| cells[k].iter().all(|&i| meets[i][j]))
+                .collect();
+            for j in meeting {
+                let mut c = cells[k].clone();
+                c.push(j);
+                cells.push(c);
+                if cells.len() > MAX_CELLS {
+                    return Err(unsupported(
+                        "patternProperties",
+                        parent(&patterns[0].2),
+                        &format!(
+                            "more than {MAX_CELLS} sets of overlapping patterns on one object"
+                        ),
+                    ));
                 }
             }
             k += 1;
