@@ -209,6 +209,46 @@ fn pattern_properties_split_undeclared_names_exactly() {
 }
 
 #[test]
+fn pattern_properties_of_both_sides_of_all_of_apply_to_every_name() {
+    let config = Config::new().allow_additional_properties(true);
+    let schema = r#"{"type":"object","allOf":[
+        {"patternProperties":{"^a":{"type":"integer"}}},
+        {"patternProperties":{"b$":{"minimum":5},"^a":{"maximum":9}}}]}"#;
+    check(
+        schema,
+        &config,
+        &[r#"{"ab":5}"#, r#"{"a":1}"#, r#"{"b":7}"#, r#"{"c":"x"}"#],
+        &[r#"{"ab":4}"#, r#"{"a":"s"}"#, r#"{"b":1}"#, r#"{"a":10}"#],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    // Declared names of one side take the other side's patterns (and nothing else: its
+    // undeclared names are free).
+    let schema = r#"{"type":"object","allOf":[
+        {"properties":{"x":{"type":"string"}},"patternProperties":{"^a":{"type":"integer"}}},
+        {"properties":{"y":{"type":"boolean"},"ay":{}}}]}"#;
+    check(
+        schema,
+        &config,
+        &[
+            r#"{"x":"s","y":true,"a1":1}"#,
+            r#"{"z":null}"#,
+            r#"{"ay":3}"#,
+        ],
+        &[r#"{"y":1}"#, r#"{"a1":"s"}"#, r#"{"ay":"s"}"#, r#"{"x":1}"#],
+    );
+    assert!(random_texts_validate(schema, &config, 200) > 50);
+    // A side's additionalProperties beside the other side's patterns: refused.
+    let e = Index::from_json_schema_str(
+        r#"{"allOf":[{"additionalProperties":false,"properties":{"x":{}}},{"patternProperties":{"^a":{}}}]}"#,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        &config,
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedSchema, "{e:?}");
+}
+
+#[test]
 fn property_names_filter_every_key() {
     let config = Config::new().allow_additional_properties(true);
     let schema = r#"{"type":"object","propertyNames":{"pattern":"^[a-z]+$","maxLength":3},

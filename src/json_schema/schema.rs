@@ -1757,29 +1757,37 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
         .clone()
         .or_else(|| b.array.max_contains.clone());
     m.array.unique = a.array.unique.clone().or_else(|| b.array.unique.clone());
-    // Objects: a property holds under both schemas' rule for that name. With
-    // patternProperties on one side only, that side's rules stay whole as long as the
-    // other side adds no rule for undeclared names.
+    // Objects: a property holds under both schemas' rule for that name. Each side's
+    // pattern rules apply to every name, so their union is exact; a side's
+    // `additionalProperties` stays exact where the other side adds no pattern and no name
+    // it does not declare (else the names only the other side's patterns match would
+    // need this side's rule for undeclared names, which no pattern can say).
     if !a.object.patterns.is_empty() || !b.object.patterns.is_empty() {
-        let (p, q) = if b.object.patterns.is_empty() {
-            (a, b)
-        } else {
-            (b, a)
+        let names_within = |o: &Sch, s: &Sch| {
+            o.object
+                .props
+                .iter()
+                .all(|(k, _)| s.object.props.iter().any(|(n, _)| n == k))
         };
-        let q_names_declared = q
-            .object
-            .props
-            .iter()
-            .all(|(k, _)| p.object.props.iter().any(|(n, _)| n == k));
-        if !q.object.patterns.is_empty() || !is_any(&q.object.additional) || !q_names_declared {
+        let exact = |s: &Sch, o: &Sch| {
+            is_any(&s.object.additional) || (o.object.patterns.is_empty() && names_within(o, s))
+        };
+        if !exact(a, b) || !exact(b, a) {
             return Err(unsupported(
                 "patternProperties",
                 &b.ptr,
-                "in allOf beside another schema's patternProperties, additionalProperties or undeclared properties",
+                "in allOf beside another schema's patternProperties or properties, next to additionalProperties",
             ));
         }
-        m.object.patterns = p.object.patterns.clone();
-        m.object.additional = p.object.additional.clone();
+        let mut patterns = a.object.patterns.clone();
+        for (pat, node, at) in &b.object.patterns {
+            match patterns.iter_mut().find(|(p, _, _)| p == pat) {
+                Some(same) => same.1 = both(&same.1, node),
+                None => patterns.push((pat.clone(), node.clone(), at.clone())),
+            }
+        }
+        m.object.patterns = patterns;
+        m.object.additional = all_of(&a.object.additional, &b.object.additional);
     }
     let eff_prop = |s: &Sch, k: &str| -> Option<NodeRef> {
         s.object
