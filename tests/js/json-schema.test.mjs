@@ -92,11 +92,14 @@ test("default whitespace: compact, \", \" / \": \", and pretty-printing, bounded
 
 test("unsupported and invalid schemas are coded errors naming keyword and place", () => {
   throwsCode(
-    () => regexFromJsonSchema({ type: "object", properties: { a: { not: { type: "string", minLength: 2 } } } }),
+    () => regexFromJsonSchema({ type: "object", properties: { a: { not: { multipleOf: 3 } } } }),
     "UnsupportedSchema",
     /not.*properties\/a|properties\/a.*not/,
   );
-  throwsCode(() => regexFromJsonSchema({ if: { type: "string" }, then: { minLength: 1 } }), "UnsupportedSchema", /if/);
+  throwsCode(() => regexFromJsonSchema({ if: { multipleOf: 3 }, then: { minimum: 1 } }), "UnsupportedSchema", /if/);
+  // Complements JSON Schema can state compile, to regex text where a regex can say them.
+  assert.ok(regexFromJsonSchema({ not: { type: "string", minLength: 2 } }).length > 0);
+  assert.ok(regexFromJsonSchema({ if: { type: "string" }, then: { minLength: 1 } }).length > 0);
   throwsCode(() => regexFromJsonSchema(false), "InvalidSchema");
   throwsCode(() => regexFromJsonSchema("{"), "InvalidSchema");
   throwsCode(() => regexFromJsonSchema({ type: "strin" }), "InvalidSchema");
