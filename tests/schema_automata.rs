@@ -25,6 +25,17 @@ fn accepts(index: &Index, text: &str) -> bool {
     index.is_final(s).unwrap()
 }
 
+/// The error of a lazy index over `schema` (it must fail).
+fn refusal(schema: &str, config: &Config) -> logitmask::Error {
+    Index::from_json_schema_str(
+        schema,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        config,
+    )
+    .unwrap_err()
+}
+
 fn check(schema: &str, config: &Config, valid: &[&str], invalid: &[&str]) -> Index {
     let vocab = bytes_vocab();
     for lazy in [true, false] {
@@ -238,13 +249,10 @@ fn pattern_properties_of_both_sides_of_all_of_apply_to_every_name() {
     );
     assert!(random_texts_validate(schema, &config, 200) > 50);
     // A side's additionalProperties beside the other side's patterns: refused.
-    let e = Index::from_json_schema_str(
+    let e = refusal(
         r#"{"allOf":[{"additionalProperties":false,"properties":{"x":{}}},{"patternProperties":{"^a":{}}}]}"#,
-        &bytes_vocab(),
-        &IndexConfig::new().lazy(true),
         &config,
-    )
-    .unwrap_err();
+    );
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema, "{e:?}");
 }
 
@@ -427,13 +435,10 @@ fn one_of_with_overlapping_branches_takes_each_minus_the_others() {
     );
     assert!(random_texts_validate(schema, &config, 200) > 50);
     // Branches whose complements are exact and leave nothing: no value validates.
-    let e = Index::from_json_schema_str(
+    let e = refusal(
         r#"{"oneOf":[{"type":"object"},{"type":"object","required":[]}]}"#,
-        &bytes_vocab(),
-        &IndexConfig::new().lazy(true),
         &config,
-    )
-    .unwrap_err();
+    );
     assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{e:?}");
     // Patterns' complements are exact: each branch minus the other.
     check(
@@ -443,13 +448,10 @@ fn one_of_with_overlapping_branches_takes_each_minus_the_others() {
         &[r#""ab""#, r#""c""#, "1"],
     );
     // Complements known only in part that leave nothing: a refusal naming oneOf.
-    let e = Index::from_json_schema_str(
+    let e = refusal(
         r#"{"oneOf":[{"type":"integer","multipleOf":2},{"type":"integer","multipleOf":3}]}"#,
-        &bytes_vocab(),
-        &IndexConfig::new().lazy(true),
         &config,
-    )
-    .unwrap_err();
+    );
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema, "{e:?}");
     assert!(e.message().contains("oneOf"), "{e:?}");
 }
@@ -606,13 +608,7 @@ fn not_of_what_cannot_be_negated_takes_the_part_that_can() {
     );
     assert!(random_texts_validate(schema, &config, 200) > 50);
     // Nothing of the complement can be stated: a refusal naming `not`.
-    let e = Index::from_json_schema_str(
-        r#"{"not":{"multipleOf":3}}"#,
-        &bytes_vocab(),
-        &IndexConfig::new().lazy(true),
-        &config,
-    )
-    .unwrap_err();
+    let e = refusal(r#"{"not":{"multipleOf":3}}"#, &config);
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema, "{e:?}");
     assert!(e.message().contains("\"not\""), "{e:?}");
 }

@@ -310,6 +310,15 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// `f` with no whitespace between tokens: what is checked against values and names
+    /// is compact text.
+    fn compactly<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = std::mem::replace(&mut self.ws, Re::empty());
+        let out = f(self);
+        self.ws = saved;
+        out
+    }
+
     /// Compiles a schema free of `$ref`/`allOf`, distributing `anyOf`/`oneOf`.
     fn compile_flat(&mut self, s: Sch) -> Result<Re> {
         self.nested(|c| c.compile_flat_inner(s))
@@ -535,10 +544,7 @@ impl<'a> Compiler<'a> {
             || rest.object.max_props.is_some()
             || rest.object.names.is_some();
         let mut checker = if needs_check {
-            let saved = std::mem::replace(&mut self.ws, Re::empty());
-            let re = self.compile_flat(rest);
-            self.ws = saved;
-            let re = re?;
+            let re = self.compactly(|c| c.compile_flat(rest))?;
             if re.is_never() {
                 return Ok(Re::never());
             }
@@ -1100,12 +1106,7 @@ impl<'a> Compiler<'a> {
         // `propertyNames`: the keys (quoted strings) its schema allows. Declared and
         // required names are checked here; undeclared keys are intersected with it.
         let name_filter = match &s.object.names {
-            Some(n) => Some(self.nested(|c| {
-                let saved = std::mem::replace(&mut c.ws, Re::empty());
-                let re = c.compile_node(n);
-                c.ws = saved;
-                re
-            })?),
+            Some(n) => Some(self.compactly(|c| c.compile_node(n))?),
             None => None,
         };
         let mut name_checker = match &name_filter {

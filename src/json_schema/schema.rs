@@ -183,20 +183,24 @@ impl ComplementWork {
     }
 }
 
+/// The one keyword of a schema that has one beside annotations.
+fn sole_keyword(schema: &Json) -> Option<(&str, &Json)> {
+    let Json::Object(m) = schema else { return None };
+    let mut keywords = m.iter().filter(|(k, _)| !is_annotation(k));
+    match (keywords.next(), keywords.next()) {
+        (Some((k, v)), None) => Some((k.as_str(), v)),
+        _ => None,
+    }
+}
+
 /// The values of a `not` that is only an `enum` or a `const` of strings, booleans and
 /// null (and annotations): the values [`Sch::excluded`] takes.
 fn excluded_values(not: &Json) -> Option<Vec<Json>> {
-    let Json::Object(m) = not else { return None };
-    let mut values = None;
-    for (k, v) in m {
-        match (k.as_str(), v) {
-            (k, _) if is_annotation(k) => {}
-            ("enum", Json::Array(list)) if values.is_none() => values = Some(list.clone()),
-            ("const", v) if values.is_none() => values = Some(vec![v.clone()]),
-            _ => return None,
-        }
-    }
-    let values = values?;
+    let values = match sole_keyword(not)? {
+        ("enum", Json::Array(list)) => list.clone(),
+        ("const", v) => vec![v.clone()],
+        _ => return None,
+    };
     values
         .iter()
         .all(|v| matches!(v, Json::String(_) | Json::Bool(_) | Json::Null))
@@ -205,16 +209,10 @@ fn excluded_values(not: &Json) -> Option<Vec<Json>> {
 
 /// The pattern of a `not` that is only a `pattern` (and annotations).
 fn excluded_pattern(not: &Json) -> Option<String> {
-    let Json::Object(m) = not else { return None };
-    let mut pattern = None;
-    for (k, v) in m {
-        match (k.as_str(), v) {
-            (k, _) if is_annotation(k) => {}
-            ("pattern", Json::String(p)) if pattern.is_none() => pattern = Some(p.clone()),
-            _ => return None,
-        }
+    match sole_keyword(not)? {
+        ("pattern", Json::String(p)) => Some(p.clone()),
+        _ => None,
     }
-    pattern
 }
 
 /// The types a value has (a number: both number types, whatever its value).
@@ -337,8 +335,10 @@ pub(crate) fn invalid(keyword: &str, ptr: &str, why: &str) -> Error {
 pub(crate) enum Draft {
     /// draft-04: `id`, boolean `exclusiveMinimum`, `$ref` siblings ignored.
     Four,
-    /// draft-06 and draft-07: `$ref` siblings ignored.
-    SixOrSeven,
+    /// draft-06: `$ref` siblings ignored.
+    Six,
+    /// draft-07: `$ref` siblings ignored; `if`/`then`/`else`.
+    Seven,
     /// 2019-09, 2020-12 and unknown.
     Modern,
 }
@@ -349,11 +349,14 @@ impl Draft {
             Some(Json::String(s)) if s.contains("draft-04") || s.contains("draft-03") => {
                 Draft::Four
             }
-            Some(Json::String(s)) if s.contains("draft-06") || s.contains("draft-07") => {
-                Draft::SixOrSeven
-            }
+            Some(Json::String(s)) if s.contains("draft-06") => Draft::Six,
+            Some(Json::String(s)) if s.contains("draft-07") => Draft::Seven,
             _ => Draft::Modern,
         }
+    }
+    /// Whether `if`/`then`/`else` are keywords (draft-07 on; earlier drafts ignore them).
+    fn has_conditionals(self) -> bool {
+        !matches!(self, Draft::Four | Draft::Six)
     }
     fn id_keyword(self) -> &'static str {
         if self == Draft::Four {
@@ -371,8 +374,6 @@ const DEFAULT_BASE: &str = "https://logitmask.invalid/schema.json";
 pub(crate) struct Doc<'a> {
     pub(crate) root: &'a Json,
     pub(crate) draft: Draft,
-    /// Whether `if`/`then`/`else` are keywords (draft-07 on; earlier drafts ignore them).
-    conditionals: bool,
     /// Whether `oneOf`'s complements (the subsets, [`Doc::complement`] with `exact`
     /// false) leave out the keywords whose complements only refine them (lengths,
     /// bounds, patterns, items...): fewer alternatives, so fewer combinations to
@@ -389,14 +390,9 @@ pub(crate) struct Doc<'a> {
 impl<'a> Doc<'a> {
     pub(crate) fn new(root: &'a Json) -> Doc<'a> {
         let draft = Draft::of(root);
-        let conditionals = !matches!(
-            root.get("$schema"),
-            Some(Json::String(s)) if ["draft-03", "draft-04", "draft-06"].iter().any(|d| s.contains(d))
-        );
         let mut doc = Doc {
             root,
             draft,
-            conditionals,
             coarse_one_of: false,
             resources: FastMap::default(),
             anchors: FastMap::default(),
@@ -695,7 +691,7 @@ impl<'a> Doc<'a> {
                 };
                 s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
             }
-            "if" if self.conditionals
+            "if" if self.draft.has_conditionals()
                 && (k.schema.get("then").is_some() || k.schema.get("else").is_some()) =>
             {
                 // `(if and then) or (not if and else)`. Where the complement of `if`
@@ -1138,7 +1134,7 @@ impl<'a> Doc<'a> {
                 }
                 // Failing if/then/else: `if` holds and `then` fails, or `if` fails and
                 // `else` fails.
-                "if" if self.conditionals => {
+                "if" if self.draft.has_conditionals() => {
                     let then = sibling("then");
                     let otherwise = sibling("else");
                     let mut sides = Vec::new();
@@ -1156,20 +1152,18 @@ impl<'a> Doc<'a> {
                     }
                     Some(obj("anyOf", Json::Array(sides)))
                 }
-                "then" | "else" if self.conditionals => continue,
+                "then" | "else" if self.draft.has_conditionals() => continue,
                 // Failing a dependency: the property present and its dependency failing.
                 "dependentRequired" | "dependentSchemas" | "dependencies" => {
                     let Json::Object(deps) = value else {
                         return None;
                     };
                     for (p, dep) in deps {
-                        let present = Json::Object(vec![
-                            ("type".to_string(), Json::String("object".to_string())),
-                            (
-                                "required".to_string(),
-                                Json::Array(vec![Json::String(p.clone())]),
-                            ),
-                        ]);
+                        let present = typed(
+                            "object",
+                            "required",
+                            Json::Array(vec![Json::String(p.clone())]),
+                        );
                         let failing = match dep {
                             Json::Array(names) => {
                                 let names = names
