@@ -27,15 +27,25 @@ pub(super) enum Source {
     OnDemand(Box<Mutex<OnDemand>>),
 }
 
+/// A pair of states bounding rows inside counts, once met (`OnDemand::bounded_row`).
+#[derive(Clone)]
+enum Bounds {
+    /// One state inside them asked for its row, and walked for it.
+    Seen,
+    /// Their rows were computed: their common row where they met, `None` where they did
+    /// not.
+    Computed(Option<Arc<TokenSet>>),
+}
+
 /// An on-demand DFA and the rows of its states.
 pub(super) struct OnDemand {
     dfa: OnDemandDfa,
     rows: StateRows,
     /// Kept across rows: the slice checks cache what they stepped (`index/sliced.rs`).
     scratch: Scratch,
-    /// Pairs of states bounding rows inside counts (`ExprDfa::row_bounds`): their common
-    /// row where their rows met, `None` where they did not.
-    bounds: FastMap<(u32, u32), Option<Arc<TokenSet>>>,
+    /// Pairs of states bounding rows inside counts (`ExprDfa::row_bounds`), by how far
+    /// they got (`bounded_row`).
+    bounds: FastMap<(u32, u32), Bounds>,
 }
 
 impl Source {
@@ -284,6 +294,11 @@ impl OnDemand {
     /// are equal: computed once per pair, then shared by every state inside the same
     /// counts. `None` where there are no bounds, they differ, or computing them failed
     /// (then `s`'s own walk decides, and reports any error).
+    ///
+    /// The first state of a pair walks for its own row, and the pair's rows are computed
+    /// only when a second state meets it. Why: most pairs are met once (over the
+    /// development corpus 83,381 pairs served 115,558 rows), and computing both rows at
+    /// once made a mask of two walks; those were 1,152 of the 1,570 masks over 1 ms.
     fn bounded_row(
         &mut self,
         s: u32,
@@ -298,8 +313,13 @@ impl OnDemand {
         self.dfa.begin_call();
         let longest = walker.vocab.trie().max_depth();
         let (below, above) = self.dfa.row_bounds(s, longest).ok()??;
-        if let Some(known) = self.bounds.get(&(below, above)) {
-            return known.clone();
+        match self.bounds.get(&(below, above)) {
+            Some(Bounds::Computed(known)) => return known.clone(),
+            Some(Bounds::Seen) => {}
+            None => {
+                self.bounds.insert((below, above), Bounds::Seen);
+                return None;
+            }
         }
         // An empty lower bound meets nothing: no row is computed for it.
         let row = (below != DEAD)
@@ -312,7 +332,8 @@ impl OnDemand {
         if row.is_none() {
             self.dfa.widen_row_bounds(s);
         }
-        self.bounds.insert((below, above), row.clone());
+        self.bounds
+            .insert((below, above), Bounds::Computed(row.clone()));
         row
     }
 
