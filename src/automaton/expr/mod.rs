@@ -96,6 +96,10 @@ pub(crate) const UNBOUNDED: u32 = u32::MAX;
 /// (small, fixed) wasm stack.
 pub(crate) const MAX_DEPTH: u32 = 1_500;
 
+/// Nodes [`ExprSet::within_star`] may look at for one question (intersections are built
+/// at every derivative: the look must stay short).
+const SUBSET_FUEL: u32 = 64;
+
 /// A set of bytes, as four 64-bit words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) struct ByteSet(pub(crate) [u64; 4]);
@@ -562,6 +566,9 @@ impl ExprSet {
         }
         items.sort_unstable();
         items.dedup();
+        if self.meets_own_complement(items) {
+            return ExprId::NOTHING;
+        }
         if items.contains(&ExprId::EMPTY) {
             return if items.iter().all(|&x| self.nullable(x)) {
                 ExprId::EMPTY
@@ -573,6 +580,74 @@ impl ExprSet {
             0 => ExprId::ANY,
             1 => items[0],
             _ => self.intern_list(true, items),
+        }
+    }
+
+    /// Whether some member of an intersection (`items`, sorted) is inside the language
+    /// that another member complements: `a ∧ ¬b` with `a ⊆ b` as far as
+    /// [`known_subset`](Self::known_subset) tells, so the intersection is empty. Why: under
+    /// a `oneOf` of unanchored patterns (`"pattern": "NEW"`, `"ON_APPROVAL"`, ...), once
+    /// a string has matched one pattern each other branch keeps `.*ON_APPROVAL.* ∧
+    /// ¬(.* | …)`; nothing else says it is empty, and the determinizer's search proved it
+    /// by visiting every state of the string (10 ms for one transition of
+    /// `Github_hard---o12278`).
+    fn meets_own_complement(&self, items: &[ExprId]) -> bool {
+        items.iter().any(|&x| match *self.node(x) {
+            Node::Not(b) => items.iter().any(|&a| a != x && self.known_subset(a, b)),
+            _ => false,
+        })
+    }
+
+    /// `a ⊆ b`, as far as a glance tells: equal; inside a member of `b`'s union; or `b`
+    /// a star `y*` and `a` made of pieces inside `y` ([`within_star`](Self::within_star)).
+    /// `false` means "not known".
+    fn known_subset(&self, a: ExprId, b: ExprId) -> bool {
+        let within = |m: ExprId| {
+            a == m
+                || match *self.node(m) {
+                    Node::Repeat(y, 0, UNBOUNDED) => {
+                        let mut fuel = SUBSET_FUEL;
+                        self.within_star(a, y, &mut fuel)
+                    }
+                    _ => false,
+                }
+        };
+        within(b)
+            || match self.node(b) {
+                Node::Or(v) => v.iter().any(|&m| within(m)),
+                _ => false,
+            }
+    }
+
+    /// Whether every string of `a` is a concatenation of strings of `y`, looking at no
+    /// more than `fuel` nodes of `a`: `a` is built of `y`'s members, sets inside `y`'s
+    /// set, and stars or counts of those (a pattern's `.*NEW.*` inside the `.*` of the
+    /// same characters).
+    fn within_star(&self, a: ExprId, y: ExprId, fuel: &mut u32) -> bool {
+        if *fuel == 0 {
+            return false;
+        }
+        *fuel -= 1;
+        let item = |x: ExprId| {
+            x == y
+                || match (self.node(x), self.node(y)) {
+                    (Node::Set(p), Node::Set(q)) => p.intersection(q) == *p,
+                    (Node::Set(p), Node::Or(q)) => q.iter().any(|&m| match self.node(m) {
+                        Node::Set(q) => p.intersection(q) == *p,
+                        _ => false,
+                    }),
+                    (_, Node::Or(q)) => q.binary_search(&x).is_ok(),
+                    _ => false,
+                }
+        };
+        if a == ExprId::EMPTY || item(a) {
+            return true;
+        }
+        match *self.node(a) {
+            Node::Concat(h, t) => self.within_star(h, y, fuel) && self.within_star(t, y, fuel),
+            Node::Repeat(x, _, _) => self.within_star(x, y, fuel),
+            Node::Or(ref v) => v.iter().all(|&m| self.within_star(m, y, fuel)),
+            _ => false,
         }
     }
 
@@ -662,6 +737,41 @@ mod tests {
         assert_eq!(x.repeat(astar, 2, Some(5)), astar);
         assert!(x.nullable(astar) && !x.nullable(a) && x.nullable(na));
         assert!(x.positive(na));
+    }
+
+    #[test]
+    fn a_member_inside_another_members_complement_empties_an_intersection() {
+        let mut x = ExprSet::new();
+        // A string that contains `ON` once another pattern has matched (`.*` joined the
+        // union of the others): `.*ON.* ∧ ¬(.* | .*EW)` over the letters.
+        let letters = x.regex("[A-Z]").unwrap();
+        let any = x.repeat(letters, 0, None);
+        let contains_on = x.regex("[A-Z]*ON[A-Z]*").unwrap();
+        let ew = x.regex("[A-Z]*EW").unwrap();
+        let others = x.union(&[any, ew]);
+        let not_others = x.complement(others);
+        assert_eq!(x.intersection(&[contains_on, not_others]), ExprId::NOTHING);
+        // Pieces inside the star's item, counted or in a union, are inside it too.
+        let counted = x.regex("(?:O|[A-C]{2,5})N").unwrap();
+        assert_eq!(x.intersection(&[counted, not_others]), ExprId::NOTHING);
+        // Not inside: a digit, or the other side's star of fewer characters.
+        for outside in ["[A-Z]*1", "[A-Z]*ON[a-z]"] {
+            let e = x.regex(outside).unwrap();
+            assert_ne!(
+                x.intersection(&[e, not_others]),
+                ExprId::NOTHING,
+                "{outside}"
+            );
+        }
+        let upto_c = x.regex("[A-C]").unwrap();
+        let some = x.repeat(upto_c, 0, None);
+        let not_some = x.complement(some);
+        assert_ne!(x.intersection(&[contains_on, not_some]), ExprId::NOTHING);
+        // Not a count with a minimum: `x{2,}` does not hold the empty string.
+        let two_or_more = x.repeat(letters, 2, None);
+        let not_two = x.complement(two_or_more);
+        let one = x.regex("[A-Z]?").unwrap();
+        assert_ne!(x.intersection(&[one, not_two]), ExprId::NOTHING);
     }
 }
 
