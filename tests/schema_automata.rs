@@ -447,6 +447,30 @@ fn one_of_with_overlapping_branches_takes_each_minus_the_others() {
         &[r#""a""#, r#""xbx""#],
         &[r#""ab""#, r#""c""#, "1"],
     );
+    // Unanchored literal patterns, as a status field writes them: once one has matched,
+    // the others' branches are empty (`ExprSet::meets_own_complement` says so at once).
+    // Control characters in their canonical escapes are strings like any other.
+    let schema = r#"{"type":"string","oneOf":[{"pattern":"NEW"},{"pattern":"ON_AB"},
+        {"pattern":"BA"},{"pattern":"xy"}]}"#;
+    check(
+        schema,
+        &config,
+        &[
+            r#""NEW""#,
+            r#""ON_AB""#,
+            r#""zBAz""#,
+            r#""NEWz\nx""#,
+            r#""\txy\u001f""#,
+        ],
+        &[
+            r#""NEWBA""#,
+            r#""ON_ABA""#,
+            r#""NEW\nON_AB""#,
+            r#""xyBA""#,
+            r#""zz""#,
+        ],
+    );
+    assert!(random_texts_validate(schema, &config, 300) > 100);
     // Complements known only in part that leave nothing: a refusal naming oneOf.
     let e = refusal(
         r#"{"oneOf":[{"type":"integer","multipleOf":2},{"type":"integer","multipleOf":3}]}"#,

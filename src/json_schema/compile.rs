@@ -789,7 +789,7 @@ impl<'a> Compiler<'a> {
         } else {
             // `not: {pattern}`: a complement at the byte level is the complement of
             // decoded strings only where each string has one spelling, so the strings
-            // are kept to their canonical one (no escape but `\"` and `\\`).
+            // are kept to their canonical one (`CANONICAL_STRING_CHAR`).
             let mut excluded = Vec::new();
             for (p, at) in &s.string.excluded_patterns {
                 let pat = pattern::parse(p)
@@ -799,7 +799,7 @@ impl<'a> Compiler<'a> {
             self.needs_automaton("not", parent(&s.string.excluded_patterns[0].1));
             Re::and([
                 body,
-                Re::star(Re::raw(CANONICAL_KEY_CHAR)),
+                Re::star(Re::raw(CANONICAL_STRING_CHAR)),
                 Re::not(Re::alt(excluded)),
             ])
         };
@@ -1825,6 +1825,16 @@ fn items_only(item: &Re, sep: &Re, j: u64, lo: u64, hi: Option<u64>) -> Re {
 /// unescaped except `"` and `\` (keys with control characters or other escapes are
 /// not produced there, so that every name has one spelling).
 const CANONICAL_KEY_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\])"#;
+
+/// One character of a canonically spelled string value where a pattern is negated: as
+/// `JSON.stringify` and Python's `json.dumps(..., ensure_ascii=False)` write it, unescaped
+/// but for `\"`, `\\`, the short escapes of control characters (`\n`, `\t`...) and
+/// `\u00xx` (lower-case hex) for the other control characters. One spelling per
+/// character, so the complement of a pattern's strings is exact among these; a text that
+/// writes `\u0041` for `A` there is refused (a valid string, in a spelling models do
+/// not write). Keys keep [`CANONICAL_KEY_CHAR`].
+const CANONICAL_STRING_CHAR: &str =
+    r#"(?:[^"\\\x00-\x1F]|\\["\\bfnrt]|\\u00(?:0[0-7]|0b|0e|0f|1[0-9a-f]))"#;
 
 /// The regex of JSON string contents (between the quotes) that are none of `names`.
 ///
