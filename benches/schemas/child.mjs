@@ -64,19 +64,22 @@ vocab.prepare();
   const wordCounts = JSON.stringify({
     type: "object",
     properties: {
+      summary: { type: "string", minLength: 1, maxLength: 200, pattern: "^(?:\\S+\\s+){0,19}\\S+$" },
       items: {
         type: "array",
         maxItems: 10,
         items: { type: "string", maxLength: 100, pattern: "^(?:\\S+\\s+){0,9}\\S+$" },
       },
+      note: { type: "string" },
     },
+    required: ["summary", "items", "note"],
   });
   for (let round = 0; round < 5; round++) {
     const index = lm.Index.fromJsonSchema(round < 3 ? wordCounts : schema, vocab, OPTIONS);
     const g = new lm.Guide(index);
     // Lazy rows too: a few steps along allowed tokens of each mask (the first one for the
     // small schema; spread over the row, deterministically, inside the strings).
-    for (let step = 0; step < (round < 3 ? 64 : 24); step++) {
+    for (let step = 0; step < (round < 3 ? 160 : 24); step++) {
       g.fillMask(mask);
       const allowed = [];
       mask.forEach((w, i) => {
