@@ -17,13 +17,71 @@ import { OPTIONS, ROOT, TOKENIZER_JSON, errorInfo, verdict, walkText } from "./c
 const require = createRequire(import.meta.url);
 const lm = require(path.join(ROOT, "pkg/node/logitmask.js"));
 
-const vocab = lm.Vocabulary.fromTokenizerJson(readFileSync(TOKENIZER_JSON, "utf8"));
+/// Advances `g` up to `steps` tokens, each the `pick(count)`-th of its mask's allowed ones.
+function walkSpread(g, words, steps, pick) {
+  for (let step = 0; step < steps; step++) {
+    g.fillMask(words);
+    const allowed = [];
+    words.forEach((w, i) => {
+      for (; w !== 0; w &= w - 1) allowed.push(i * 32 + (31 - Math.clz32(w & -w)));
+    });
+    if (allowed.length === 0) break;
+    g.advance(allowed[pick(allowed.length, step)]);
+  }
+}
+
+const tokenizerJson = readFileSync(TOKENIZER_JSON, "utf8");
+const vocab = lm.Vocabulary.fromTokenizerJson(tokenizerJson);
 const words = Math.ceil(vocab.size / 32);
 const mask = new Uint32Array(words);
 // The trie and the vocabulary slices are built on first use and shared by every index:
 // build them now, untimed, as an application does at load time (`prepare()`); a new
 // worker's first row inside a string otherwise paid for the slices (84 ms in wasm).
 vocab.prepare();
+{
+  // Rows inside strings under counts (a word count and maxLength, as many real schemas
+  // have) take the slice checks, the trie walk that skips subtrees and the bounds of
+  // counts. V8 runs new wasm code on its baseline tier and optimizes a function once it is
+  // hot, but a long loop (a trie walk) finishes on the code it started with: a fresh
+  // worker's first such rows took 3-6x a warm process's (`Github_hard---o21075`: 22 ms
+  // against 4 ms), and nearly every mask over 10 ms of the corpus fell in a fresh worker.
+  // Warmed here on the first 16,384 tokens of the same tokenizer: the same code, and a
+  // sixth of the memory (on the whole vocabulary this warm-up grew the worker's memory
+  // from 32.7 to 56.8 MiB, which every schema's high-water mark would then start from).
+  const t = JSON.parse(tokenizerJson);
+  const cut = 16384;
+  const eos = t.added_tokens.find((a) => a.content === "<|end_of_text|>");
+  const small = lm.Vocabulary.fromTokenizerJson({
+    ...t,
+    model: { ...t.model, vocab: Object.fromEntries(Object.entries(t.model.vocab).filter(([, id]) => id < cut)), merges: [] },
+    added_tokens: [{ ...eos, id: cut }],
+  });
+  small.prepare();
+  const wordCounts = JSON.stringify({
+    type: "object",
+    properties: {
+      summary: { type: "string", minLength: 1, maxLength: 200, pattern: "^(?:\\S+\\s+){0,19}\\S+$" },
+      items: {
+        type: "array",
+        maxItems: 10,
+        items: { type: "string", maxLength: 100, pattern: "^(?:\\S+\\s+){0,9}\\S+$" },
+      },
+      note: { type: "string" },
+    },
+    required: ["summary", "items", "note"],
+  });
+  const smallMask = new Uint32Array(Math.ceil(small.size / 32));
+  for (let round = 0; round < 3; round++) {
+    const index = lm.Index.fromJsonSchema(wordCounts, small, OPTIONS);
+    const g = new lm.Guide(index);
+    // Tokens spread over each row, deterministically, so that strings get spaces and words.
+    walkSpread(g, smallMask, 160, (n, step) => (step * 7919 + round * 104729) % n);
+    g.free();
+    index.free();
+  }
+  small.free();
+}
+
 {
   const warm = lm.Index.fromRegex("[a-z]+", vocab, { lazy: true });
   const g = new lm.Guide(warm);
@@ -56,38 +114,11 @@ vocab.prepare();
     required: ["id", "name"],
     $defs: { node: { type: "object", properties: { value: { type: "integer" }, next: { $ref: "#/$defs/node" } } } },
   });
-  // Strings under counts (a word count and maxLength, as many real schemas have): their
-  // rows take the slice checks, the trie walk that skips subtrees and the bounds of counts,
-  // which the schema above barely reaches. Without this, the first such rows of a fresh
-  // worker ran on baseline code at 3-6x a warm process's time (`Github_hard---o21075`:
-  // 22 ms against 4 ms), and every mask over 20 ms of the corpus fell in a fresh worker.
-  const wordCounts = JSON.stringify({
-    type: "object",
-    properties: {
-      summary: { type: "string", minLength: 1, maxLength: 200, pattern: "^(?:\\S+\\s+){0,19}\\S+$" },
-      items: {
-        type: "array",
-        maxItems: 10,
-        items: { type: "string", maxLength: 100, pattern: "^(?:\\S+\\s+){0,9}\\S+$" },
-      },
-      note: { type: "string" },
-    },
-    required: ["summary", "items", "note"],
-  });
   for (let round = 0; round < 5; round++) {
-    const index = lm.Index.fromJsonSchema(round < 3 ? wordCounts : schema, vocab, OPTIONS);
+    const index = lm.Index.fromJsonSchema(schema, vocab, OPTIONS);
     const g = new lm.Guide(index);
-    // Lazy rows too: a few steps along allowed tokens of each mask (the first one for the
-    // small schema; spread over the row, deterministically, inside the strings).
-    for (let step = 0; step < (round < 3 ? 160 : 24); step++) {
-      g.fillMask(mask);
-      const allowed = [];
-      mask.forEach((w, i) => {
-        for (; w !== 0; w &= w - 1) allowed.push(i * 32 + (31 - Math.clz32(w & -w)));
-      });
-      if (allowed.length === 0) break;
-      g.advance(allowed[round < 3 ? (step * 7919 + round * 104729) % allowed.length : 0]);
-    }
+    // Lazy rows too: a few steps along the first allowed token of each mask.
+    walkSpread(g, mask, 24, () => 0);
     g.free();
     index.free();
   }
