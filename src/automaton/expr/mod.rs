@@ -131,6 +131,9 @@ impl ByteSet {
     pub(crate) fn is_empty(&self) -> bool {
         self.0 == [0; 4]
     }
+    pub(crate) fn is_subset(&self, o: &ByteSet) -> bool {
+        self.intersection(o) == *self
+    }
 }
 
 /// A node of the arena. The constructors of [`ExprSet`] keep these invariants, on which
@@ -628,16 +631,20 @@ impl ExprSet {
             return false;
         }
         *fuel -= 1;
+        // `y`'s bytes: itself if a set, else its union's one set member (if any).
+        let y_bytes = match self.node(y) {
+            Node::Set(q) => Some(q),
+            Node::Or(v) => v.iter().find_map(|&m| match self.node(m) {
+                Node::Set(q) => Some(q),
+                _ => None,
+            }),
+            _ => None,
+        };
         let item = |x: ExprId| {
             x == y
-                || match (self.node(x), self.node(y)) {
-                    (Node::Set(p), Node::Set(q)) => p.intersection(q) == *p,
-                    (Node::Set(p), Node::Or(q)) => q.iter().any(|&m| match self.node(m) {
-                        Node::Set(q) => p.intersection(q) == *p,
-                        _ => false,
-                    }),
-                    (_, Node::Or(q)) => q.binary_search(&x).is_ok(),
-                    _ => false,
+                || match self.node(x) {
+                    Node::Set(p) => y_bytes.is_some_and(|q| p.is_subset(q)),
+                    _ => matches!(self.node(y), Node::Or(v) if v.binary_search(&x).is_ok()),
                 }
         };
         if a == ExprId::EMPTY || item(a) {
