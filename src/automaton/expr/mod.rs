@@ -96,9 +96,10 @@ pub(crate) const UNBOUNDED: u32 = u32::MAX;
 /// (small, fixed) wasm stack.
 pub(crate) const MAX_DEPTH: u32 = 1_500;
 
-/// Nodes [`ExprSet::within_star`] may look at for one question (intersections are built
-/// at every derivative: the look must stay short).
-const SUBSET_FUEL: u32 = 64;
+/// Union members and nodes that [`ExprSet::meets_own_complement`] may look at for one
+/// intersection, all its questions together: intersections are built at every
+/// derivative, and one with many members and complements must not cost their product.
+const SUBSET_FUEL: u32 = 1024;
 
 /// A set of bytes, as four 64-bit words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -595,31 +596,39 @@ impl ExprSet {
     /// by visiting every state of the string (10 ms for one transition of
     /// `Github_hard---o12278`).
     fn meets_own_complement(&self, items: &[ExprId]) -> bool {
-        items.iter().any(|&x| match *self.node(x) {
-            Node::Not(b) => items.iter().any(|&a| a != x && self.known_subset(a, b)),
-            _ => false,
-        })
+        let mut fuel = SUBSET_FUEL;
+        for &x in items {
+            let Node::Not(b) = *self.node(x) else {
+                continue;
+            };
+            for &a in items {
+                if fuel == 0 {
+                    return false;
+                }
+                if a != x && self.known_subset(a, b, &mut fuel) {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// `a ⊆ b`, as far as a glance tells: equal; inside a member of `b`'s union; or `b`
     /// a star `y*` and `a` made of pieces inside `y` ([`within_star`](Self::within_star)).
-    /// `false` means "not known".
-    fn known_subset(&self, a: ExprId, b: ExprId) -> bool {
-        let within = |m: ExprId| {
-            a == m
-                || match *self.node(m) {
-                    Node::Repeat(y, 0, UNBOUNDED) => {
-                        let mut fuel = SUBSET_FUEL;
-                        self.within_star(a, y, &mut fuel)
-                    }
-                    _ => false,
-                }
+    /// `false` means "not known", also once `fuel` is spent.
+    fn known_subset(&self, a: ExprId, b: ExprId, fuel: &mut u32) -> bool {
+        let members = match self.node(b) {
+            Node::Or(v) => &v[..],
+            _ => &[],
         };
-        within(b)
-            || match self.node(b) {
-                Node::Or(v) => v.iter().any(|&m| within(m)),
-                _ => false,
+        std::iter::once(&b).chain(members).any(|&m| {
+            if *fuel == 0 {
+                return false;
             }
+            *fuel -= 1;
+            a == m
+                || matches!(*self.node(m), Node::Repeat(y, 0, UNBOUNDED) if self.within_star(a, y, fuel))
+        })
     }
 
     /// Whether every string of `a` is a concatenation of strings of `y`, looking at no
