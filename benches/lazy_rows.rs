@@ -199,6 +199,9 @@ fn main() {
     let mut slowest: Vec<(f64, String, usize, String)> = Vec::new();
     // Masks over 200 µs by (sliced, more than 20 new automaton states): count, total µs.
     let mut slow_kinds = [(0usize, 0f64); 4];
+    // Masks of 20-200 µs (where p95 falls) by how their row came: through slices, from
+    // count bounds, at a key's start, walked, or none computed: count, total µs.
+    let mut mid_kinds = [(0usize, 0f64); 5];
     // Every schema's (first mask ms, compile ms, id): the slowest are printed.
     let mut slowest_first: Vec<(f64, f64, String)> = Vec::new();
     let mut slow_log = a
@@ -245,6 +248,11 @@ fn main() {
             for (step, &id) in ids.iter().chain(std::iter::once(&u32::MAX)).enumerate() {
                 let (sliced_before, states_before) =
                     (index.sliced_row_count(), index.dfa_state_count());
+                let (bounded_before, key_before, rows_before) = (
+                    index.bounded_row_count(),
+                    index.key_start_row_count(),
+                    index.distinct_row_count(),
+                );
                 let t = Instant::now();
                 let row = match index.allowed_tokens(state) {
                     Ok(r) => r,
@@ -279,6 +287,21 @@ fn main() {
                     let k = usize::from(sliced) * 2 + usize::from(new_states > 20);
                     slow_kinds[k].0 += 1;
                     slow_kinds[k].1 += us;
+                }
+                if (20.0..=200.0).contains(&us) {
+                    let k = if index.sliced_row_count() > sliced_before {
+                        0
+                    } else if index.bounded_row_count() > bounded_before {
+                        1
+                    } else if index.key_start_row_count() > key_before {
+                        2
+                    } else if index.distinct_row_count() > rows_before {
+                        3
+                    } else {
+                        4
+                    };
+                    mid_kinds[k].0 += 1;
+                    mid_kinds[k].1 += us;
                 }
                 if us > 500.0 {
                     if let Some(log) = &mut slow_log {
@@ -381,6 +404,13 @@ fn main() {
             "  over 200 µs, {} row, {} 20 new states: {n} masks, {:.0} ms in all",
             if k >= 2 { "sliced" } else { "walked" },
             if k % 2 == 1 { "over" } else { "at most" },
+            total / 1e3
+        );
+    }
+    let mid_names = ["sliced", "bounded", "key start", "walked", "no new row"];
+    for ((n, total), name) in mid_kinds.iter().zip(mid_names) {
+        println!(
+            "  20-200 µs, {name}: {n} masks, {:.0} ms in all",
             total / 1e3
         );
     }

@@ -443,3 +443,127 @@ fn key_starts_that_allow_undeclared_names_take_every_string_token_exactly() {
         "only {key_starts} key starts took every string token"
     );
 }
+
+#[test]
+fn tokens_past_the_slice_are_decided_by_their_suffixes_exactly() {
+    // The rows of states inside strings take the tokens outside the JSON string slice
+    // from their suffixes (`vocabulary/slices.rs`, `Suffixes`): after a string that
+    // loops on every character, after each position of a counted one (one that runs
+    // out, and one longer than any token), and at a key's start, where declared names
+    // lead to states of their own until a character leaves them all. Tokens here have
+    // suffixes of every kind: a quote and what follows it, an escape, a newline, half a
+    // character at the end (`\xC3`), bytes no character starts with, and characters
+    // alone past 32 of them, and keys that run on into a string value (whose state
+    // loops like a key's, but after a quote: no cut there).
+    let a40 = "a".repeat(40);
+    let mut words: Vec<Vec<u8>> = [
+        "ab",
+        "abc",
+        "\"",
+        "ab\"",
+        "abc\"",
+        "abcd\",",
+        "x\", \"",
+        "\":",
+        "na\":",
+        "name\":",
+        "nam",
+        "names\": 1",
+        "\\n",
+        "ab\\\"cd",
+        "ab\\u00e9",
+        "x\n",
+        "\n\n",
+        "é",
+        "aé\"",
+        "\", \"name",
+        " \"",
+        "}\"",
+        "names\": \"ab",
+        "names\":\"ab",
+        "zz\": \"ab",
+        "na\": \"w",
+        "x\": \"abc",
+        "w1\": \"",
+    ]
+    .iter()
+    .map(|w| w.as_bytes().to_vec())
+    .collect();
+    words.extend([
+        b"a\xC3".to_vec(),
+        b"abc\xC3".to_vec(),
+        b"\xC3".to_vec(),
+        b"ab\xE2\x82".to_vec(),
+        b"\xA9\xA9".to_vec(),
+        b"a\xFFb".to_vec(),
+        a40.clone().into_bytes(),
+        format!("{a40}\"").into_bytes(),
+        [a40.as_bytes(), b"\xC3"].concat(),
+    ]);
+    // Mostly string characters, as real vocabularies are: the slice keeps its rest
+    // trie (and suffixes) only then.
+    words.extend((0..2000).map(|i| format!("w{i}").into_bytes()));
+    let vocab = Arc::new(
+        Vocabulary::new(
+            (0..=255u8)
+                .map(|b| Some(vec![b]))
+                .chain(words.iter().map(|w| Some(w.clone()))),
+            &[],
+        )
+        .unwrap(),
+    );
+    let config = json_schema::Config::new()
+        .whitespace(Some("[ ]?"))
+        .allow_additional_properties(true);
+    // Each schema with texts to reach byte by byte (every byte is a token here) before
+    // the random walks: a key's start, inside a declared name, inside an undeclared one.
+    let object = r#"{"type":"object","properties":{"name":{"type":"integer"},"names":{"type":"string"},"na":{}}}"#;
+    let cases: [(&str, &[&str]); 6] = [
+        (r#"{"type":"string"}"#, &[""]),
+        (r#"{"type":"string","maxLength":3}"#, &[""]),
+        (r#"{"type":"string","maxLength":60}"#, &["", "\"ab"]),
+        (r#"{"type":"string","minLength":2,"maxLength":45}"#, &[""]),
+        (
+            object,
+            &["{\"", "{\"n", "{\"nam", "{\"w", "{\"names\": \"x\", \""],
+        ),
+        (
+            r#"{"type":"array","items":{"type":"string","maxLength":41}}"#,
+            &["", "[\"abc\", \""],
+        ),
+    ];
+    for (schema, prefixes) in cases {
+        let a = Index::from_json_schema_str(schema, &vocab, &lazy(true), &config).unwrap();
+        let b = Index::from_json_schema_str(schema, &vocab, &lazy(false), &config).unwrap();
+        let mut rng = Rng::new(5);
+        for prefix in prefixes {
+            let (mut sa, mut sb) = (a.initial_state(), b.initial_state());
+            for (i, &byte) in prefix.as_bytes().iter().enumerate() {
+                let (ra, rb) = (a.allowed_tokens(sa).unwrap(), b.allowed_tokens(sb).unwrap());
+                assert!(*ra == *rb, "{schema}: rows differ after {:?}", &prefix[..i]);
+                sa = a.next_state(sa, u32::from(byte)).unwrap().expect("allowed");
+                sb = b.next_state(sb, u32::from(byte)).unwrap().expect("allowed");
+            }
+            for _ in 0..8 {
+                let (mut sa, mut sb) = (sa, sb);
+                for step in 0..40 {
+                    let (ra, rb) = (a.allowed_tokens(sa).unwrap(), b.allowed_tokens(sb).unwrap());
+                    assert!(
+                        *ra == *rb,
+                        "{schema}: after {prefix:?}, step {step}: {} ids through slices, {} by a whole walk",
+                        ra.len(),
+                        rb.len()
+                    );
+                    let text: Vec<u32> = ra.iter().filter(|&id| !vocab.is_eos(id)).collect();
+                    if text.is_empty() {
+                        break;
+                    }
+                    let id = text[rng.below(text.len())];
+                    sa = a.next_state(sa, id).unwrap().expect("allowed");
+                    sb = b.next_state(sb, id).unwrap().expect("allowed by both");
+                }
+            }
+        }
+        assert!(a.sliced_row_count() > 0, "{schema}: no row through slices");
+    }
+}

@@ -14,7 +14,7 @@
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
 use crate::mask_words;
-use crate::vocabulary::slices::{Bucket, MAX_CHARS, NON_ASCII};
+use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII};
 use crate::vocabulary::Vocabulary;
 
 /// Pairs the checks of one row may step, all slices together, before they stop where
@@ -133,6 +133,8 @@ pub(super) struct CheckScratch {
     /// of its successors (`after[MINUS_SLOTS_FROM + i]`).
     minus: Vec<[u64; 4]>,
     minus_turn: usize,
+    /// Loop rows by state ([`loop_row`]).
+    loop_rows: FastMap<u64, Box<[u64]>>,
 }
 
 impl CheckScratch {
@@ -142,6 +144,11 @@ impl CheckScratch {
             + self.stack.capacity() * 8
             + (self.seen.capacity() * 8 + self.inside.capacity() * 16)
             + self.after.iter().map(|m| m.capacity() * 24).sum::<usize>()
+            + self
+                .loop_rows
+                .values()
+                .map(|r| r.len() * 8 + 16)
+                .sum::<usize>()
     }
 
     /// Forgets the cached successors: a step refused on a size limit read as dead.
@@ -149,6 +156,7 @@ impl CheckScratch {
         self.after.clear();
         self.successors.clear();
         self.minus.clear();
+        self.loop_rows.clear();
     }
 
     /// The cache slot of the checks of the JSON string slice without the classes
@@ -307,6 +315,254 @@ fn dies_after(
         std::mem::swap(&mut level, &mut next);
     }
     false
+}
+
+/// How a chain of states ([`chain`]) goes on past its last state.
+#[derive(Clone, Copy, PartialEq)]
+enum ChainEnd {
+    /// Every further character leads back to the last state.
+    Loops,
+    /// Every further character dies.
+    Dies,
+    /// Not followed further (the chain is as long as was asked).
+    Open,
+}
+
+/// The states `s_0 = s, s_1, ...` where every string of `L` characters of slice `k`
+/// leads from `s` to `s_L` (every character of the slice leads on alike, as inside a
+/// string, counted or not), up to `deepest` characters or until every further
+/// character loops or dies. `None` where some characters lead elsewhere than others,
+/// some die and others not, or the check's limits stop it.
+#[allow(clippy::too_many_arguments)]
+fn chain(
+    k: usize,
+    moves: &[Vec<(u8, u32)>],
+    start: u32,
+    s: u32,
+    deepest: u32,
+    step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+) -> Option<(Vec<u32>, ChainEnd)> {
+    let mut states = vec![s];
+    loop {
+        if states.len() > deepest as usize {
+            return Some((states, ChainEnd::Open));
+        }
+        let q = *states.last().unwrap();
+        match after_char(k, moves, start, q, step, may_grow, work, scratch) {
+            OneChar::Stopped => return None,
+            OneChar::Leads {
+                start: a, end: b, ..
+            } if a == b => {
+                return Some((states, ChainEnd::Dies));
+            }
+            OneChar::Leads {
+                start: a,
+                end: b,
+                kills: false,
+            } if b - a == 1 => {
+                let q2 = scratch.successors[a];
+                if q2 == q {
+                    return Some((states, ChainEnd::Loops));
+                }
+                states.push(q2);
+            }
+            OneChar::Leads { .. } => return None,
+        }
+    }
+}
+
+/// Whether every character of slice `k` leads from `q` back to `q` (inside a string):
+/// then every token that reaches `q` after whole characters is decided by its suffix.
+#[allow(clippy::too_many_arguments)]
+fn loops(
+    k: usize,
+    moves: &[Vec<(u8, u32)>],
+    start: u32,
+    q: u32,
+    step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+) -> bool {
+    match after_char(k, moves, start, q, step, may_grow, work, scratch) {
+        OneChar::Leads {
+            start: a,
+            end: b,
+            kills: false,
+        } => b == a + 1 && scratch.successors[a] == q,
+        _ => false,
+    }
+}
+
+/// The rest tokens allowed after whole characters that reached `q`, where `q` loops on
+/// every character of the slice ([`loops`]): those whose suffix keeps `q` alive, and
+/// those made of characters alone. A bitset over rest trie positions, kept across rows.
+fn loop_row<'s>(
+    k: usize,
+    suffixes: &Suffixes,
+    positions: usize,
+    q: u32,
+    step: &impl Fn(u32, u8) -> u32,
+    loop_rows: &'s mut FastMap<u64, Box<[u64]>>,
+    stack: &mut Vec<u32>,
+) -> &'s [u64] {
+    let key = (k as u64) << 32 | u64::from(q);
+    if loop_rows.len() >= MAX_LOOP_ROWS && !loop_rows.contains_key(&key) {
+        loop_rows.clear();
+    }
+    loop_rows.entry(key).or_insert_with(|| {
+        let mut bits = vec![0u64; positions.div_ceil(64)].into_boxed_slice();
+        for (_, trie) in &suffixes.by_chars {
+            trie.walk(
+                q,
+                step,
+                |_| true,
+                stack,
+                |p, _| bits[p as usize >> 6] |= 1 << (p & 63),
+            );
+        }
+        let partial = suffixes.partial.iter().map(|&(p, _, _)| p);
+        for p in suffixes.whole.iter().map(|&(p, _)| p).chain(partial) {
+            bits[p as usize >> 6] |= 1 << (p & 63);
+        }
+        bits
+    })
+}
+
+/// Loop rows ([`loop_row`]) kept per index, past which the cache starts over (Llama 3:
+/// 6,343 rest tokens, 800 bytes a row).
+const MAX_LOOP_ROWS: usize = 256;
+
+/// The tokens of slice `k`'s rest trie allowed from `s`, through its suffixes
+/// (`vocabulary/slices.rs`, [`Suffixes`]), pushed to `ids`; `false` (nothing pushed)
+/// where the slice has none.
+///
+/// - Where `s` starts a chain ([`chain`]), a token of `L` characters and a suffix is
+///   allowed exactly when the chain reaches `s_L` and the suffix keeps it alive; a token
+///   of characters alone, when the chain reaches as many.
+/// - Elsewhere (at a key's start, where each declared name's first characters lead to
+///   their own states) the rest trie is walked, but a node reached after whole
+///   characters in a state that loops on them is decided at once, subtree and all,
+///   from that state's loop row: most keys leave every declared name after a character
+///   or two.
+#[allow(clippy::too_many_arguments)]
+fn walk_rest(
+    vocab: &Vocabulary,
+    plan: &SlicePlan,
+    k: usize,
+    s: u32,
+    step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+    stack: &mut Vec<u32>,
+    ids: &mut Vec<u32>,
+) -> bool {
+    let slice = vocab.slices().get(k);
+    let tokens = slice.tokens(vocab);
+    let (Some(rest), Some(suffixes)) = (tokens.rest.as_ref(), tokens.suffixes.as_ref()) else {
+        return false;
+    };
+    let start = slice.chars.start();
+    let moves = &plan.moves[k];
+    let positions = rest.ids().len();
+    let mut cuts: Vec<(usize, u32)> = Vec::new();
+    match chain(
+        k,
+        moves,
+        start,
+        s,
+        suffixes.deepest,
+        step,
+        may_grow,
+        work,
+        scratch,
+    ) {
+        Some((states, ChainEnd::Loops)) if states.len() == 1 => cuts.push((0, s)),
+        Some((states, end)) => {
+            let at = |l: u32| match states.get(l as usize) {
+                Some(&q) => Some(q),
+                None if end == ChainEnd::Loops => states.last().copied(),
+                None => None,
+            };
+            for (l, trie) in &suffixes.by_chars {
+                match at(*l) {
+                    Some(q) => {
+                        trie.walk(
+                            q,
+                            step,
+                            |_| true,
+                            stack,
+                            |p, _| ids.push(rest.ids()[p as usize]),
+                        );
+                    }
+                    None => break, // no longer string of characters is alive
+                }
+            }
+            ids.extend(
+                suffixes
+                    .whole
+                    .iter()
+                    .filter(|&&(_, n)| at(n).is_some())
+                    .map(|&(p, _)| rest.ids()[p as usize]),
+            );
+            // A state of the chain with a successor, or the loop at its end, keeps every
+            // start of a character alive; the last state of a chain that dies or stops
+            // may not, and steps the suffix.
+            let checked = |l: u32| (l as usize) + 1 < states.len() || end == ChainEnd::Loops;
+            for &(p, l, n) in &suffixes.partial {
+                let Some(q) = at(l) else { continue };
+                let id = rest.ids()[p as usize];
+                let alive = checked(l) || {
+                    let bytes = vocab.text_bytes(id).unwrap_or_default();
+                    bytes[bytes.len() - usize::from(n)..]
+                        .iter()
+                        .try_fold(q, |q, &b| Some(step(q, b)).filter(|&q| q != DEAD))
+                        .is_some()
+                };
+                if alive {
+                    ids.push(id);
+                }
+            }
+        }
+        None => {
+            rest.walk_cutting(
+                s,
+                step,
+                |i, q| {
+                    let cut = suffixes.boundary[i]
+                        && slice.probes.iter().all(|&b| step(q, b) == q)
+                        && loops(k, moves, start, q, step, may_grow, work, scratch);
+                    if cut {
+                        cuts.push((i, q));
+                    }
+                    cut
+                },
+                stack,
+                |id, _| ids.push(id),
+            );
+        }
+    }
+    for (i, q) in cuts {
+        let bits = loop_row(
+            k,
+            suffixes,
+            positions,
+            q,
+            step,
+            &mut scratch.loop_rows,
+            stack,
+        );
+        for p in rest.token_range(i) {
+            if bits[p >> 6] >> (p & 63) & 1 == 1 {
+                ids.push(rest.ids()[p]);
+            }
+        }
+    }
+    true
 }
 
 /// How many characters of slice `k` every string from `s` may have and stay alive:
@@ -524,6 +780,13 @@ pub(super) fn walk<'v>(
     let mut used_slices: Vec<usize> = Vec::new();
     for (k, slice) in vocab.slices().iter().enumerate() {
         let start = slice.chars.start();
+        // A slice inside a larger one covers at least as many characters (its strings
+        // are the larger one's): where that one covers every length a bucket has, this
+        // one adds no token, and its check is skipped.
+        if slice.within.is_some_and(|j| covered[j] == MAX_CHARS) {
+            covered[k] = MAX_CHARS;
+            continue;
+        }
         // The first slice is the JSON string's characters (`vocabulary/slices.rs`).
         covered[k] = if k == 0 && body_covered {
             MAX_CHARS
@@ -608,7 +871,21 @@ pub(super) fn walk<'v>(
     };
     match whole {
         Some(rest) => {
-            rest.walk(s, step, |_| true, stack, |id, _| ids.push(id));
+            let by_suffixes = walk_rest(
+                vocab,
+                plan,
+                used_slices[0],
+                s,
+                &step,
+                &may_grow,
+                &mut steps,
+                scratch,
+                stack,
+                &mut ids,
+            );
+            if !by_suffixes {
+                rest.walk(s, &step, |_| true, stack, |id, _| ids.push(id));
+            }
         }
         None => {
             let skip: Vec<(&[u8], u8)> = used

@@ -68,6 +68,106 @@ pub(crate) struct SliceTokens {
     /// a state that every slice token keeps alive walks only these, without passing
     /// through the slice's nodes on the way.
     pub(crate) rest: Option<TokenTrie>,
+    /// The same tokens split after their longest run of whole slice characters (built
+    /// with `rest`).
+    pub(crate) suffixes: Option<Suffixes>,
+}
+
+/// The tokens of a slice's rest trie, each split after the whole slice characters it
+/// starts with: `name":` is 4 characters, then `":`. Where every string of `L` slice
+/// characters leads from a state to one same state `s_L` (inside a string, counted or
+/// not: `index/sliced.rs`, "chains"), such a token is allowed exactly when its suffix
+/// keeps `s_L` alive, so the row walks the suffixes from each `s_L` instead of the rest
+/// trie. Tokens are named by their position in the rest trie's [`TokenTrie::ids`], so
+/// that a subtree of it is a range of positions.
+///
+/// Why: Llama 3's rest trie has 13,677 nodes, and a state inside a string visits some
+/// 9,300 of them, most on the way through the characters before a quote, a backslash
+/// or a newline; the suffixes of a given length are few and shared (`\n` ends 3,000
+/// tokens): about 3,400 visits.
+pub(crate) struct Suffixes {
+    /// `(L, trie of the suffixes of the tokens with L characters before them)`,
+    /// ascending `L`, only lengths that have tokens; the tries' ids are positions.
+    pub(crate) by_chars: Vec<(u32, TokenTrie)>,
+    /// Positions of the tokens made of slice characters alone, longer than
+    /// [`MAX_CHARS`] (no suffix), with their characters.
+    pub(crate) whole: Vec<(u32, u32)>,
+    /// Positions of the tokens whose suffix is the start of a slice character (a
+    /// token ending inside a multi-byte character), with `L` and the suffix's length:
+    /// a state from which every character of the slice leads on (none dies) keeps
+    /// every such start alive, so these need no walk (1,068 of Llama 3's tokens, about
+    /// 1,200 visits a row).
+    pub(crate) partial: Vec<(u32, u32, u8)>,
+    /// The most characters before a suffix, or in a whole token: how far a chain of
+    /// states must be known.
+    pub(crate) deepest: u32,
+    /// Per rest trie node (0 the root): its path is whole slice characters, so every
+    /// token below splits after it or further.
+    pub(crate) boundary: Vec<bool>,
+}
+
+impl Suffixes {
+    fn new(chars: &Dfa, rest: &TokenTrie, vocab: &Vocabulary) -> Suffixes {
+        let mut split: Vec<(u32, u32, &[u8])> = Vec::new(); // (L, position, suffix)
+        let (mut whole, mut partial) = (Vec::new(), Vec::new());
+        for (p, &id) in rest.ids().iter().enumerate() {
+            let bytes = vocab.text_bytes(id).unwrap_or_default();
+            // The last character boundary before the first byte the class refuses.
+            let (mut s, mut n, mut at, mut n_at) = (chars.start(), 0u32, 0usize, 0u32);
+            for (i, &b) in bytes.iter().enumerate() {
+                s = chars.step(s, b);
+                if s == DEAD {
+                    break;
+                }
+                if s == chars.start() {
+                    n += 1;
+                    (at, n_at) = (i + 1, n);
+                }
+            }
+            if at == bytes.len() {
+                whole.push((p as u32, n_at));
+            } else if s != DEAD && bytes.len() - at < 4 {
+                // The last character is cut short: alive in the slice's automaton,
+                // not at a boundary (else `at` would be the end).
+                partial.push((p as u32, n_at, (bytes.len() - at) as u8));
+            } else {
+                split.push((n_at, p as u32, &bytes[at..]));
+            }
+        }
+        split.sort_by_key(|&(l, p, _)| (l, p));
+        let mut by_chars = Vec::new();
+        for group in split.chunk_by(|a, b| a.0 == b.0) {
+            let tokens: Vec<(u32, &[u8])> = group.iter().map(|&(_, p, b)| (p, b)).collect();
+            by_chars.push((group[0].0, TokenTrie::new(&tokens)));
+        }
+        let deepest = by_chars
+            .last()
+            .map_or(0, |&(l, _)| l)
+            .max(whole.iter().map(|&(_, n)| n).max().unwrap_or(0))
+            .max(partial.iter().map(|&(_, n, _)| n).max().unwrap_or(0));
+        let boundary = rest
+            .node_states(chars.start(), |q, b| chars.step(q, b))
+            .into_iter()
+            .map(|q| q == chars.start())
+            .collect();
+        Suffixes {
+            by_chars,
+            whole,
+            partial,
+            deepest,
+            boundary,
+        }
+    }
+
+    fn memory_usage(&self) -> usize {
+        self.by_chars
+            .iter()
+            .map(|(_, t)| t.memory_usage())
+            .sum::<usize>()
+            + self.whole.capacity() * 8
+            + self.partial.capacity() * 12
+            + self.boundary.capacity()
+    }
 }
 
 /// The slice tokens of at most `chars` characters, as a bitset over the vocabulary.
@@ -108,6 +208,7 @@ impl Slice {
                 t.cover.capacity()
                     + t.buckets.iter().map(|b| b.bits.len() * 4).sum::<usize>()
                     + t.rest.as_ref().map_or(0, TokenTrie::memory_usage)
+                    + t.suffixes.as_ref().map_or(0, Suffixes::memory_usage)
             })
     }
 }
@@ -154,17 +255,22 @@ impl SliceTokens {
         // Worth a trie of its own when the rest is small (the JSON string slice leaves
         // 5% of Llama 3's tokens; the digits slice nearly all of them).
         let inside: usize = count_by_chars.iter().sum();
-        let rest = (inside * 4 >= size * 3).then(|| {
+        let (rest, suffixes) = if inside * 4 >= size * 3 {
             let tokens: Vec<(u32, &[u8])> = vocab
                 .text_tokens()
                 .filter(|&(id, _)| covers[id as usize] == UNCOVERED)
                 .collect();
-            TokenTrie::new(&tokens)
-        });
+            let rest = TokenTrie::new(&tokens);
+            let suffixes = Suffixes::new(chars, &rest, vocab);
+            (Some(rest), Some(suffixes))
+        } else {
+            (None, None)
+        };
         SliceTokens {
             cover,
             buckets,
             rest,
+            suffixes,
         }
     }
 

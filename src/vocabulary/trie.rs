@@ -251,7 +251,69 @@ impl TokenTrie {
         stack: &mut Vec<u32>,
         emit: impl FnMut(u32, u32),
     ) -> usize {
-        self.walk_pruned(start, step, accept_end, |_| false, stack, emit)
+        self.walk_pruned(
+            start,
+            step,
+            accept_end,
+            |_| false,
+            |_, _| false,
+            stack,
+            emit,
+        )
+    }
+
+    /// [`walk`](Self::walk) with every end state accepted, where `cut(node, state)`,
+    /// asked at each node reached alive, may take that node's whole subtree upon itself
+    /// (its tokens are `ids()[token_range(node)]`): the walk then goes on after it, and
+    /// emits none of its tokens.
+    #[inline(never)]
+    pub(crate) fn walk_cutting(
+        &self,
+        start: u32,
+        step: impl Fn(u32, u8) -> u32,
+        cut: impl FnMut(usize, u32) -> bool,
+        stack: &mut Vec<u32>,
+        emit: impl FnMut(u32, u32),
+    ) -> usize {
+        self.walk_pruned(start, step, |_| true, |_| false, cut, stack, emit)
+    }
+
+    /// The positions in [`ids`](Self::ids) of the tokens in `node`'s subtree, its own
+    /// included (node 0 is the root: every token).
+    pub(crate) fn token_range(&self, node: usize) -> std::ops::Range<usize> {
+        if node == 0 {
+            return 0..self.ids.len();
+        }
+        let end = self.nodes[node].subtree_end as usize;
+        self.nodes[node].tok_start as usize..self.nodes[end].tok_start as usize
+    }
+
+    /// The token ids in depth-first order of their nodes (`token_range` indexes them).
+    pub(crate) fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+
+    /// For every node (0 the root), the state `step` reaches from `start` over the bytes
+    /// on its path ([`DEAD`] once dead).
+    pub(crate) fn node_states(&self, start: u32, step: impl Fn(u32, u8) -> u32) -> Vec<u32> {
+        let nodes = &self.nodes[..];
+        let last = nodes.len() - 1;
+        let mut states = vec![DEAD; last];
+        let mut stack = vec![DEAD; self.max_depth + 1];
+        stack[0] = start;
+        states[0] = start;
+        for i in 1..last {
+            let depth = nodes[i].depth();
+            let q = stack[depth - 1];
+            let q = if q == DEAD {
+                DEAD
+            } else {
+                step(q, nodes[i].byte())
+            };
+            stack[depth] = q;
+            states[i] = q;
+        }
+        states
     }
 
     /// The walk, also skipping every subtree whose node `skip` names (before stepping
@@ -264,6 +326,7 @@ impl TokenTrie {
         step: impl Fn(u32, u8) -> u32,
         accept_end: impl Fn(u32) -> bool,
         skip: impl Fn(usize) -> bool,
+        mut cut: impl FnMut(usize, u32) -> bool,
         stack: &mut Vec<u32>,
         mut emit: impl FnMut(u32, u32),
     ) -> usize {
@@ -284,7 +347,7 @@ impl TokenTrie {
             debug_assert!(depth >= 1 && depth <= self.max_depth);
             let s = step(stack[depth - 1], node.byte());
             visited += 1;
-            if s == DEAD {
+            if s == DEAD || cut(i, s) {
                 i = node.subtree_end as usize;
                 continue;
             }
@@ -340,7 +403,7 @@ impl TokenTrie {
             .iter()
             .all(|(cover, _)| cover.len() == self.nodes.len() - 1));
         let covered = |i: usize| skip.iter().any(|&(cover, covered)| cover[i] <= covered);
-        self.walk_pruned(start, step, |_| true, covered, stack, emit)
+        self.walk_pruned(start, step, |_| true, covered, |_, _| false, stack, emit)
     }
 
     /// How many tokens start with each byte, and with each pair of bytes.
