@@ -320,6 +320,7 @@ impl TokenTrie {
     /// into it). Inlined into each caller, so that [`walk`](Self::walk)'s never-skip
     /// costs nothing.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // each caller's own closures, inlined away
     fn walk_pruned(
         &self,
         start: u32,
