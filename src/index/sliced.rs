@@ -470,17 +470,8 @@ fn walk_rest(
     let moves = &plan.moves[k];
     let positions = rest.ids().len();
     let mut cuts: Vec<(usize, u32)> = Vec::new();
-    match chain(
-        k,
-        moves,
-        start,
-        s,
-        suffixes.deepest,
-        step,
-        may_grow,
-        work,
-        scratch,
-    ) {
+    let limit = suffixes.deepest.min(u32::from(MAX_CHARS));
+    match chain(k, moves, start, s, limit, step, may_grow, work, scratch) {
         Some((states, ChainEnd::Loops)) if states.len() == 1 => cuts.push((0, s)),
         Some((states, end)) => {
             let at = |l: u32| match states.get(l as usize) {
@@ -488,8 +479,12 @@ fn walk_rest(
                 None if end == ChainEnd::Loops => states.last().copied(),
                 None => None,
             };
+            // Past the chain's end when it was followed no further: the far tokens,
+            // walked whole below.
+            let open = end == ChainEnd::Open;
             for (l, trie) in &suffixes.by_chars {
                 match at(*l) {
+                    _ if open && *l > limit => break,
                     Some(q) => {
                         trie.walk(
                             q,
@@ -526,6 +521,15 @@ fn walk_rest(
                 if alive {
                     ids.push(id);
                 }
+            }
+            if let (true, Some(far)) = (open && suffixes.deepest > limit, &suffixes.far) {
+                far.walk(
+                    s,
+                    step,
+                    |_| true,
+                    stack,
+                    |p, _| ids.push(rest.ids()[p as usize]),
+                );
             }
         }
         None => {

@@ -101,6 +101,11 @@ pub(crate) struct Suffixes {
     /// The most characters before a suffix, or in a whole token: how far a chain of
     /// states must be known.
     pub(crate) deepest: u32,
+    /// The tokens with more than [`MAX_CHARS`] characters before their suffix (or in
+    /// all), whole, by position: a chain is followed no further than that (each of its
+    /// states is checked with every character), so these few are walked from its start
+    /// (Llama 3: 168 tokens, up to 128 characters).
+    pub(crate) far: Option<TokenTrie>,
     /// Per rest trie node (0 the root): its path is whole slice characters, so every
     /// token below splits after it or further.
     pub(crate) boundary: Vec<bool>,
@@ -109,7 +114,7 @@ pub(crate) struct Suffixes {
 impl Suffixes {
     fn new(chars: &Dfa, rest: &TokenTrie, vocab: &Vocabulary) -> Suffixes {
         let mut split: Vec<(u32, u32, &[u8])> = Vec::new(); // (L, position, suffix)
-        let (mut whole, mut partial) = (Vec::new(), Vec::new());
+        let (mut whole, mut partial, mut far) = (Vec::new(), Vec::new(), Vec::new());
         for (p, &id) in rest.ids().iter().enumerate() {
             let bytes = vocab.text_bytes(id).unwrap_or_default();
             // The last character boundary before the first byte the class refuses.
@@ -123,6 +128,9 @@ impl Suffixes {
                     n += 1;
                     (at, n_at) = (i + 1, n);
                 }
+            }
+            if n_at > u32::from(MAX_CHARS) {
+                far.push((p as u32, bytes));
             }
             if at == bytes.len() {
                 whole.push((p as u32, n_at));
@@ -155,6 +163,7 @@ impl Suffixes {
             whole,
             partial,
             deepest,
+            far: (!far.is_empty()).then(|| TokenTrie::new(&far)),
             boundary,
         }
     }
@@ -166,6 +175,7 @@ impl Suffixes {
             .sum::<usize>()
             + self.whole.capacity() * 8
             + self.partial.capacity() * 12
+            + self.far.as_ref().map_or(0, TokenTrie::memory_usage)
             + self.boundary.capacity()
     }
 }
