@@ -15,6 +15,7 @@ use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
 use crate::mask_words;
 use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII};
+use crate::vocabulary::trie::TokenTrie;
 use crate::vocabulary::Vocabulary;
 
 /// Pairs the checks of one row may step, all slices together, before they stop where
@@ -437,8 +438,7 @@ fn loop_row<'s>(
 const MAX_LOOP_ROWS: usize = 256;
 
 /// The tokens of slice `k`'s rest trie allowed from `s`, through its suffixes
-/// (`vocabulary/slices.rs`, [`Suffixes`]), pushed to `ids`; `false` (nothing pushed)
-/// where the slice has none.
+/// (`vocabulary/slices.rs`, [`Suffixes`]), pushed to `ids`.
 ///
 /// - Where `s` starts a chain ([`chain`]), a token of `L` characters and a suffix is
 ///   allowed exactly when the chain reaches `s_L` and the suffix keeps it alive; a token
@@ -453,6 +453,7 @@ fn walk_rest(
     vocab: &Vocabulary,
     plan: &SlicePlan,
     k: usize,
+    (rest, suffixes): (&TokenTrie, &Suffixes),
     s: u32,
     step: &impl Fn(u32, u8) -> u32,
     may_grow: &impl Fn() -> bool,
@@ -460,12 +461,8 @@ fn walk_rest(
     scratch: &mut CheckScratch,
     stack: &mut Vec<u32>,
     ids: &mut Vec<u32>,
-) -> bool {
+) {
     let slice = vocab.slices().get(k);
-    let tokens = slice.tokens(vocab);
-    let (Some(rest), Some(suffixes)) = (tokens.rest.as_ref(), tokens.suffixes.as_ref()) else {
-        return false;
-    };
     let start = slice.chars.start();
     let moves = &plan.moves[k];
     let positions = rest.ids().len();
@@ -522,7 +519,7 @@ fn walk_rest(
                     ids.push(id);
                 }
             }
-            if let (true, Some(far)) = (open && suffixes.deepest > limit, &suffixes.far) {
+            if let (true, Some(far)) = (open, &suffixes.far) {
                 far.walk(
                     s,
                     step,
@@ -566,7 +563,6 @@ fn walk_rest(
             }
         }
     }
-    true
 }
 
 /// How many characters of slice `k` every string from `s` may have and stay alive:
@@ -864,21 +860,21 @@ pub(super) fn walk<'v>(
     };
     let first_decides =
         |&(_, _, closed): &(&[u8], &Bucket, bool)| closed || covered[used_slices[0]] == MAX_CHARS;
+    // The rest trie and its suffixes are built together (`vocabulary/slices.rs`).
     let whole = match used.first() {
-        Some(u) if first_decides(u) && used_slices.iter().all(|&k| within_first(k)) => vocab
-            .slices()
-            .get(used_slices[0])
-            .tokens(vocab)
-            .rest
-            .as_ref(),
+        Some(u) if first_decides(u) && used_slices.iter().all(|&k| within_first(k)) => {
+            let tokens = vocab.slices().get(used_slices[0]).tokens(vocab);
+            tokens.rest.as_ref().zip(tokens.suffixes.as_ref())
+        }
         _ => None,
     };
     match whole {
         Some(rest) => {
-            let by_suffixes = walk_rest(
+            walk_rest(
                 vocab,
                 plan,
                 used_slices[0],
+                rest,
                 s,
                 &step,
                 &may_grow,
@@ -887,9 +883,6 @@ pub(super) fn walk<'v>(
                 stack,
                 &mut ids,
             );
-            if !by_suffixes {
-                rest.walk(s, &step, |_| true, stack, |id, _| ids.push(id));
-            }
         }
         None => {
             let skip: Vec<(&[u8], u8)> = used
