@@ -167,7 +167,9 @@ impl<'a> RowWalker<'a> {
             RowParts::Sliced(row) => {
                 let (buckets, bits, mut ids) = match row {
                     SlicedRow::Buckets(buckets, ids) => (buckets, None, ids),
-                    SlicedRow::Bits(bits, ids) => (Vec::new(), Some(bits), ids),
+                    SlicedRow::Bits(bits, ids) | SlicedRow::Shaped(bits, ids) => {
+                        (Vec::new(), Some(bits), ids)
+                    }
                 };
                 if is_final {
                     ids.extend_from_slice(self.vocab.eos_token_ids());

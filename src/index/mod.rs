@@ -677,6 +677,12 @@ impl Index {
         self.store.sliced_count()
     }
 
+    /// How many of the rows through slices came from the word shapes of the JSON string
+    /// slice's tokens (inside strings under a word count): see docs/index-layout.md.
+    pub fn shaped_row_count(&self) -> usize {
+        self.store.shaped_count()
+    }
+
     /// How many rows computed on request were taken, without a walk, from two states
     /// that bound them inside counts no token can tell apart (`maxLength`, `{0,99}`,
     /// `maxItems`): see docs/index-layout.md.

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::build::RowParts;
+use super::sliced::SlicedRow;
 use super::token_set::TokenSet;
 use crate::error::{quote, Error, ErrorKind, Result};
 
@@ -77,6 +78,8 @@ pub(super) struct RowStore {
     computed: AtomicUsize,
     /// Rows on request that came through a vocabulary slice (`sliced.rs`).
     sliced: AtomicUsize,
+    /// Those of them that came from the word shapes (`sliced.rs`, `shaped`).
+    shaped: AtomicUsize,
     /// Rows on request taken from the bounds of counts (`source.rs`), without a walk.
     bounded: AtomicUsize,
     /// Rows on request at the start of an undeclared key, their string tokens known
@@ -94,6 +97,7 @@ impl RowStore {
             distinct: Mutex::new(HashSet::new()),
             computed: AtomicUsize::new(0),
             sliced: AtomicUsize::new(0),
+            shaped: AtomicUsize::new(0),
             bounded: AtomicUsize::new(0),
             string_body: AtomicUsize::new(0),
             max_states,
@@ -135,6 +139,14 @@ impl RowStore {
         if matches!(parts, RowParts::Sliced(..)) {
             self.sliced.fetch_add(1, Ordering::Relaxed);
         }
+        if matches!(parts, RowParts::Sliced(SlicedRow::Shaped(..))) {
+            self.shaped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Rows on request made from word shapes so far.
+    pub(super) fn shaped_count(&self) -> usize {
+        self.shaped.load(Ordering::Relaxed)
     }
 
     /// Rows on request made through a slice so far.

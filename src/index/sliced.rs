@@ -14,7 +14,8 @@
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
 use crate::mask_words;
-use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII};
+use crate::vocabulary::shapes::{SPACE, WORD};
+use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII, SLICE_COUNT};
 use crate::vocabulary::trie::TokenTrie;
 use crate::vocabulary::Vocabulary;
 
@@ -36,6 +37,7 @@ const CHECK_DFA_WORK: u64 = 20_000;
 /// For one index's byte classes, each slice's moves: from each state of the slice's
 /// automaton, one byte per distinct (index byte class, slice successor), with that
 /// successor. Bytes of one index class step every state alike, so these stand for all.
+/// After the slices', the word-shape classes' moves ([`SHAPE_SLOTS_FROM`]).
 pub(super) struct SlicePlan {
     moves: Vec<Vec<Vec<(u8, u32)>>>,
     classes: [u8; 256],
@@ -43,34 +45,13 @@ pub(super) struct SlicePlan {
 
 impl SlicePlan {
     pub(super) fn new(vocab: &Vocabulary, classes: &[u8; 256]) -> SlicePlan {
-        let moves = vocab
-            .slices()
+        let slices = vocab.slices();
+        let shapes = &slices.shapes().classes;
+        let moves = slices
             .iter()
-            .map(|slice| {
-                let d = &slice.chars;
-                let n = d.state_count();
-                // seen[class * n + next] == a: that pair has its byte already, for state
-                // `a`. A flat table of stamps: this runs for every lazy index, and a list
-                // search showed in the first mask of small regexes (+10-20 µs in wasm).
-                let mut seen = vec![DEAD; 256 * n];
-                (0..n as u32)
-                    .map(|a| {
-                        let mut out: Vec<(u8, u32)> = Vec::new();
-                        if a == DEAD {
-                            return out;
-                        }
-                        for b in 0..=255u8 {
-                            let next = d.step(a, b);
-                            let key = classes[b as usize] as usize * n + next as usize;
-                            if next != DEAD && seen[key] != a {
-                                seen[key] = a;
-                                out.push((b, next));
-                            }
-                        }
-                        out
-                    })
-                    .collect()
-            })
+            .map(|slice| &slice.chars)
+            .chain(shapes)
+            .map(|d| moves_of(d, classes))
             .collect();
         SlicePlan {
             moves,
@@ -78,6 +59,38 @@ impl SlicePlan {
         }
     }
 }
+
+/// From each state of a character class's automaton `d`, one byte per distinct (index
+/// byte class, successor), with that successor.
+fn moves_of(d: &crate::automaton::Dfa, classes: &[u8; 256]) -> Vec<Vec<(u8, u32)>> {
+    let n = d.state_count();
+    // seen[class * n + next] == a: that pair has its byte already, for state `a`. A flat
+    // table of stamps: this runs for every lazy index, and a list search showed in the
+    // first mask of small regexes (+10-20 µs in wasm).
+    let mut seen = vec![DEAD; 256 * n];
+    (0..n as u32)
+        .map(|a| {
+            let mut out: Vec<(u8, u32)> = Vec::new();
+            if a == DEAD {
+                return out;
+            }
+            for b in 0..=255u8 {
+                let next = d.step(a, b);
+                let key = classes[b as usize] as usize * n + next as usize;
+                if next != DEAD && seen[key] != a {
+                    seen[key] = a;
+                    out.push((b, next));
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// The plan's moves and the checks' cache slots of the word-shape classes
+/// (`vocabulary/shapes.rs`), after the slices' own.
+const SHAPE_SLOTS_FROM: usize = SLICE_COUNT;
+const _: () = assert!(SHAPE_SLOTS_FROM + 2 <= MINUS_SLOTS_FROM);
 
 /// Cache slots of "JSON string minus some bytes" checks, after the slices' own.
 const MINUS_SLOTS_FROM: usize = 8;
@@ -742,6 +755,137 @@ fn json_minus(
     Some((bits, ids))
 }
 
+/// Word characters tried before a word-shape check (with `a`).
+const WORD_PROBES: [u8; 4] = [b'z', b'A', b'0', b'.'];
+
+/// What every character of one word-shape class does from a state.
+enum ClassStep {
+    /// Every one leads to this same state.
+    Leads(u32),
+    /// Every one dies.
+    Dies,
+    /// Some lead elsewhere than others, or some die and others not, or the check's
+    /// limits stopped it.
+    Splits,
+}
+
+/// What every character of word-shape class `c` ([`WORD`] or [`SPACE`]) does from `q`.
+#[allow(clippy::too_many_arguments)]
+fn class_step(
+    vocab: &Vocabulary,
+    plan: &SlicePlan,
+    c: usize,
+    q: u32,
+    step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+) -> ClassStep {
+    let k = SHAPE_SLOTS_FROM + c;
+    let start = vocab.slices().shapes().classes[c].start();
+    match after_char(k, &plan.moves[k], start, q, step, may_grow, work, scratch) {
+        OneChar::Leads {
+            start: a, end: b, ..
+        } if a == b => ClassStep::Dies,
+        OneChar::Leads {
+            start: a,
+            end: b,
+            kills: false,
+        } if b == a + 1 => ClassStep::Leads(scratch.successors[a]),
+        _ => ClassStep::Splits,
+    }
+}
+
+/// The row of `s` from the word shapes of the JSON string slice's tokens
+/// (`vocabulary/shapes.rs`), where word characters and spaces lead from `s` to different
+/// states (inside a string under a word count), and every character of one class leads
+/// to one same state, from `s` and from every state the shapes reach. Then a token of
+/// the slice ends where its shape leads, and is allowed exactly when that state is
+/// alive: the row is the tokens of the shapes that stay alive, and whatever the slice's
+/// rest trie allows (tokens with a quote, an escape or a control byte, or longer than
+/// the slice covers). `None` where any of this does not hold: the row is made as before.
+#[allow(clippy::too_many_arguments)]
+fn shaped(
+    vocab: &Vocabulary,
+    plan: &SlicePlan,
+    s: u32,
+    step: &impl Fn(u32, u8) -> u32,
+    may_grow: &impl Fn() -> bool,
+    work: &mut usize,
+    scratch: &mut CheckScratch,
+    stack: &mut Vec<u32>,
+) -> Option<(Vec<u32>, Vec<u32>)> {
+    // A few single steps first, before any check: word characters alike, and the space
+    // elsewhere (a plain string, a key, a number or a value's end never are).
+    let w = step(s, b'a');
+    if w == DEAD || WORD_PROBES.iter().any(|&b| step(s, b) != w) || step(s, b' ') == w {
+        return None;
+    }
+    let word = class_step(vocab, plan, WORD, s, step, may_grow, work, scratch);
+    let space = class_step(vocab, plan, SPACE, s, step, may_grow, work, scratch);
+    match (word, space) {
+        // Both classes alike: the slices' chains serve these (a plain or counted string).
+        (ClassStep::Leads(a), ClassStep::Leads(b)) if a == b => return None,
+        (ClassStep::Dies, ClassStep::Dies) | (ClassStep::Splits, _) | (_, ClassStep::Splits) => {
+            return None
+        }
+        _ => {}
+    }
+    let json = vocab.slices().get(0);
+    let trie = vocab.slices().shapes().trie(vocab, json)?;
+    // Depth first over the shapes, each with the state its tokens end in; the rest
+    // tokens' suffixes are walked from there.
+    let (mut alive, mut dead) = (Vec::new(), Vec::new());
+    let mut ids = Vec::new();
+    let mut todo = vec![(0u32, s)];
+    while let Some((n, q)) = todo.pop() {
+        let node = trie.nodes[n as usize];
+        if n != 0 {
+            alive.push(n);
+        }
+        if let Some(suffixes) = trie.suffixes.get(node.suffixes as usize) {
+            suffixes.walk(q, step, |_| true, stack, |id, _| ids.push(id));
+        }
+        for c in [WORD, SPACE] {
+            let child = node.child[c];
+            if child == 0 {
+                continue;
+            }
+            match class_step(vocab, plan, c, q, step, may_grow, work, scratch) {
+                ClassStep::Leads(q2) => todo.push((child, q2)),
+                ClassStep::Dies => dead.push(child),
+                ClassStep::Splits => return None,
+            }
+        }
+    }
+    if let Some(far) = &trie.far {
+        far.walk(s, step, |_| true, stack, |id, _| ids.push(id));
+    }
+    // The slice's tokens less those of dead shapes, or the tokens of the live ones,
+    // whichever touches fewer ids.
+    let dead_count: usize = dead.iter().map(|&n| trie.counts(n).1).sum();
+    let bits = if dead_count * 2 <= trie.ids.len() {
+        let mut bits = trie.bits.to_vec();
+        for &n in &dead {
+            let node = trie.nodes[n as usize];
+            for &id in &trie.ids[node.start as usize..node.end as usize] {
+                bits[id as usize >> 5] &= !(1 << (id & 31));
+            }
+        }
+        bits
+    } else {
+        let mut bits = vec![0u32; trie.bits.len()];
+        for &n in &alive {
+            let node = trie.nodes[n as usize];
+            for &id in &trie.ids[node.start as usize..node.own_end as usize] {
+                bits[id as usize >> 5] |= 1 << (id & 31);
+            }
+        }
+        bits
+    };
+    Some((bits, ids))
+}
+
 /// The text tokens allowed from live state `s` through the slices that cover tokens
 /// there: `Some((buckets, ids))`, the row being the buckets' tokens and `ids`; `None`
 /// where the slices cover less than a bitset row's worth (the caller walks the whole
@@ -760,17 +904,32 @@ pub(super) fn walk<'v>(
     scratch: &mut CheckScratch,
     stack: &mut Vec<u32>,
 ) -> Option<SlicedRow<'v>> {
-    let dfa_work_before = work();
-    let states_before = states().0;
-    let may_grow = || {
-        let (now, max) = states();
-        let cap = if now <= max / 2 {
-            CHECK_NEW_STATES
-        } else {
-            CHECK_NEW_STATES_PAST_HALF
-        };
-        work() - dfa_work_before <= CHECK_DFA_WORK && now - states_before <= cap
+    // The checks' limits, counted from now.
+    let (work, states) = (&work, &states);
+    let budget = |new_states: usize, dfa_work: u64| {
+        let (dfa_work_before, states_before) = (work(), states().0);
+        move || {
+            let (now, max) = states();
+            let cap = if now <= max / 2 {
+                new_states
+            } else {
+                CHECK_NEW_STATES_PAST_HALF
+            };
+            work() - dfa_work_before <= dfa_work && now - states_before <= cap
+        }
     };
+    // Inside a string under a word count, the word shapes (each with its own budget: a
+    // row they cannot make is made as before).
+    if !body_covered {
+        let may_grow = budget(CHECK_NEW_STATES, CHECK_DFA_WORK);
+        let mut steps = 0;
+        if let Some((bits, ids)) =
+            shaped(vocab, plan, s, &step, &may_grow, &mut steps, scratch, stack)
+        {
+            return Some(SlicedRow::Shaped(bits, ids));
+        }
+    }
+    let may_grow = budget(CHECK_NEW_STATES, CHECK_DFA_WORK);
     let mut steps = 0;
     let mut covered = [0u8; 8];
     // `used[i].2`: the slice's longer tokens are all refused (a dead end after its
@@ -905,4 +1064,6 @@ pub(super) fn walk<'v>(
 pub(super) enum SlicedRow<'v> {
     Buckets(Vec<&'v Bucket>, Vec<u32>),
     Bits(Vec<u32>, Vec<u32>),
+    /// From the word shapes ([`shaped`]): a bitset and `ids`.
+    Shaped(Vec<u32>, Vec<u32>),
 }

@@ -11,6 +11,7 @@
 
 mod builder;
 mod serialize;
+pub(crate) mod shapes;
 pub(crate) mod slices;
 pub(crate) mod trie;
 
@@ -217,7 +218,7 @@ impl Vocabulary {
     }
 
     /// Builds what rows on request use besides the trie, the vocabulary slices
-    /// (`slices.rs`) and the tokens holding each byte, now instead of at the first row
+    /// (`slices.rs`), the tokens holding each byte and the word shapes (`shapes.rs`), now instead of at the first row
     /// inside a string, which would otherwise pay for them (3.2 MiB for Llama 3; its JSON
     /// string slice alone takes 33 ms natively, and a fresh wasm worker's first such row
     /// took 84 ms).
@@ -226,6 +227,7 @@ impl Vocabulary {
             slice.tokens(self);
         }
         self.slices().holding(self);
+        self.slices().shapes().trie(self, self.slices().get(0));
     }
 
     /// Number of nodes of the token trie (one per distinct token prefix, plus the root).

@@ -11,6 +11,7 @@
 
 use std::sync::OnceLock;
 
+use super::shapes::Shapes;
 use super::trie::TokenTrie;
 use super::Vocabulary;
 use crate::automaton::{Dfa, DEAD};
@@ -31,10 +32,13 @@ pub(crate) const UNCOVERED: u8 = u8::MAX;
 /// buckets of 16 KB for a 128k vocabulary, where identical ones are kept once).
 const BOUNDS: std::ops::RangeInclusive<u8> = 1..=MAX_CHARS;
 
+/// How many slices a vocabulary has.
+pub(crate) const SLICE_COUNT: usize = 4;
+
 /// The slices, as regexes of "any number of characters of the class" (the automaton's
 /// start state is the only character boundary), each with the slice whose class holds
 /// its own, if any (an earlier one). Ordered by how many tokens they hold.
-const DEFINITIONS: [(&str, &str, Option<usize>); 4] = [
+const DEFINITIONS: [(&str, &str, Option<usize>); SLICE_COUNT] = [
     // What the JSON Schema compiler writes for an unescaped string character.
     ("json-string", r#"[^"\\\x00-\x1F]*"#, None),
     // Identifier-like patterns (`^[a-zA-Z0-9_-]+$`, hex, base64...).
@@ -290,8 +294,9 @@ impl SliceTokens {
     }
 }
 
-/// The slices of one vocabulary (built on first use), and which tokens hold each byte.
-pub(crate) struct Slices(Vec<Slice>, OnceLock<Holding>);
+/// The slices of one vocabulary (built on first use), which tokens hold each byte, and
+/// the word shapes of the JSON string slice's tokens (`shapes.rs`).
+pub(crate) struct Slices(Vec<Slice>, OnceLock<Holding>, Shapes);
 
 /// Per ASCII byte, the tokens that hold it, and (at [`NON_ASCII`]) those that hold any
 /// byte from 0x80: a state inside a string that refuses a few characters, and only them,
@@ -397,12 +402,18 @@ impl Slices {
                 })
                 .collect(),
             OnceLock::new(),
+            Shapes::new(),
         )
     }
 
     /// Which tokens of `vocab` hold each byte (built on first use).
     pub(crate) fn holding(&self, vocab: &Vocabulary) -> &Holding {
         self.1.get_or_init(|| Holding::new(vocab))
+    }
+
+    /// The word shapes of the JSON string slice's tokens.
+    pub(crate) fn shapes(&self) -> &Shapes {
+        &self.2
     }
 
     pub(crate) fn get(&self, k: usize) -> &Slice {
@@ -416,6 +427,7 @@ impl Slices {
     pub(crate) fn memory_usage(&self) -> usize {
         self.0.iter().map(Slice::memory_usage).sum::<usize>()
             + self.1.get().map_or(0, Holding::memory_usage)
+            + self.2.memory_usage()
     }
 }
 
