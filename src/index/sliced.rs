@@ -11,6 +11,8 @@
 //! refuses some of the class's characters is not covered by that slice and may be by a
 //! smaller one. Nothing is assumed about the automaton: the row equals the full walk's.
 
+use std::sync::OnceLock;
+
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
 use crate::mask_words;
@@ -37,32 +39,45 @@ const CHECK_DFA_WORK: u64 = 20_000;
 /// For one index's byte classes, each slice's moves: from each state of the slice's
 /// automaton, one byte per distinct (index byte class, slice successor), with that
 /// successor. Bytes of one index class step every state alike, so these stand for all.
-/// After the slices', the word-shape classes' moves ([`SHAPE_SLOTS_FROM`]).
 pub(super) struct SlicePlan {
-    moves: Vec<Vec<Vec<(u8, u32)>>>,
+    moves: Vec<Moves>,
+    /// The word-shape classes' moves, made when a row first tries them.
+    shape_moves: OnceLock<[Moves; 2]>,
     classes: [u8; 256],
 }
 
 impl SlicePlan {
     pub(super) fn new(vocab: &Vocabulary, classes: &[u8; 256]) -> SlicePlan {
-        let slices = vocab.slices();
-        let shapes = &slices.shapes().classes;
-        let moves = slices
+        let moves = vocab
+            .slices()
             .iter()
-            .map(|slice| &slice.chars)
-            .chain(shapes)
-            .map(|d| moves_of(d, classes))
+            .map(|slice| moves_of(&slice.chars, classes))
             .collect();
         SlicePlan {
             moves,
+            shape_moves: OnceLock::new(),
             classes: *classes,
         }
     }
+
+    /// The moves of word-shape class `c` (`vocabulary/shapes.rs`).
+    fn shape_moves(&self, vocab: &Vocabulary, c: usize) -> &[Vec<(u8, u32)>] {
+        let [word, space] = &vocab.slices().shapes().classes;
+        &self.shape_moves.get_or_init(|| {
+            [
+                moves_of(word, &self.classes),
+                moves_of(space, &self.classes),
+            ]
+        })[c]
+    }
 }
+
+/// Per state of a character class's automaton, `(byte, successor)` pairs ([`moves_of`]).
+type Moves = Vec<Vec<(u8, u32)>>;
 
 /// From each state of a character class's automaton `d`, one byte per distinct (index
 /// byte class, successor), with that successor.
-fn moves_of(d: &crate::automaton::Dfa, classes: &[u8; 256]) -> Vec<Vec<(u8, u32)>> {
+fn moves_of(d: &crate::automaton::Dfa, classes: &[u8; 256]) -> Moves {
     let n = d.state_count();
     // seen[class * n + next] == a: that pair has its byte already, for state `a`. A flat
     // table of stamps: this runs for every lazy index, and a list search showed in the
@@ -87,8 +102,8 @@ fn moves_of(d: &crate::automaton::Dfa, classes: &[u8; 256]) -> Vec<Vec<(u8, u32)
         .collect()
 }
 
-/// The plan's moves and the checks' cache slots of the word-shape classes
-/// (`vocabulary/shapes.rs`), after the slices' own.
+/// The checks' cache slots of the word-shape classes (`vocabulary/shapes.rs`), after the
+/// slices' own.
 const SHAPE_SLOTS_FROM: usize = SLICE_COUNT;
 const _: () = assert!(SHAPE_SLOTS_FROM + 2 <= MINUS_SLOTS_FROM);
 
@@ -783,7 +798,8 @@ fn class_step(
 ) -> ClassStep {
     let k = SHAPE_SLOTS_FROM + c;
     let start = vocab.slices().shapes().classes[c].start();
-    match after_char(k, &plan.moves[k], start, q, step, may_grow, work, scratch) {
+    let moves = plan.shape_moves(vocab, c);
+    match after_char(k, moves, start, q, step, may_grow, work, scratch) {
         OneChar::Leads {
             start: a, end: b, ..
         } if a == b => ClassStep::Dies,
