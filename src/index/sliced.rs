@@ -224,129 +224,28 @@ enum OneChar {
     Stopped,
 }
 
-/// The states one character of slice `k` leads to from `q`, from the cache or stepped
-/// (one byte per plan move, each pair of slice and automaton state once per character);
-/// stepped only while `may_grow` (stepping may determinize new states).
-#[allow(clippy::too_many_arguments)]
-fn after_char(
-    k: usize,
-    moves: &[Vec<(u8, u32)>],
+/// One class of characters as the checks step it: its cache slot in
+/// [`CheckScratch::after`], its plan moves, and its automaton's start (the only
+/// character boundary).
+#[derive(Clone, Copy)]
+struct Class<'p> {
+    slot: usize,
+    moves: &'p [Vec<(u8, u32)>],
     start: u32,
-    q: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
-) -> OneChar {
-    if scratch.after.len() <= k {
-        scratch.after.resize_with(k + 1, FastMap::default);
-    }
-    if let Some(&(a, b, kills)) = scratch.after[k].get(&q) {
-        *work += (b - a) as usize;
-        return OneChar::Leads {
-            start: a as usize,
-            end: b as usize,
-            kills,
-        };
-    }
-    if !may_grow() {
-        return OneChar::Stopped;
-    }
-    if scratch.successors.len() >= MAX_CACHED_SUCCESSORS {
-        scratch.forget();
-        scratch.after.resize_with(k + 1, FastMap::default);
-    }
-    let CheckScratch {
-        stack,
-        inside,
-        seen,
-        successors,
-        after,
-        ..
-    } = scratch;
-    let first = successors.len();
-    let mut kills = false;
-    inside.clear();
-    seen.clear();
-    stack.clear();
-    stack.push((start, q));
-    while let Some((a, q1)) = stack.pop() {
-        for &(b, a2) in &moves[a as usize] {
-            *work += 1;
-            if *work > CHECK_WORK {
-                successors.truncate(first);
-                return OneChar::Stopped;
-            }
-            let q2 = step(q1, b);
-            if q2 == DEAD {
-                kills = true;
-            } else if a2 != start {
-                if inside.insert(u64::from(a2) << 32 | u64::from(q2)) {
-                    stack.push((a2, q2)); // inside a character
-                }
-            } else if seen.insert(q2) {
-                successors.push(q2);
-            }
+}
+
+impl<'p> Class<'p> {
+    /// Slice `k` of the vocabulary, with its plan moves.
+    fn slice(vocab: &Vocabulary, plan: &'p SlicePlan, k: usize) -> Class<'p> {
+        Class {
+            slot: k,
+            moves: &plan.moves[k],
+            start: vocab.slices().get(k).chars.start(),
         }
-    }
-    let end = successors.len();
-    after[k].insert(q, (first as u32, end as u32, kills));
-    OneChar::Leads {
-        start: first,
-        end,
-        kills,
     }
 }
 
-/// Whether no string of exactly `n + 1` characters of slice `k` keeps `s` alive: then
-/// no slice token of more than `n` characters is allowed, and the walk need not visit
-/// them (a string with `n` characters left under `maxLength`, a pattern's `{1,n}`).
-/// States are followed level by level, exactly `n` characters deep (a state met at two
-/// depths counts at both), within the check's limits (`false` past them).
-#[allow(clippy::too_many_arguments)]
-fn dies_after(
-    k: usize,
-    moves: &[Vec<(u8, u32)>],
-    start: u32,
-    s: u32,
-    n: u8,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
-) -> bool {
-    let mut level = vec![s];
-    let mut next = Vec::new();
-    let mut in_next = FastSet::default();
-    for _ in 0..=n {
-        next.clear();
-        in_next.clear();
-        for &q in &level {
-            match after_char(k, moves, start, q, step, may_grow, work, scratch) {
-                OneChar::Stopped => return false,
-                OneChar::Leads {
-                    start: a, end: b, ..
-                } => {
-                    for &q2 in &scratch.successors[a..b] {
-                        if in_next.insert(q2) {
-                            if in_next.len() > CHECK_STATES {
-                                return false;
-                            }
-                            next.push(q2);
-                        }
-                    }
-                }
-            }
-        }
-        if next.is_empty() {
-            return true;
-        }
-        std::mem::swap(&mut level, &mut next);
-    }
-    false
-}
-
-/// How a chain of states ([`chain`]) goes on past its last state.
+/// How a chain of states ([`Check::chain`]) goes on past its last state.
 #[derive(Clone, Copy, PartialEq)]
 enum ChainEnd {
     /// Every further character leads back to the last state.
@@ -357,72 +256,242 @@ enum ChainEnd {
     Open,
 }
 
-/// The states `s_0 = s, s_1, ...` where every string of `L` characters of slice `k`
-/// leads from `s` to `s_L` (every character of the slice leads on alike, as inside a
-/// string, counted or not), up to `deepest` characters or until every further
-/// character loops or dies. `None` where some characters lead elsewhere than others,
-/// some die and others not, or the check's limits stop it.
-#[allow(clippy::too_many_arguments)]
-fn chain(
-    k: usize,
-    moves: &[Vec<(u8, u32)>],
-    start: u32,
-    s: u32,
-    deepest: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
-) -> Option<(Vec<u32>, ChainEnd)> {
-    let mut states = vec![s];
-    loop {
-        if states.len() > deepest as usize {
-            return Some((states, ChainEnd::Open));
+/// One row's checks on the automaton: its step, whether they may still make states
+/// (stepping may determinize new ones), the pairs stepped so far (against
+/// [`CHECK_WORK`]), and the scratch space kept across rows.
+struct Check<'c, S, G> {
+    step: &'c S,
+    may_grow: &'c G,
+    work: usize,
+    scratch: &'c mut CheckScratch,
+}
+
+impl<S: Fn(u32, u8) -> u32, G: Fn() -> bool> Check<'_, S, G> {
+    /// The states one character of class `c` leads to from `q`, from the cache or
+    /// stepped (one byte per plan move, each pair of class and automaton state once per
+    /// character); stepped only while `may_grow`.
+    fn after_char(&mut self, c: Class<'_>, q: u32) -> OneChar {
+        let Check {
+            step,
+            may_grow,
+            work,
+            scratch,
+        } = self;
+        let k = c.slot;
+        if scratch.after.len() <= k {
+            scratch.after.resize_with(k + 1, FastMap::default);
         }
-        let q = *states.last().unwrap();
-        match after_char(k, moves, start, q, step, may_grow, work, scratch) {
-            OneChar::Stopped => return None,
-            OneChar::Leads {
-                start: a, end: b, ..
-            } if a == b => {
-                return Some((states, ChainEnd::Dies));
+        if let Some(&(a, b, kills)) = scratch.after[k].get(&q) {
+            *work += (b - a) as usize;
+            return OneChar::Leads {
+                start: a as usize,
+                end: b as usize,
+                kills,
+            };
+        }
+        if !may_grow() {
+            return OneChar::Stopped;
+        }
+        if scratch.successors.len() >= MAX_CACHED_SUCCESSORS {
+            scratch.forget();
+            scratch.after.resize_with(k + 1, FastMap::default);
+        }
+        let CheckScratch {
+            stack,
+            inside,
+            seen,
+            successors,
+            after,
+            ..
+        } = &mut **scratch;
+        let first = successors.len();
+        let mut kills = false;
+        inside.clear();
+        seen.clear();
+        stack.clear();
+        stack.push((c.start, q));
+        while let Some((a, q1)) = stack.pop() {
+            for &(b, a2) in &c.moves[a as usize] {
+                *work += 1;
+                if *work > CHECK_WORK {
+                    successors.truncate(first);
+                    return OneChar::Stopped;
+                }
+                let q2 = step(q1, b);
+                if q2 == DEAD {
+                    kills = true;
+                } else if a2 != c.start {
+                    if inside.insert(u64::from(a2) << 32 | u64::from(q2)) {
+                        stack.push((a2, q2)); // inside a character
+                    }
+                } else if seen.insert(q2) {
+                    successors.push(q2);
+                }
             }
+        }
+        let end = successors.len();
+        after[k].insert(q, (first as u32, end as u32, kills));
+        OneChar::Leads {
+            start: first,
+            end,
+            kills,
+        }
+    }
+
+    /// Whether no string of exactly `n + 1` characters of class `c` keeps `s` alive:
+    /// then no slice token of more than `n` characters is allowed, and the walk need not
+    /// visit them (a string with `n` characters left under `maxLength`, a pattern's
+    /// `{1,n}`). States are followed level by level, exactly `n` characters deep (a state
+    /// met at two depths counts at both), within the check's limits (`false` past them).
+    fn dies_after(&mut self, c: Class<'_>, s: u32, n: u8) -> bool {
+        let mut level = vec![s];
+        let mut next = Vec::new();
+        let mut in_next = FastSet::default();
+        for _ in 0..=n {
+            next.clear();
+            in_next.clear();
+            for &q in &level {
+                match self.after_char(c, q) {
+                    OneChar::Stopped => return false,
+                    OneChar::Leads {
+                        start: a, end: b, ..
+                    } => {
+                        for &q2 in &self.scratch.successors[a..b] {
+                            if in_next.insert(q2) {
+                                if in_next.len() > CHECK_STATES {
+                                    return false;
+                                }
+                                next.push(q2);
+                            }
+                        }
+                    }
+                }
+            }
+            if next.is_empty() {
+                return true;
+            }
+            std::mem::swap(&mut level, &mut next);
+        }
+        false
+    }
+
+    /// The states `s_0 = s, s_1, ...` where every string of `L` characters of class `c`
+    /// leads from `s` to `s_L` (every character leads on alike, as inside a string,
+    /// counted or not), up to `deepest` characters or until every further character
+    /// loops or dies. `None` where some characters lead elsewhere than others, some die
+    /// and others not, or the check's limits stop it.
+    fn chain(&mut self, c: Class<'_>, s: u32, deepest: u32) -> Option<(Vec<u32>, ChainEnd)> {
+        let mut states = vec![s];
+        loop {
+            if states.len() > deepest as usize {
+                return Some((states, ChainEnd::Open));
+            }
+            let q = *states.last().unwrap();
+            match self.after_char(c, q) {
+                OneChar::Stopped => return None,
+                OneChar::Leads {
+                    start: a, end: b, ..
+                } if a == b => {
+                    return Some((states, ChainEnd::Dies));
+                }
+                OneChar::Leads {
+                    start: a,
+                    end: b,
+                    kills: false,
+                } if b - a == 1 => {
+                    let q2 = self.scratch.successors[a];
+                    if q2 == q {
+                        return Some((states, ChainEnd::Loops));
+                    }
+                    states.push(q2);
+                }
+                OneChar::Leads { .. } => return None,
+            }
+        }
+    }
+
+    /// Whether every character of class `c` leads from `q` back to `q` (inside a
+    /// string): then every token that reaches `q` after whole characters is decided by
+    /// its suffix.
+    fn loops(&mut self, c: Class<'_>, q: u32) -> bool {
+        match self.after_char(c, q) {
             OneChar::Leads {
                 start: a,
                 end: b,
                 kills: false,
-            } if b - a == 1 => {
-                let q2 = scratch.successors[a];
-                if q2 == q {
-                    return Some((states, ChainEnd::Loops));
-                }
-                states.push(q2);
-            }
-            OneChar::Leads { .. } => return None,
+            } => b == a + 1 && self.scratch.successors[a] == q,
+            _ => false,
         }
     }
-}
 
-/// Whether every character of slice `k` leads from `q` back to `q` (inside a string):
-/// then every token that reaches `q` after whole characters is decided by its suffix.
-#[allow(clippy::too_many_arguments)]
-fn loops(
-    k: usize,
-    moves: &[Vec<(u8, u32)>],
-    start: u32,
-    q: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
-) -> bool {
-    match after_char(k, moves, start, q, step, may_grow, work, scratch) {
-        OneChar::Leads {
-            start: a,
-            end: b,
-            kills: false,
-        } => b == a + 1 && scratch.successors[a] == q,
-        _ => false,
+    /// How many characters of class `c` every string from `s` may have and stay alive:
+    /// `limit` when every string of up to `limit` characters does. `met_out` gets every
+    /// state met.
+    fn coverage(&mut self, c: Class<'_>, s: u32, limit: u8, met_out: Option<&mut Vec<u32>>) -> u8 {
+        let mut frontier = std::mem::take(&mut self.scratch.frontier);
+        let mut next = std::mem::take(&mut self.scratch.next);
+        // Every state met so far: one met again adds no new length.
+        let mut met = FastSet::default();
+        frontier.clear();
+        frontier.push(s);
+        met.insert(s);
+        let mut covered = limit;
+        'depths: for depth in 0..limit {
+            next.clear();
+            for &q in frontier.iter() {
+                match self.after_char(c, q) {
+                    OneChar::Stopped | OneChar::Leads { kills: true, .. } => {
+                        covered = depth;
+                        break 'depths;
+                    }
+                    OneChar::Leads {
+                        start: a, end: b, ..
+                    } => {
+                        for &q2 in &self.scratch.successors[a..b] {
+                            if !met.contains(&q2) {
+                                if met.len() == CHECK_STATES {
+                                    covered = depth;
+                                    break 'depths;
+                                }
+                                met.insert(q2);
+                                next.push(q2);
+                            }
+                        }
+                    }
+                }
+            }
+            if next.is_empty() {
+                break; // every state after more characters was met before
+            }
+            std::mem::swap(&mut frontier, &mut next);
+        }
+        self.scratch.frontier = frontier;
+        self.scratch.next = next;
+        if let Some(out) = met_out {
+            out.extend(met);
+        }
+        covered
+    }
+
+    /// What every character of word-shape class `c` ([`WORD`] or [`SPACE`]) does from
+    /// `q`.
+    fn class_step(&mut self, vocab: &Vocabulary, plan: &SlicePlan, c: usize, q: u32) -> ClassStep {
+        let class = Class {
+            slot: SHAPE_SLOTS_FROM + c,
+            moves: plan.shape_moves(vocab, c),
+            start: vocab.slices().shapes().classes[c].start(),
+        };
+        match self.after_char(class, q) {
+            OneChar::Leads {
+                start: a, end: b, ..
+            } if a == b => ClassStep::Dies,
+            OneChar::Leads {
+                start: a,
+                end: b,
+                kills: false,
+            } if b == a + 1 => ClassStep::Leads(self.scratch.successors[a]),
+            _ => ClassStep::Splits,
+        }
     }
 }
 
@@ -476,27 +545,21 @@ const MAX_LOOP_ROWS: usize = 256;
 ///   characters in a state that loops on them is decided at once, subtree and all,
 ///   from that state's loop row: most keys leave every declared name after a character
 ///   or two.
-#[allow(clippy::too_many_arguments)]
 fn walk_rest(
     vocab: &Vocabulary,
-    plan: &SlicePlan,
-    k: usize,
+    c: Class<'_>,
     (rest, suffixes): (&TokenTrie, &Suffixes),
     s: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
+    check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
     stack: &mut Vec<u32>,
     ids: &mut Vec<u32>,
 ) {
-    let slice = vocab.slices().get(k);
-    let start = slice.chars.start();
-    let moves = &plan.moves[k];
+    let step = check.step;
+    let slice = vocab.slices().get(c.slot);
     let positions = rest.ids().len();
     let mut cuts: Vec<(usize, u32)> = Vec::new();
     let limit = suffixes.deepest.min(u32::from(MAX_CHARS));
-    match chain(k, moves, start, s, limit, step, may_grow, work, scratch) {
+    match check.chain(c, s, limit) {
         Some((states, ChainEnd::Loops)) if states.len() == 1 => cuts.push((0, s)),
         Some((states, end)) => {
             let at = |l: u32| match states.get(l as usize) {
@@ -564,7 +627,7 @@ fn walk_rest(
                 |i, q| {
                     let cut = suffixes.boundary[i]
                         && slice.probes.iter().all(|&b| step(q, b) == q)
-                        && loops(k, moves, start, q, step, may_grow, work, scratch);
+                        && check.loops(c, q);
                     if cut {
                         cuts.push((i, q));
                     }
@@ -577,12 +640,12 @@ fn walk_rest(
     }
     for (i, q) in cuts {
         let bits = loop_row(
-            k,
+            c.slot,
             suffixes,
             positions,
             q,
             step,
-            &mut scratch.loop_rows,
+            &mut check.scratch.loop_rows,
             stack,
         );
         for p in rest.token_range(i) {
@@ -591,66 +654,6 @@ fn walk_rest(
             }
         }
     }
-}
-
-/// How many characters of slice `k` every string from `s` may have and stay alive:
-/// `limit` when every string of up to `limit` characters does.
-#[allow(clippy::too_many_arguments)]
-fn coverage(
-    k: usize,
-    moves: &[Vec<(u8, u32)>],
-    start: u32,
-    s: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    limit: u8,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
-    met_out: Option<&mut Vec<u32>>,
-) -> u8 {
-    let mut frontier = std::mem::take(&mut scratch.frontier);
-    let mut next = std::mem::take(&mut scratch.next);
-    // Every state met so far: one met again adds no new length.
-    let mut met = FastSet::default();
-    frontier.clear();
-    frontier.push(s);
-    met.insert(s);
-    let mut covered = limit;
-    'depths: for depth in 0..limit {
-        next.clear();
-        for &q in frontier.iter() {
-            match after_char(k, moves, start, q, step, may_grow, work, scratch) {
-                OneChar::Stopped | OneChar::Leads { kills: true, .. } => {
-                    covered = depth;
-                    break 'depths;
-                }
-                OneChar::Leads {
-                    start: a, end: b, ..
-                } => {
-                    for &q2 in &scratch.successors[a..b] {
-                        if !met.contains(&q2) {
-                            if met.len() == CHECK_STATES {
-                                covered = depth;
-                                break 'depths;
-                            }
-                            met.insert(q2);
-                            next.push(q2);
-                        }
-                    }
-                }
-            }
-        }
-        if next.is_empty() {
-            break; // every state after more characters was met before
-        }
-        std::mem::swap(&mut frontier, &mut next);
-    }
-    scratch.frontier = frontier;
-    scratch.next = next;
-    if let Some(out) = met_out {
-        out.extend(met);
-    }
-    covered
 }
 
 /// Whether slices may cover a bitset row's worth of tokens from `s`, told before any
@@ -682,17 +685,14 @@ pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8)
 /// refuses it. The row is the slice's last bucket without the tokens holding a byte of K
 /// (`Slices::holding`), and whatever the slice's rest trie allows (tokens
 /// outside the slice, or longer). `None` where any of this does not hold.
-#[allow(clippy::too_many_arguments)]
 fn json_minus(
     vocab: &Vocabulary,
     plan: &SlicePlan,
     s: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
+    check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
     stack: &mut Vec<u32>,
 ) -> Option<(Vec<u32>, Vec<u32>)> {
+    let step = check.step;
     let slice = vocab.slices().get(0);
     let tokens = slice.tokens(vocab);
     let (rest, bucket) = (tokens.rest.as_ref()?, tokens.buckets.last()?);
@@ -733,28 +733,20 @@ fn json_minus(
     if groups.len() > MAX_MINUS_BYTES {
         return None;
     }
-    let slot = scratch.minus_slot(left_out);
     let mut without = moves.clone();
     without[start as usize] = live;
-    let mut met = Vec::new();
-    let covered = coverage(
-        slot,
-        &without,
+    let without = Class {
+        slot: check.scratch.minus_slot(left_out),
+        moves: &without,
         start,
-        s,
-        step,
-        may_grow,
-        MAX_CHARS,
-        work,
-        scratch,
-        Some(&mut met),
-    );
-    if covered < MAX_CHARS {
+    };
+    let mut met = Vec::new();
+    if check.coverage(without, s, MAX_CHARS, Some(&mut met)) < MAX_CHARS {
         return None;
     }
     for &q in &met {
         for &(b, _) in &dead {
-            *work += 1;
+            check.work += 1;
             if step(q, b) != DEAD {
                 return None;
             }
@@ -784,61 +776,32 @@ enum ClassStep {
     Splits,
 }
 
-/// What every character of word-shape class `c` ([`WORD`] or [`SPACE`]) does from `q`.
-#[allow(clippy::too_many_arguments)]
-fn class_step(
-    vocab: &Vocabulary,
-    plan: &SlicePlan,
-    c: usize,
-    q: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
-) -> ClassStep {
-    let k = SHAPE_SLOTS_FROM + c;
-    let start = vocab.slices().shapes().classes[c].start();
-    let moves = plan.shape_moves(vocab, c);
-    match after_char(k, moves, start, q, step, may_grow, work, scratch) {
-        OneChar::Leads {
-            start: a, end: b, ..
-        } if a == b => ClassStep::Dies,
-        OneChar::Leads {
-            start: a,
-            end: b,
-            kills: false,
-        } if b == a + 1 => ClassStep::Leads(scratch.successors[a]),
-        _ => ClassStep::Splits,
-    }
-}
-
-/// The row of `s` from the word shapes of the JSON string slice's tokens
-/// (`vocabulary/shapes.rs`), where word characters and spaces lead from `s` to different
-/// states (inside a string under a word count), and every character of one class leads
-/// to one same state, from `s` and from every state the shapes reach. Then a token of
-/// the slice ends where its shape leads, and is allowed exactly when that state is
-/// alive: the row is the tokens of the shapes that stay alive, and whatever the slice's
-/// rest trie allows (tokens with a quote, an escape or a control byte, or longer than
-/// the slice covers). `None` where any of this does not hold: the row is made as before.
-#[allow(clippy::too_many_arguments)]
+/// The row of `s` from the word shapes of the JSON string slice's ASCII tokens
+/// (`vocabulary/shapes.rs`), where word characters and the space lead from `s` to
+/// different states (inside a string under a word count), and every character of one
+/// class leads to one same state, from `s` and from every state the shapes reach. Then a
+/// token of a shape ends where its shape leads, and is allowed exactly when that state
+/// is alive: the row is the tokens of the shapes that stay alive; the suffixes of the
+/// rest tokens (a quote, an escape, a control byte after a shape's characters) walked
+/// from their shape's state; and the tokens of no shape (beyond ASCII, or past 32
+/// characters) walked whole from `s`. `None` where any of this does not hold: the row is
+/// made as before.
 fn shaped(
     vocab: &Vocabulary,
     plan: &SlicePlan,
     s: u32,
-    step: &impl Fn(u32, u8) -> u32,
-    may_grow: &impl Fn() -> bool,
-    work: &mut usize,
-    scratch: &mut CheckScratch,
+    check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
     stack: &mut Vec<u32>,
 ) -> Option<(Vec<u32>, Vec<u32>)> {
+    let step = check.step;
     // A few single steps first, before any check: word characters alike, and the space
     // elsewhere (a plain string, a key, a number or a value's end never are).
     let w = step(s, b'a');
     if w == DEAD || WORD_PROBES.iter().any(|&b| step(s, b) != w) || step(s, b' ') == w {
         return None;
     }
-    let word = class_step(vocab, plan, WORD, s, step, may_grow, work, scratch);
-    let space = class_step(vocab, plan, SPACE, s, step, may_grow, work, scratch);
+    let word = check.class_step(vocab, plan, WORD, s);
+    let space = check.class_step(vocab, plan, SPACE, s);
     match (word, space) {
         // Both classes alike: the slices' chains serve these (a plain or counted string).
         (ClassStep::Leads(a), ClassStep::Leads(b)) if a == b => return None,
@@ -867,7 +830,7 @@ fn shaped(
             if child == 0 {
                 continue;
             }
-            match class_step(vocab, plan, c, q, step, may_grow, work, scratch) {
+            match check.class_step(vocab, plan, c, q) {
                 ClassStep::Leads(q2) => todo.push((child, q2)),
                 ClassStep::Dies => dead.push(child),
                 ClassStep::Splits => return None,
@@ -938,15 +901,23 @@ pub(super) fn walk<'v>(
     // row they cannot make is made as before).
     if !body_covered {
         let may_grow = budget(CHECK_NEW_STATES, CHECK_DFA_WORK);
-        let mut steps = 0;
-        if let Some((bits, ids)) =
-            shaped(vocab, plan, s, &step, &may_grow, &mut steps, scratch, stack)
-        {
+        let mut check = Check {
+            step: &step,
+            may_grow: &may_grow,
+            work: 0,
+            scratch,
+        };
+        if let Some((bits, ids)) = shaped(vocab, plan, s, &mut check, stack) {
             return Some(SlicedRow::Shaped(bits, ids));
         }
     }
     let may_grow = budget(CHECK_NEW_STATES, CHECK_DFA_WORK);
-    let mut steps = 0;
+    let mut check = Check {
+        step: &step,
+        may_grow: &may_grow,
+        work: 0,
+        scratch,
+    };
     let mut covered = [0u8; 8];
     // `used[i].2`: the slice's longer tokens are all refused (a dead end after its
     // coverage, or its full length covered), so the walk may skip every subtree made of
@@ -954,7 +925,7 @@ pub(super) fn walk<'v>(
     let mut used: Vec<(&[u8], &Bucket, bool)> = Vec::new();
     let mut used_slices: Vec<usize> = Vec::new();
     for (k, slice) in vocab.slices().iter().enumerate() {
-        let start = slice.chars.start();
+        let class = Class::slice(vocab, plan, k);
         // A slice inside a larger one covers at least as many characters (its strings
         // are the larger one's): where that one covers every length a bucket has, this
         // one adds no token, and its check is skipped.
@@ -966,23 +937,10 @@ pub(super) fn walk<'v>(
         covered[k] = if k == 0 && body_covered {
             MAX_CHARS
         } else {
-            coverage(
-                k,
-                &plan.moves[k],
-                start,
-                s,
-                &step,
-                &may_grow,
-                MAX_CHARS,
-                &mut steps,
-                scratch,
-                None,
-            )
+            check.coverage(class, s, MAX_CHARS, None)
         };
         if k == 0 && covered[0] == 0 {
-            if let Some((bits, ids)) =
-                json_minus(vocab, plan, s, &step, &may_grow, &mut steps, scratch, stack)
-            {
+            if let Some((bits, ids)) = json_minus(vocab, plan, s, &mut check, stack) {
                 return Some(SlicedRow::Bits(bits, ids));
             }
         }
@@ -996,19 +954,8 @@ pub(super) fn walk<'v>(
             let all = bucket.len == tokens.buckets.last().map_or(0, |b| b.len);
             // The bucket holds every token up to the coverage only where a bound is there
             // (every length has one; a vocabulary's longest may be shorter: then `all`).
-            let closed = all
-                || bucket.chars == covered[k]
-                    && dies_after(
-                        k,
-                        &plan.moves[k],
-                        start,
-                        s,
-                        covered[k],
-                        &step,
-                        &may_grow,
-                        &mut steps,
-                        scratch,
-                    );
+            let closed =
+                all || bucket.chars == covered[k] && check.dies_after(class, s, covered[k]);
             used.push((&tokens.cover, bucket, closed));
             used_slices.push(k);
         }
@@ -1045,19 +992,8 @@ pub(super) fn walk<'v>(
     };
     match whole {
         Some(rest) => {
-            walk_rest(
-                vocab,
-                plan,
-                used_slices[0],
-                rest,
-                s,
-                &step,
-                &may_grow,
-                &mut steps,
-                scratch,
-                stack,
-                &mut ids,
-            );
+            let class = Class::slice(vocab, plan, used_slices[0]);
+            walk_rest(vocab, class, rest, s, &mut check, stack, &mut ids);
         }
         None => {
             let skip: Vec<(&[u8], u8)> = used
