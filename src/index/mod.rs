@@ -42,6 +42,7 @@ use rows::RowStore;
 use source::Source;
 
 pub use mask_buffer::MaskBuffer;
+pub(crate) use token_set::{mark_ids, unmark_ids};
 pub use token_set::{mask_words, TokenSet};
 
 // The trie prunes where a step returns its DEAD; the automata's DEAD must be that state.

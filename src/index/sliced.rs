@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
+use crate::index::{mark_ids, unmark_ids};
 use crate::mask_words;
 use crate::vocabulary::shapes::{SPACE, WORD};
 use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII, SLICE_COUNT};
@@ -847,18 +848,24 @@ fn shaped(
         let mut bits = trie.bits.to_vec();
         for &n in &dead {
             let node = trie.nodes[n as usize];
-            for &id in &trie.ids[node.start as usize..node.end as usize] {
-                bits[id as usize >> 5] &= !(1 << (id & 31));
-            }
+            unmark_ids(
+                &mut bits,
+                trie.ids[node.start as usize..node.end as usize]
+                    .iter()
+                    .copied(),
+            );
         }
         bits
     } else {
         let mut bits = vec![0u32; trie.bits.len()];
         for &n in &alive {
             let node = trie.nodes[n as usize];
-            for &id in &trie.ids[node.start as usize..node.own_end as usize] {
-                bits[id as usize >> 5] |= 1 << (id & 31);
-            }
+            mark_ids(
+                &mut bits,
+                trie.ids[node.start as usize..node.own_end as usize]
+                    .iter()
+                    .copied(),
+            );
         }
         bits
     };
@@ -885,22 +892,22 @@ pub(super) fn walk<'v>(
 ) -> Option<SlicedRow<'v>> {
     // The checks' limits, counted from now.
     let (work, states) = (&work, &states);
-    let budget = |new_states: usize, dfa_work: u64| {
+    let budget = || {
         let (dfa_work_before, states_before) = (work(), states().0);
         move || {
             let (now, max) = states();
             let cap = if now <= max / 2 {
-                new_states
+                CHECK_NEW_STATES
             } else {
                 CHECK_NEW_STATES_PAST_HALF
             };
-            work() - dfa_work_before <= dfa_work && now - states_before <= cap
+            work() - dfa_work_before <= CHECK_DFA_WORK && now - states_before <= cap
         }
     };
     // Inside a string under a word count, the word shapes (each with its own budget: a
     // row they cannot make is made as before).
     if !body_covered {
-        let may_grow = budget(CHECK_NEW_STATES, CHECK_DFA_WORK);
+        let may_grow = budget();
         let mut check = Check {
             step: &step,
             may_grow: &may_grow,
@@ -911,7 +918,7 @@ pub(super) fn walk<'v>(
             return Some(SlicedRow::Shaped(bits, ids));
         }
     }
-    let may_grow = budget(CHECK_NEW_STATES, CHECK_DFA_WORK);
+    let may_grow = budget();
     let mut check = Check {
         step: &step,
         may_grow: &may_grow,

@@ -106,6 +106,22 @@ pub fn mask_words(vocab_size: usize) -> usize {
     vocab_size.div_ceil(32)
 }
 
+/// Sets the bits of `ids` in `bits` (bit `id & 31` of word `id >> 5`).
+#[inline]
+pub(crate) fn mark_ids(bits: &mut [u32], ids: impl IntoIterator<Item = u32>) {
+    for id in ids {
+        bits[(id >> 5) as usize] |= 1 << (id & 31);
+    }
+}
+
+/// Clears the bits of `ids` in `bits`.
+#[inline]
+pub(crate) fn unmark_ids(bits: &mut [u32], ids: impl IntoIterator<Item = u32>) {
+    for id in ids {
+        bits[(id >> 5) as usize] &= !(1 << (id & 31));
+    }
+}
+
 impl TokenSet {
     fn new(repr: Repr, len: u32, vocab_size: usize) -> TokenSet {
         TokenSet {
@@ -123,9 +139,7 @@ impl TokenSet {
         let words = mask_words(vocab_size);
         if ids.len() >= words {
             let mut bits = vec![0u32; words].into_boxed_slice();
-            for &id in &ids {
-                bits[(id >> 5) as usize] |= 1 << (id & 31);
-            }
+            mark_ids(&mut bits, ids.iter().copied());
             let len: u32 = bits.iter().map(|w| w.count_ones()).sum();
             if len as usize >= words {
                 return TokenSet::new(Repr::Bits(bits), len, vocab_size);
@@ -154,9 +168,7 @@ impl TokenSet {
         }
         let mut bits = vec![0u32; words].into_boxed_slice();
         for part in [ids, more] {
-            for &id in part {
-                bits[(id >> 5) as usize] |= 1 << (id & 31);
-            }
+            mark_ids(&mut bits, part.iter().copied());
         }
         Self::from_marked(bits, vocab_size)
     }
@@ -168,9 +180,7 @@ impl TokenSet {
         let words = mask_words(vocab_size);
         debug_assert_eq!(bits.len(), words);
         let mut bits: Box<[u32]> = bits.into();
-        for &id in more {
-            bits[(id >> 5) as usize] |= 1 << (id & 31);
-        }
+        mark_ids(&mut bits, more.iter().copied());
         Self::from_marked(bits, vocab_size)
     }
 

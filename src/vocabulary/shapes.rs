@@ -26,6 +26,7 @@ use super::slices::{Slice, MAX_CHARS, UNCOVERED};
 use super::trie::TokenTrie;
 use super::Vocabulary;
 use crate::automaton::{Dfa, DEAD};
+use crate::index::mark_ids;
 
 /// The two classes, as regexes of "any number of characters of the class" (start state
 /// the only character boundary, as a slice's): the JSON string slice's ASCII characters
@@ -187,9 +188,7 @@ impl ShapeTrie {
             bits: vec![0u32; crate::mask_words(vocab.size())].into_boxed_slice(),
         };
         trie.add(&entries, 0, &suffixes);
-        for &id in &trie.ids {
-            trie.bits[id as usize >> 5] |= 1 << (id & 31);
-        }
+        mark_ids(&mut trie.bits, trie.ids.iter().copied());
         Some(trie)
     }
 

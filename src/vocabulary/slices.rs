@@ -15,6 +15,7 @@ use super::shapes::Shapes;
 use super::trie::TokenTrie;
 use super::Vocabulary;
 use crate::automaton::{Dfa, DEAD};
+use crate::index::{mark_ids, unmark_ids};
 use crate::mask_words;
 
 /// Tokens of more characters than this are never covered (they are walked): it bounds
@@ -255,11 +256,8 @@ impl SliceTokens {
                 continue; // no new tokens: the last bucket serves this bound too
             }
             let mut bits = vec![0u32; words].into_boxed_slice();
-            for (id, &c) in covers.iter().enumerate() {
-                if c <= bound {
-                    bits[id >> 5] |= 1 << (id & 31);
-                }
-            }
+            let within = covers.iter().enumerate().filter(|&(_, &c)| c <= bound);
+            mark_ids(&mut bits, within.map(|(id, _)| id as u32));
             buckets.push(Bucket {
                 chars: bound,
                 len,
@@ -316,11 +314,7 @@ impl Held {
     pub(crate) fn remove_from(&self, bits: &mut [u32]) {
         match self {
             Held::Bits(held) => bits.iter_mut().zip(held.iter()).for_each(|(w, x)| *w &= !x),
-            Held::Ids(ids) => {
-                for &id in ids.iter() {
-                    bits[id as usize >> 5] &= !(1 << (id & 31));
-                }
-            }
+            Held::Ids(ids) => unmark_ids(bits, ids.iter().copied()),
         }
     }
 }
@@ -348,9 +342,7 @@ impl Holding {
                     Held::Ids(ids.into_boxed_slice())
                 } else {
                     let mut bits = vec![0u32; words].into_boxed_slice();
-                    for id in ids {
-                        bits[id as usize >> 5] |= 1 << (id & 31);
-                    }
+                    mark_ids(&mut bits, ids);
                     Held::Bits(bits)
                 }
             })
