@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use logitmask::json_schema::{regex_from_json_schema_str, Config};
+use logitmask::json_schema::{regex_from_json_schema_str, Config, PropertyOrder};
 use logitmask::{ErrorKind, Index, IndexConfig, Vocabulary};
 
 /// Every single byte as a token (ids 0..=255) and EOS 256: walks are byte by byte.
@@ -735,4 +735,102 @@ fn repetitions_beside_an_unanchored_end_count_to_their_minimum() {
         &[r#"{"child-1":"x"}"#, r#"{"":1}"#, r#"{"--":"y"}"#],
         &[r#"{"a":1}"#, r#"{"x y":2}"#],
     );
+}
+
+/// `{"p0": .., "p1": .., ...}` with `n` properties, `p{i}` an integer when `i` is even and
+/// a boolean when odd, the ones in `required` required, and `extra` as JSON text.
+fn many_properties(n: usize, required: &[usize], extra: &str) -> String {
+    let props: Vec<String> = (0..n)
+        .map(|i| {
+            let t = if i % 2 == 0 { "integer" } else { "boolean" };
+            format!(r#""p{i}":{{"type":"{t}"}}"#)
+        })
+        .collect();
+    let req: Vec<String> = required.iter().map(|i| format!(r#""p{i}""#)).collect();
+    format!(
+        r#"{{"type":"object","properties":{{{}}},"required":[{}]{extra}}}"#,
+        props.join(","),
+        req.join(",")
+    )
+}
+
+#[test]
+fn any_order_objects_of_any_size_unfold_only_what_texts_write() {
+    let any = Config::new()
+        .property_order(PropertyOrder::Any)
+        .allow_additional_properties(true);
+    let schema = many_properties(40, &[3, 17, 39], "");
+    let vocab = bytes_vocab();
+    let index =
+        Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(true), &any).unwrap();
+    let backwards: Vec<String> = (0..40)
+        .rev()
+        .map(|i| format!(r#""p{i}":{}"#, if i % 2 == 0 { "1" } else { "true" }))
+        .collect();
+    let backwards = format!("{{{}}}", backwards.join(","));
+    for ok in [
+        r#"{"p39":true,"p3":false,"p17":true}"#,
+        r#"{"p17":false,"x":[1,{"y":2}],"p39":true,"p0":0,"p3":true}"#,
+        r#"{"p3":true,"p17":true,"p39":true,"zz":null}"#,
+        backwards.as_str(),
+    ] {
+        assert!(accepts(&index, ok), "refuses valid {ok}");
+    }
+    for bad in [
+        // A required member missing, a member twice, a declared name with another type.
+        r#"{"p39":true,"p3":false}"#,
+        r#"{"p39":true,"p3":false,"p17":true,"p3":true}"#,
+        r#"{"p39":true,"p3":false,"p17":true,"p0":true}"#,
+        r#"{}"#,
+    ] {
+        assert!(!accepts(&index, bad), "accepts invalid {bad}");
+    }
+    // Only the sets of members the texts wrote became states, not 2^40.
+    assert!(
+        index.state_count() < 5_000,
+        "{} states",
+        index.state_count()
+    );
+    // Regex text still lists every order, so it stops at 6 members and says where to go.
+    let e = regex_from_json_schema_str(&schema, &any).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
+    assert!(e.to_string().contains("Index::from_json_schema"), "{e}");
+}
+
+#[test]
+fn any_order_objects_hold_counts_and_write_only_valid_texts() {
+    let any = Config::new()
+        .property_order(PropertyOrder::Any)
+        .allow_additional_properties(true);
+    let schema = many_properties(9, &[2, 5], r#","minProperties":3,"maxProperties":4"#);
+    // Lazy only: an eager build of 9 members beside free-form extras is every subset.
+    let vocab = bytes_vocab();
+    let index =
+        Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(true), &any).unwrap();
+    let (valid, invalid): (&[&str], &[&str]) = (
+        &[
+            r#"{"p5":true,"p2":1,"p8":3}"#,
+            r#"{"q":1,"p5":true,"p2":1}"#,
+            r#"{"p2":1,"q":1,"p5":true,"p0":2}"#,
+        ],
+        &[
+            r#"{"p5":true,"p2":1}"#,
+            r#"{"p5":true,"p2":1,"p8":3,"p0":4,"p1":true}"#,
+            r#"{"p5":true,"p2":1,"p2":3}"#,
+        ],
+    );
+    for t in valid {
+        assert!(accepts(&index, t), "refuses valid {t}");
+    }
+    for t in invalid {
+        assert!(!accepts(&index, t), "accepts invalid {t}");
+    }
+    assert!(random_texts_validate(&schema, &any, 200) > 50);
+    let open = many_properties(
+        12,
+        &[],
+        r#","additionalProperties":{"type":"string"},"minProperties":2"#,
+    );
+    let written = random_texts_validate(&open, &any, 200);
+    assert!(written > 50, "{written}");
 }

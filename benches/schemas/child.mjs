@@ -135,7 +135,11 @@ function runSchema(rec) {
   let index;
   const t0 = performance.now();
   try {
-    index = lm.Index.fromJsonSchema(rec.schema, vocab, process.env.LOGITMASK_BENCH_EAGER ? { ...OPTIONS, lazy: false } : OPTIONS);
+    index = lm.Index.fromJsonSchema(rec.schema, vocab, {
+      ...OPTIONS,
+      ...(process.env.LOGITMASK_BENCH_EAGER ? { lazy: false } : {}),
+      ...(process.env.LOGITMASK_BENCH_ANY_ORDER ? { propertyOrder: "any" } : {}),
+    });
     out.compile_ms = performance.now() - t0;
     const g = new lm.Guide(index);
     g.fillMask(mask);

@@ -15,6 +15,9 @@
 //   --jobs N           worker processes at once (default 1: figures are per-core times)
 //   --eager            build eager indexes (lazy: false): compile times beside lazy mode's
 //                      (results go to logitmask-eager[-sample].jsonl unless --out)
+//   --any-order        propertyOrder: "any" (members in every order, as JSON Schema
+//                      itself allows; the default runs keep schema order), results to
+//                      logitmask-any[-sample].jsonl unless --out
 //   --update-baseline  with the ratchet's sample: rewrite its baseline.json from this run
 //                      (the ids that pass); only ever raises it unless --allow-lower is given
 
@@ -40,7 +43,9 @@ const jobs = Math.max(1, Number(option("--jobs", "1")));
 // A sample run (e.g. raising the ratchet's baseline) keeps the full run's results.
 const eager = process.argv.includes("--eager");
 if (eager) process.env.LOGITMASK_BENCH_EAGER = "1"; // the forked children read it
-const outName = `logitmask${eager ? "-eager" : ""}${sample ? "-sample" : ""}.jsonl`;
+const anyOrder = process.argv.includes("--any-order");
+if (anyOrder) process.env.LOGITMASK_BENCH_ANY_ORDER = "1";
+const outName = `logitmask${eager ? "-eager" : ""}${anyOrder ? "-any" : ""}${sample ? "-sample" : ""}.jsonl`;
 const outFile = path.resolve(option("--out", path.join(OUT_DIR, outName)));
 
 if (!existsSync(path.join(ROOT, "pkg/node/logitmask.js"))) {

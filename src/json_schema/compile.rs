@@ -12,7 +12,7 @@ use super::fragments::{self, JSON_CHAR};
 use super::json::{canonical_char, pointer_push, write_json_string, Json};
 use super::number::{self, in_range};
 use super::pattern::{self, Pat, PropCache};
-use super::re::{self, Re};
+use super::re::{self, Interleave, Re};
 use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, OneOf, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{Config, PropertyOrder, MAX_SCHEMA_NESTING};
@@ -91,6 +91,10 @@ pub(crate) struct Compiler<'a> {
     budget: Budget,
     /// [`re::entries_made`] when last charged.
     re_entries_charged: u64,
+    /// Compiling for an automaton (not regex text): objects whose properties may come
+    /// in any order become lazily unfolded interleavings ([`Re::interleave`]), of any
+    /// size and with undeclared properties anywhere.
+    pub(crate) for_automaton: bool,
 }
 
 impl<'a> Compiler<'a> {
@@ -114,6 +118,7 @@ impl<'a> Compiler<'a> {
             nesting: 0,
             budget: Budget::new(config.get_max_work(), "JSON Schema"),
             re_entries_charged: re::entries_made(),
+            for_automaton: false,
         }
     }
 
@@ -1213,12 +1218,13 @@ impl<'a> Compiler<'a> {
         };
         let (body, empty_ok) = match self.config.property_order {
             PropertyOrder::Schema => parts.schema_order(),
+            PropertyOrder::Any if self.for_automaton => parts.interleaved(),
             PropertyOrder::Any => {
                 if parts.members.len() > MAX_ANY_ORDER_PROPERTIES {
                     return Err(Error::new(
                         ErrorKind::UnsupportedSchema,
                         format!(
-                            "an object with {} declared properties at {} under PropertyOrder::Any (at most {}: the regex lists every order)",
+                            "an object with {} declared properties at {} under PropertyOrder::Any in a regex (at most {}: regex text lists every order); Index::from_json_schema (JS: Index.fromJsonSchema) takes any number",
                             parts.members.len(),
                             show(&s.ptr),
                             MAX_ANY_ORDER_PROPERTIES
@@ -1691,7 +1697,30 @@ impl ObjectParts {
         (body, empty_ok)
     }
 
-    /// Declared members in any order (every order listed), then other members.
+    /// Declared members in any order, other members anywhere among them: an
+    /// interleaving of one group per member, unfolded by the automaton as a text goes
+    /// (only the sets of members a text writes become states). The body written holds
+    /// at least one member; the empty object is told apart by the caller.
+    fn interleaved(&self) -> (Re, bool) {
+        let groups: Vec<Vec<(Re, bool)>> = self
+            .members
+            .iter()
+            .map(|(m, required)| vec![(m.clone(), *required)])
+            .collect();
+        let empty_ok = self.min == 0 && self.members.iter().all(|(_, r)| !r);
+        let body = Re::interleave(Interleave {
+            groups,
+            extra: self.extra.clone(),
+            sep: self.sep.clone(),
+            min: clamp32(self.min.max(1)),
+            max: self.max.map(clamp32),
+        });
+        (body, empty_ok)
+    }
+
+    /// Declared members in any order (every order listed), then other members: the
+    /// regex text form of [`interleaved`](Self::interleaved), at most
+    /// [`MAX_ANY_ORDER_PROPERTIES`] members.
     fn any_order(&self) -> (Re, bool) {
         let n = self.members.len();
         let required: u32 = self

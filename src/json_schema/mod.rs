@@ -314,7 +314,7 @@ pub fn regex_from_json_schema_str(schema: &str, config: &Config) -> Result<Strin
 fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
     let Compiled {
         re, automaton_only, ..
-    } = compile_re(schema, config)?;
+    } = compile_re(schema, config, Target::Regex)?;
     if re.needs_automaton() {
         let (keyword, at) = automaton_only.unwrap_or(("pattern", "#".to_string()));
         return Err(Error::new(
@@ -354,7 +354,14 @@ struct Compiled {
     string_bodies: Vec<Re>,
 }
 
-fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
+/// What a compile makes: regex text, or an automaton (which can say more, lazily).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Regex,
+    Automaton,
+}
+
+fn compile_re(schema: &Json, config: &Config, target: Target) -> Result<Compiled> {
     check_limits(config)?;
     if matches!(schema, Json::Bool(false)) {
         return Err(Error::new(
@@ -364,6 +371,7 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
     }
     let free_form = free_form_template(config)?;
     let mut compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
+    compiler.for_automaton = target == Target::Automaton;
     compiler.seed_free_form(&free_form.levels);
     let re = match compiler.compile_root() {
         // Finer `oneOf` complements are more alternatives to distribute: where they
@@ -372,6 +380,7 @@ fn compile_re(schema: &Json, config: &Config) -> Result<Compiled> {
         Err(_) if compiler.branch_limit_hit => {
             compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
             compiler.doc.coarse_one_of = true;
+            compiler.for_automaton = target == Target::Automaton;
             compiler.seed_free_form(&free_form.levels);
             compiler.compile_root()?
         }
@@ -494,7 +503,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         free_form,
         string_bodies,
         ..
-    } = compile_re(schema, config)?;
+    } = compile_re(schema, config, Target::Automaton)?;
     let mut exprs = free_form.exprs.clone();
     let mut memo = free_form.memo.clone();
     let root = re.to_expr(&mut exprs, &mut memo)?;

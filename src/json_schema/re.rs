@@ -12,7 +12,7 @@ use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use crate::automaton::expr::{ByteSet, ExprId, ExprSet, FastMap, FastSet};
+use crate::automaton::expr::{ByteSet, ExprId, ExprSet, FastMap, FastSet, Interleaving};
 use crate::error::Result;
 
 /// A regular expression over bytes (regex-automata syntax, Unicode mode).
@@ -53,6 +53,29 @@ enum Kind {
     /// Every byte string not in the part (callers intersect it with their universe);
     /// automaton only.
     Not(Re),
+    /// Members of ordered groups in every interleaving (an object's properties in any
+    /// order), unfolded lazily by the automaton ([`Interleaving`]); automaton only.
+    Interleave(Box<Interleave>),
+}
+
+/// The parts of an [`Interleaving`], as trees.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Interleave {
+    pub(crate) groups: Vec<Vec<(Re, bool)>>,
+    pub(crate) extra: Option<Re>,
+    pub(crate) sep: Re,
+    pub(crate) min: u32,
+    pub(crate) max: Option<u32>,
+}
+
+impl Interleave {
+    fn parts(&self) -> impl Iterator<Item = &Re> {
+        self.groups
+            .iter()
+            .flat_map(|g| g.iter().map(|(m, _)| m))
+            .chain(self.extra.as_ref())
+            .chain([&self.sep])
+    }
 }
 
 // Literal and class nodes are hashed by their text (kind told apart by the key's flag);
@@ -78,6 +101,7 @@ impl Node {
         1 + match &self.kind {
             Kind::Concat(v) | Kind::Alt(v) | Kind::And(v) => v.len() as u64,
             Kind::Repeat(..) | Kind::Not(_) => 1,
+            Kind::Interleave(i) => i.parts().count() as u64,
             _ => 0,
         }
     }
@@ -108,9 +132,12 @@ fn node(kind: Kind) -> Re {
             .iter()
             .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Not(r) => r.size().saturating_add(4),
+        Kind::Interleave(i) => i
+            .parts()
+            .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
     };
     let needs_automaton = match &kind {
-        Kind::And(_) | Kind::Not(_) => true,
+        Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) => true,
         Kind::Concat(v) | Kind::Alt(v) => v.iter().any(|r| r.0.needs_automaton),
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
@@ -272,6 +299,22 @@ impl Re {
         }
     }
 
+    /// Members of ordered groups in every interleaving that keeps each group's order,
+    /// `sep` between two, `min..=max` in all, `extra` any number of times anywhere
+    /// ([`ExprSet::interleave`]); automaton only.
+    pub(crate) fn interleave(spec: Interleave) -> Re {
+        if spec.max.is_some_and(|m| m < spec.min)
+            || spec
+                .groups
+                .iter()
+                .flatten()
+                .any(|(m, req)| *req && m.is_never())
+        {
+            return Re::never();
+        }
+        node(Kind::Interleave(Box::new(spec)))
+    }
+
     /// Whether the tree holds an intersection or a complement, so that it has no regex
     /// text.
     pub(crate) fn needs_automaton(&self) -> bool {
@@ -360,7 +403,7 @@ impl Re {
             }
             // Callers check needs_automaton() first; render something that matches nothing
             // rather than panic.
-            Kind::And(_) | Kind::Not(_) => out.push_str(r"[a&&b]"),
+            Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) => out.push_str(r"[a&&b]"),
             Kind::Raw(s) => {
                 if prec == Prec::Alt {
                     out.push_str(s);
@@ -483,6 +526,25 @@ impl Re {
                 let e = r.to_expr(set, memo)?;
                 set.complement(e)
             }
+            Kind::Interleave(i) => {
+                let mut groups = Vec::with_capacity(i.groups.len());
+                for g in &i.groups {
+                    let g = g
+                        .iter()
+                        .map(|(m, req)| Ok((m.to_expr(set, memo)?, *req)))
+                        .collect::<Result<Vec<_>>>()?;
+                    groups.push(g);
+                }
+                let extra = i.extra.as_ref().map(|x| x.to_expr(set, memo)).transpose()?;
+                let sep = i.sep.to_expr(set, memo)?;
+                set.interleave(Interleaving {
+                    groups,
+                    extra,
+                    sep,
+                    min: i.min,
+                    max: i.max,
+                })
+            }
         };
         // The key stays valid: `self` (and so the node) outlives the memo's use.
         memo.nodes.insert(key, e);
@@ -508,6 +570,7 @@ impl Re {
             match &r.0.kind {
                 Kind::Concat(v) | Kind::Alt(v) => stack.extend(v.iter()),
                 Kind::Repeat(x, _, max) if *max != Some(0) => stack.push(x),
+                Kind::Interleave(i) => stack.extend(i.parts()),
                 _ => {}
             }
         }

@@ -62,6 +62,11 @@ impl ExprSet {
                 }
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Not(x) | Node::Repeat(x, ..) => stack.push(x),
+                Node::Interleave(..) => {
+                    let before = stack.len();
+                    self.interleave_heads(x, stack);
+                    *work += (stack.len() - before) as u64;
+                }
             }
         }
     }
@@ -150,6 +155,10 @@ impl ExprSet {
                 let hi = if hi == UNBOUNDED { None } else { Some(hi - 1) };
                 let rest = self.repeat(x, lo.saturating_sub(1), hi);
                 self.concat2(dx, rest)
+            }
+            Node::Interleave(..) => {
+                let unfolded = self.unfold_interleave(e, work);
+                self.derive(unfolded, byte, class, memo, work)
             }
         }
     }

@@ -249,6 +249,11 @@ impl ExprDfa {
                 }
                 Some(false)
             }
+            Node::Interleave(..) => {
+                let mut work = 0;
+                let unfolded = self.exprs.unfold_interleave(e, &mut work);
+                self.covers_body(unfolded, tail, fuel)
+            }
             _ => Some(false),
         }
     }
@@ -580,6 +585,35 @@ impl ExprDfa {
                 any
             }
             Node::Repeat(body, lo, _) => lo == 0 || self.is_nonempty(body)?,
+            // By its members, each decided once, not by a search over whole objects.
+            Node::Interleave(..) => {
+                let needs = self.exprs.interleave_needs(e);
+                let mut ok = true;
+                for &m in &needs.required {
+                    if !self.is_nonempty(m)? {
+                        ok = false;
+                        break;
+                    }
+                }
+                let written = needs.required.len() as u32;
+                let mut most = written;
+                if let (true, Some(x)) = (ok, needs.extra) {
+                    if self.is_nonempty(x)? {
+                        most = u32::MAX; // extras make up any count
+                    }
+                }
+                if ok && most != u32::MAX {
+                    for &m in &needs.optional {
+                        if most >= needs.at_least {
+                            break;
+                        }
+                        if self.is_nonempty(m)? {
+                            most += 1;
+                        }
+                    }
+                }
+                ok && written.max(needs.at_least) <= most.min(needs.at_most)
+            }
             _ => self.search_nonempty(e)?,
         };
         self.nonempty.insert(e, result);
@@ -821,6 +855,10 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
             }
             Node::Not(a) | Node::Repeat(a, _, _) => {
                 stack.push(*a);
+                continue;
+            }
+            Node::Interleave(spec, ..) => {
+                stack.extend(exprs.interleave_parts(*spec));
                 continue;
             }
         };

@@ -18,6 +18,7 @@
 
 mod derive;
 mod hir;
+mod interleave;
 mod lazy;
 mod paged;
 mod saturate;
@@ -25,6 +26,7 @@ mod saturate;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+pub use interleave::Interleaving;
 pub(crate) use lazy::ExprDfa;
 
 /// A fast, non-cryptographic hasher for the arena's and the DFA's tables (ids, small
@@ -155,6 +157,9 @@ pub(crate) enum Node {
     And(Box<[ExprId]>),
     Not(ExprId),
     Repeat(ExprId, u32, u32),
+    /// An interleaving of ordered groups (`interleave.rs`): its spec, the members
+    /// written (clamped), and where each group stands.
+    Interleave(u32, u32, Box<[u32]>),
 }
 
 /// What the constructors know of a node without looking inside it again.
@@ -188,6 +193,10 @@ pub struct ExprSet {
     members: Vec<ExprId>,
     /// Set when a constructor met [`MAX_DEPTH`]; sticky.
     too_deep: bool,
+    /// What the [`Node::Interleave`] nodes of one object share, by index.
+    interleaves: Vec<interleave::InterleaveSpec>,
+    /// Interleave node -> its one-step unfolding.
+    unfolded: FastMap<ExprId, ExprId>,
 }
 
 impl Default for ExprSet {
@@ -215,6 +224,8 @@ impl ExprSet {
             ands: FastMap::default(),
             members: Vec::new(),
             too_deep: false,
+            interleaves: Vec::new(),
+            unfolded: FastMap::default(),
         };
         let nothing = set.intern(Node::Nothing);
         let empty = set.intern(Node::Empty);
@@ -271,6 +282,7 @@ impl ExprSet {
             .iter()
             .map(|n| match n {
                 Node::Or(v) | Node::And(v) => v.len() * 4 * 2,
+                Node::Interleave(_, _, at) => at.len() * 4 * 2,
                 _ => 0,
             })
             .sum();
@@ -388,6 +400,7 @@ impl ExprSet {
                     counted: *hi != UNBOUNDED || e.counted,
                 }
             }
+            Node::Interleave(spec, written, at) => self.interleave_info(*spec, *written, at),
         }
     }
 

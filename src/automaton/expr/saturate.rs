@@ -57,7 +57,9 @@ impl Saturation {
         }
         let r = match *exprs.node(e) {
             // Under a complement the language shrinks as a count grows: left as it is.
-            Node::Nothing | Node::Empty | Node::Set(_) | Node::Not(_) => (e, e),
+            Node::Nothing | Node::Empty | Node::Set(_) | Node::Not(_) | Node::Interleave(..) => {
+                (e, e)
+            }
             Node::Concat(..) => return self.bounds_of_chain(exprs, e),
             Node::Or(ref v) | Node::And(ref v) => {
                 let and = matches!(exprs.node(e), Node::And(_));
@@ -187,7 +189,11 @@ impl Saturation {
                 continue;
             }
             match *exprs.node(x) {
-                Node::Nothing | Node::Empty | Node::Set(_) | Node::Not(_) => {}
+                Node::Nothing
+                | Node::Empty
+                | Node::Set(_)
+                | Node::Not(_)
+                | Node::Interleave(..) => {}
                 Node::Concat(a, b) => stack.extend([a, b]),
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Repeat(body, lo, hi) => {
@@ -210,7 +216,7 @@ impl Saturation {
         }
         let n = match *exprs.node(e) {
             Node::Nothing => u32::MAX,
-            Node::Empty | Node::Not(_) => 0,
+            Node::Empty | Node::Not(_) | Node::Interleave(..) => 0,
             Node::Set(_) => 1,
             Node::Concat(..) => {
                 // Along the chain without recursing into its rest (chains are long).

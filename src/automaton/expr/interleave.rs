@@ -1,0 +1,380 @@
+//! Interleavings of ordered groups: a JSON object's members in any order, unfolded lazily.
+//!
+//! An object whose properties may come in any order has a language that, written out,
+//! lists every set of properties written so far: 2^n states for n properties (the regex
+//! compiler's listing stops at 6). An [`Node::Interleave`] node holds instead only where
+//! each group stands and how many members were written; its derivative is that of its
+//! one-step unfolding (the members that may come next, each followed by the node one step
+//! on), built when a derivative asks for it. So only the sets of members a text actually
+//! writes become states.
+//!
+//! A group is a sequence of members in a fixed order, each optional or required: a member
+//! may be written once the group's earlier members are written or skipped, and a required
+//! one may not be skipped. One group per member is "any order"; several groups of several
+//! members are the interleavings that keep each group's own order. An `extra` member (any
+//! undeclared property) may come any number of times, anywhere. Members after the first
+//! are preceded by `sep`; `min..=max` members in all (extras included).
+
+use super::{ExprId, ExprSet, Info, Node};
+
+/// A group's members in their order, each with whether it is required.
+type Group = Box<[(ExprId, bool)]>;
+
+/// What every [`Node::Interleave`] of one object shares.
+#[derive(Clone, Debug)]
+pub(crate) struct InterleaveSpec {
+    /// The groups, each a sequence of (member, required).
+    groups: Box<[Group]>,
+    /// A member that may come any number of times (undeclared properties), if any.
+    extra: Option<ExprId>,
+    /// Between two members.
+    sep: ExprId,
+    min: u32,
+    /// Most members (`u32::MAX`: no limit).
+    max: u32,
+    /// Counts from here up are equivalent (at least 1: "something was written").
+    clamp: u32,
+    /// Derivative recursion depth of an unfolding.
+    depth: u32,
+}
+
+/// See [`ExprSet::interleave_needs`].
+pub(crate) struct InterleaveNeeds {
+    pub(crate) required: Vec<ExprId>,
+    pub(crate) optional: Vec<ExprId>,
+    pub(crate) extra: Option<ExprId>,
+    pub(crate) at_least: u32,
+    pub(crate) at_most: u32,
+}
+
+/// Writes down an interleaving's members.
+#[derive(Clone, Debug)]
+pub struct Interleaving {
+    /// The groups, each a sequence of (member, required).
+    pub groups: Vec<Vec<(ExprId, bool)>>,
+    /// A member that may come any number of times anywhere, if any.
+    pub extra: Option<ExprId>,
+    /// Written between two members.
+    pub sep: ExprId,
+    /// Fewest members in all.
+    pub min: u32,
+    /// Most members in all (`None`: no limit).
+    pub max: Option<u32>,
+}
+
+impl ExprSet {
+    /// Every sequence of the members of `spec`'s groups (separated by its `sep`) that
+    /// keeps each group's order, writes every required member, and holds `min..=max`
+    /// members in all. A group's members are taken to be distinct from every other
+    /// member's strings (an object's keys): the language is then unambiguous and its
+    /// states are where each group stands.
+    pub fn interleave(&mut self, spec: Interleaving) -> ExprId {
+        let max = spec.max.unwrap_or(u32::MAX);
+        if max < spec.min {
+            return ExprId::NOTHING;
+        }
+        let mut groups: Vec<Group> = Vec::new();
+        for g in spec.groups {
+            // A member that can never be written: a required one empties the language,
+            // an optional one drops out.
+            if g.iter().any(|&(m, req)| req && m == ExprId::NOTHING) {
+                return ExprId::NOTHING;
+            }
+            let g: Group = g
+                .into_iter()
+                .filter(|&(m, _)| m != ExprId::NOTHING)
+                .collect();
+            if !g.is_empty() {
+                groups.push(g);
+            }
+        }
+        let extra = spec.extra.filter(|&x| x != ExprId::NOTHING);
+        let clamp = if max != u32::MAX {
+            max.saturating_add(1)
+        } else {
+            spec.min
+        }
+        .max(1);
+        let parts = groups
+            .iter()
+            .flat_map(|g| g.iter().map(|&(m, _)| m))
+            .chain(extra)
+            .chain([spec.sep]);
+        let depth = 3 + parts.map(|m| self.info[m.index()].depth).max().unwrap_or(0);
+        let spec_id = self.interleaves.len() as u32;
+        let start: Box<[u32]> = vec![0; groups.len()].into();
+        self.interleaves.push(InterleaveSpec {
+            groups: groups.into(),
+            extra,
+            sep: spec.sep,
+            min: spec.min,
+            max,
+            clamp,
+            depth,
+        });
+        self.interleave_at(spec_id, 0, start)
+    }
+
+    /// The node of `spec` with `written` members written and each group at `at`.
+    fn interleave_at(&mut self, spec: u32, written: u32, at: Box<[u32]>) -> ExprId {
+        let s = &self.interleaves[spec as usize];
+        if s.extra.is_none()
+            && s.groups
+                .iter()
+                .zip(at.iter())
+                .all(|(g, &i)| i as usize == g.len())
+        {
+            // Nothing more can be written.
+            return if written >= s.min {
+                ExprId::EMPTY
+            } else {
+                ExprId::NOTHING
+            };
+        }
+        self.intern(Node::Interleave(spec, written, at))
+    }
+
+    /// Required members not written yet, and whether all of them can be written
+    /// (their languages known non-empty).
+    fn still_required(&self, spec: &InterleaveSpec, at: &[u32]) -> (u32, bool) {
+        let (mut count, mut positive) = (0u32, true);
+        for (g, &i) in spec.groups.iter().zip(at) {
+            for &(m, req) in &g[i as usize..] {
+                if req {
+                    count += 1;
+                    positive &= self.info[m.index()].positive;
+                }
+            }
+        }
+        (count, positive)
+    }
+
+    pub(super) fn interleave_info(&self, spec: u32, written: u32, at: &[u32]) -> Info {
+        let s = &self.interleaves[spec as usize];
+        let (required, all_positive) = self.still_required(s, at);
+        let at_least = written.saturating_add(required);
+        // Extras make up the count to `min` if there are any: non-empty for sure when
+        // every required member can be written and that fits under `max`. Otherwise the
+        // lazy DFA's search decides.
+        let extras_ok = at_least >= s.min || s.extra.is_some_and(|x| self.info[x.index()].positive);
+        Info {
+            nullable: required == 0 && written >= s.min,
+            positive: all_positive && extras_ok && at_least.max(s.min) <= s.max,
+            depth: s.depth,
+            // Counts inside members are left as they are (saturate.rs does not look in).
+            counted: false,
+        }
+    }
+
+    /// The one-step unfolding of an interleave node: `ε` if it may end here, and each
+    /// member that may come next (after `sep` unless it is the first), followed by the
+    /// node one step on. Memoized: a state inside a member that may end (a number) asks
+    /// at every byte.
+    pub(super) fn unfold_interleave(&mut self, e: ExprId, work: &mut u64) -> ExprId {
+        if let Some(&u) = self.unfolded.get(&e) {
+            return u;
+        }
+        let Node::Interleave(spec_id, written, ref at) = *self.node(e) else {
+            unreachable!("an interleave node")
+        };
+        let at = at.clone();
+        let s = self.interleaves[spec_id as usize].clone();
+        let mut alts = Vec::new();
+        if self.nullable(e) {
+            alts.push(ExprId::EMPTY);
+        }
+        if written < s.max {
+            let next = (written + 1).min(s.clamp);
+            let lead = if written > 0 { s.sep } else { ExprId::EMPTY };
+            for (gi, g) in s.groups.iter().enumerate() {
+                for (j, &(m, req)) in g.iter().enumerate().skip(at[gi] as usize) {
+                    *work += 1;
+                    let mut on = at.clone();
+                    on[gi] = j as u32 + 1;
+                    let rest = self.interleave_at(spec_id, next, on);
+                    let after = self.concat2(m, rest);
+                    alts.push(self.concat2(lead, after));
+                    if req {
+                        break; // a required member may not be skipped
+                    }
+                }
+            }
+            if let Some(x) = s.extra {
+                let rest = self.interleave_at(spec_id, next, at.clone());
+                let after = self.concat2(x, rest);
+                alts.push(self.concat2(lead, after));
+            }
+        }
+        let u = self.union(&alts);
+        self.unfolded.insert(e, u);
+        u
+    }
+
+    /// What decides whether an interleave node's language is empty: the members that
+    /// must still be written, those that may be, the extra member, and how many members
+    /// may be written in all from here, `(at least, at most)`. It is non-empty exactly
+    /// when every required member is, and some count between the bounds can be made of
+    /// the required members, non-empty optional ones, and extras.
+    pub(crate) fn interleave_needs(&self, e: ExprId) -> InterleaveNeeds {
+        let Node::Interleave(spec_id, written, ref at) = *self.node(e) else {
+            unreachable!("an interleave node")
+        };
+        let s = &self.interleaves[spec_id as usize];
+        let mut needs = InterleaveNeeds {
+            required: Vec::new(),
+            optional: Vec::new(),
+            extra: s.extra,
+            at_least: s.min.saturating_sub(written),
+            at_most: s.max.saturating_sub(written),
+        };
+        for (g, &i) in s.groups.iter().zip(at.iter()) {
+            for &(m, req) in &g[i as usize..] {
+                if req {
+                    needs.required.push(m);
+                } else {
+                    needs.optional.push(m);
+                }
+            }
+        }
+        needs
+    }
+
+    /// The parts of an interleave node's spec, for walks over what it may reach
+    /// (byte classes).
+    pub(crate) fn interleave_parts(&self, spec: u32) -> impl Iterator<Item = ExprId> + '_ {
+        let s = &self.interleaves[spec as usize];
+        s.groups
+            .iter()
+            .flat_map(|g| g.iter().map(|&(m, _)| m))
+            .chain(s.extra)
+            .chain([s.sep])
+    }
+
+    /// The members that may come first from an interleave node (or its `sep`), and `ε`
+    /// if it may end: what its derivative tests first (`first_sets`).
+    pub(crate) fn interleave_heads(&self, e: ExprId, out: &mut Vec<ExprId>) {
+        let Node::Interleave(spec_id, written, ref at) = *self.node(e) else {
+            unreachable!("an interleave node")
+        };
+        let s = &self.interleaves[spec_id as usize];
+        if written >= s.max {
+            return;
+        }
+        if written > 0 {
+            out.push(s.sep);
+            if !self.nullable(s.sep) {
+                return;
+            }
+        }
+        for (gi, g) in s.groups.iter().enumerate() {
+            for &(m, req) in &g[at[gi] as usize..] {
+                out.push(m);
+                if req {
+                    break;
+                }
+            }
+        }
+        out.extend(s.extra);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(x: &mut ExprSet, s: &str) -> ExprId {
+        x.literal(s.as_bytes())
+    }
+
+    /// Whether `text` is in `e`, by derivatives.
+    fn matches(x: &mut ExprSet, e: ExprId, text: &str) -> bool {
+        let mut memo = Default::default();
+        let mut work = 0;
+        let mut cur = e;
+        for &b in text.as_bytes() {
+            cur = x.derive(cur, b, b, &mut memo, &mut work);
+        }
+        x.nullable(cur)
+    }
+
+    fn any_order(
+        x: &mut ExprSet,
+        names: &[(&str, bool)],
+        extra: bool,
+        min: u32,
+        max: Option<u32>,
+    ) -> ExprId {
+        let groups = names
+            .iter()
+            .map(|&(n, req)| vec![(lit(x, n), req)])
+            .collect();
+        let extra = extra.then(|| lit(x, "x"));
+        let sep = lit(x, ",");
+        x.interleave(Interleaving {
+            groups,
+            extra,
+            sep,
+            min,
+            max,
+        })
+    }
+
+    #[test]
+    fn any_order_of_optional_and_required_members() {
+        let mut x = ExprSet::new();
+        let e = any_order(
+            &mut x,
+            &[("a", false), ("b", true), ("c", false)],
+            false,
+            0,
+            None,
+        );
+        for ok in ["b", "a,b", "b,a", "c,b,a", "a,c,b", "b,c"] {
+            assert!(matches(&mut x, e, ok), "{ok}");
+        }
+        for bad in ["", "a", "a,c", "b,b", "a,b,a", "ab", "b,", ",b", "b,d"] {
+            assert!(!matches(&mut x, e, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn groups_keep_their_own_order() {
+        let mut x = ExprSet::new();
+        let (a, b, c, d) = (
+            lit(&mut x, "a"),
+            lit(&mut x, "b"),
+            lit(&mut x, "c"),
+            lit(&mut x, "d"),
+        );
+        let sep = lit(&mut x, ",");
+        let e = x.interleave(Interleaving {
+            groups: vec![vec![(a, true), (b, false)], vec![(c, false), (d, true)]],
+            extra: None,
+            sep,
+            min: 0,
+            max: None,
+        });
+        for ok in ["a,d", "a,b,d", "c,a,d", "a,c,b,d", "c,d,a,b", "a,c,d"] {
+            assert!(matches(&mut x, e, ok), "{ok}");
+        }
+        // b before a, d before c, a group skipping its required member.
+        for bad in ["b,a,d", "b,d", "a,d,c", "d", "a,b", "a,d,a"] {
+            assert!(!matches(&mut x, e, bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn extras_anywhere_and_counts() {
+        let mut x = ExprSet::new();
+        let e = any_order(&mut x, &[("a", false), ("b", false)], true, 2, Some(3));
+        for ok in ["a,b", "x,a", "x,x", "b,x,a", "x,x,x"] {
+            assert!(matches(&mut x, e, ok), "{ok}");
+        }
+        for bad in ["a", "x", "x,x,x,x", "a,x,b,x", "a,a"] {
+            assert!(!matches(&mut x, e, bad), "{bad}");
+        }
+        // Too few members possible: empty, and not taken for non-empty.
+        let none = any_order(&mut x, &[("a", false)], false, 2, None);
+        assert!(!x.positive(none) && !matches(&mut x, none, "a"));
+    }
+}
