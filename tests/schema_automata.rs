@@ -834,3 +834,54 @@ fn any_order_objects_hold_counts_and_write_only_valid_texts() {
     let written = random_texts_validate(&open, &any, 200);
     assert!(written > 50, "{written}");
 }
+
+#[test]
+fn properties_merged_from_several_places_interleave_keeping_each_places_order() {
+    // `properties` beside an `allOf` branch's: schema order is each place's own order,
+    // and the two places interleave.
+    let schema = r#"{"properties":{"a":{"type":"integer"},"b":{"type":"integer"}},
+        "allOf":[{"properties":{"c":{"type":"integer"},"d":{"type":"integer"}},"required":["d"]}]}"#;
+    check(
+        schema,
+        &Config::new(),
+        &[
+            r#"{"a":1,"b":2,"c":3,"d":4}"#,
+            r#"{"c":3,"a":1,"d":4,"b":2}"#,
+            r#"{"c":3,"d":4,"a":1}"#,
+            r#"{"d":4}"#,
+        ],
+        &[
+            // A place's own order broken, a required member missing, a member twice.
+            r#"{"b":2,"a":1,"d":4}"#,
+            r#"{"d":4,"c":3}"#,
+            r#"{"a":1,"b":2}"#,
+            r#"{"a":1,"d":4,"a":1}"#,
+        ],
+    );
+    // Undeclared members still come after the declared ones in schema order.
+    check(
+        schema,
+        &Config::new().allow_additional_properties(true),
+        &[r#"{"c":3,"a":1,"d":4,"z":0}"#, r#"{"d":4,"z":0,"y":[]}"#],
+        &[r#"{"z":0,"a":1,"d":4}"#, r#"{"d":4,"z":0,"a":1}"#],
+    );
+    // A `$ref` with siblings, and places sharing a name (one group, in schema order).
+    let shared = r##"{"$ref":"#/$defs/base","properties":{"x":{"type":"integer"},"y":{"type":"integer"}},
+        "allOf":[{"properties":{"y":{"type":"integer"},"z":{"type":"integer"}}}],
+        "$defs":{"base":{"properties":{"p":{"type":"integer"},"q":{"type":"integer"}}}}}"##;
+    check(
+        shared,
+        &Config::new(),
+        &[
+            r#"{"p":1,"x":2,"q":3,"y":4,"z":5}"#,
+            r#"{"x":2,"y":4,"p":1,"z":5,"q":3}"#,
+        ],
+        &[r#"{"q":3,"p":1}"#, r#"{"z":5,"y":4}"#, r#"{"y":4,"x":2}"#],
+    );
+    assert!(random_texts_validate(schema, &Config::new(), 200) > 50);
+    // Regex text keeps the one schema order.
+    let re = regex_from_json_schema_str(schema, &Config::new()).unwrap();
+    let re = regex_automata::meta::Regex::new(&format!("^(?:{re})$")).unwrap();
+    assert!(re.is_match(r#"{"a":1,"b":2,"c":3,"d":4}"#));
+    assert!(!re.is_match(r#"{"c":3,"a":1,"d":4,"b":2}"#));
+}

@@ -1108,6 +1108,8 @@ impl<'a> Compiler<'a> {
         }
         let mut names: Vec<String> = Vec::new();
         let mut members: Vec<(Re, bool)> = Vec::new();
+        // The name of each member, in `members`'s order.
+        let mut member_names: Vec<&str> = Vec::new();
         // `propertyNames`: the keys (quoted strings) its schema allows. Declared and
         // required names are checked here; undeclared keys are intersected with it.
         let name_filter = match &s.object.names {
@@ -1149,6 +1151,7 @@ impl<'a> Compiler<'a> {
                 continue;
             }
             members.push((self.member(Re::lit(key_text(k)), v), required));
+            member_names.push(k);
         }
         let extra_node = s.object.additional.clone();
         for r in &s.object.required {
@@ -1170,6 +1173,7 @@ impl<'a> Compiler<'a> {
                 return Ok(Re::never());
             }
             members.push((self.member(Re::lit(key_text(r)), v), true));
+            member_names.push(r);
         }
         let extra_value = match &extra_node {
             // Undeclared properties next to declared ones only if asked for.
@@ -1216,9 +1220,19 @@ impl<'a> Compiler<'a> {
             max,
             sep: self.sep(),
         };
+        let places = match self.config.property_order {
+            PropertyOrder::Schema if self.for_automaton => {
+                place_groups(&s.object.orders, &member_names)
+            }
+            _ => Vec::new(),
+        };
         let (body, empty_ok) = match self.config.property_order {
+            PropertyOrder::Schema if places.len() > 1 => parts.interleaved(places, true),
             PropertyOrder::Schema => parts.schema_order(),
-            PropertyOrder::Any if self.for_automaton => parts.interleaved(),
+            PropertyOrder::Any if self.for_automaton => {
+                let each = (0..parts.members.len()).map(|i| vec![i]).collect();
+                parts.interleaved(each, false)
+            }
             PropertyOrder::Any => {
                 if parts.members.len() > MAX_ANY_ORDER_PROPERTIES {
                     return Err(Error::new(
@@ -1697,20 +1711,22 @@ impl ObjectParts {
         (body, empty_ok)
     }
 
-    /// Declared members in any order, other members anywhere among them: an
-    /// interleaving of one group per member, unfolded by the automaton as a text goes
-    /// (only the sets of members a text writes become states). The body written holds
-    /// at least one member; the empty object is told apart by the caller.
-    fn interleaved(&self) -> (Re, bool) {
-        let groups: Vec<Vec<(Re, bool)>> = self
-            .members
-            .iter()
-            .map(|(m, required)| vec![(m.clone(), *required)])
+    /// Declared members in every interleaving of `groups` (indices into `members`, each
+    /// group in its own order), other members anywhere among them or, with
+    /// `extra_last`, after them: unfolded by the automaton as a text goes (only the sets
+    /// of members a text writes become states). One group per member is any order. The
+    /// body written holds at least one member; the empty object is told apart by the
+    /// caller.
+    fn interleaved(&self, groups: Vec<Vec<usize>>, extra_last: bool) -> (Re, bool) {
+        let groups: Vec<Vec<(Re, bool)>> = groups
+            .into_iter()
+            .map(|g| g.into_iter().map(|i| self.members[i].clone()).collect())
             .collect();
         let empty_ok = self.min == 0 && self.members.iter().all(|(_, r)| !r);
         let body = Re::interleave(Interleave {
             groups,
             extra: self.extra.clone(),
+            extra_last,
             sep: self.sep.clone(),
             min: clamp32(self.min.max(1)),
             max: self.max.map(clamp32),
@@ -1766,6 +1782,59 @@ impl ObjectParts {
         let body = g(self, n, required, 0, false, &mut memo);
         (body, self.min == 0 && required == 0)
     }
+}
+
+/// The groups of members (indices into `names`, the members' names in schema order) whose
+/// orders the places in `orders` fix: places sharing a name join one group, in schema
+/// order; names of no place (listed only in `required`) form a last group. Fewer than two
+/// groups: schema order is the only one.
+fn place_groups(orders: &[Vec<String>], names: &[&str]) -> Vec<Vec<usize>> {
+    if orders.len() < 2 {
+        return Vec::new();
+    }
+    // Union-find over places: a name seen in an earlier place joins the two.
+    let mut parent: Vec<usize> = (0..orders.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut place_of: FastMap<&str, usize> = FastMap::default();
+    for (p, order) in orders.iter().enumerate() {
+        for name in order {
+            if let Some(&q) = place_of.get(name.as_str()) {
+                let (a, b) = (root(&mut parent, p), root(&mut parent, q));
+                parent[a] = b;
+            } else {
+                place_of.insert(name, p);
+            }
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of_root: FastMap<usize, usize> = FastMap::default();
+    let mut unplaced = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        match place_of.get(name) {
+            Some(&p) => {
+                let r = root(&mut parent, p);
+                let g = *group_of_root.entry(r).or_insert_with(|| {
+                    groups.push(Vec::new());
+                    groups.len() - 1
+                });
+                groups[g].push(i);
+            }
+            None => unplaced.push(i),
+        }
+    }
+    if !unplaced.is_empty() {
+        groups.push(unplaced);
+    }
+    if groups.len() < 2 {
+        return Vec::new();
+    }
+    groups
 }
 
 /// The body of an array with exactly one `contains` hit required: one alternative per

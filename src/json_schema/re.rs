@@ -63,6 +63,7 @@ enum Kind {
 pub(crate) struct Interleave {
     pub(crate) groups: Vec<Vec<(Re, bool)>>,
     pub(crate) extra: Option<Re>,
+    pub(crate) extra_last: bool,
     pub(crate) sep: Re,
     pub(crate) min: u32,
     pub(crate) max: Option<u32>,
@@ -540,6 +541,7 @@ impl Re {
                 set.interleave(Interleaving {
                     groups,
                     extra,
+                    extra_last: i.extra_last,
                     sep,
                     min: i.min,
                     max: i.max,

@@ -106,6 +106,23 @@ pub(crate) struct ObjectKeywords {
     pub(crate) max_props: Option<u64>,
     /// `propertyNames`: a schema every name (as a string) must satisfy (`None`: any).
     pub(crate) names: Option<NodeRef>,
+    /// Where `props` were merged from several places (`properties` beside `allOf`, a
+    /// `$ref`'s siblings, `anyOf`/`oneOf` branches): each place's own order of names.
+    /// Empty when `props` came from one place (its order is `props`'s).
+    pub(crate) orders: Vec<Vec<String>>,
+}
+
+impl ObjectKeywords {
+    /// The orders of the places `props` came from ([`ObjectKeywords::orders`]).
+    pub(crate) fn place_orders(&self) -> Vec<Vec<String>> {
+        if !self.orders.is_empty() {
+            self.orders.clone()
+        } else if self.props.is_empty() {
+            Vec::new()
+        } else {
+            vec![self.props.iter().map(|(k, _)| k.clone()).collect()]
+        }
+    }
 }
 
 /// The in-place applicators: `allOf`, `anyOf`, `oneOf`, `$ref`.
@@ -1814,6 +1831,13 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
         m.object.additional = all_of(&a.object.additional, &b.object.additional);
     }
     m.object.names = all_of(&a.object.names, &b.object.names);
+    let mut orders = a.object.place_orders();
+    for o in b.object.place_orders() {
+        if !orders.contains(&o) {
+            orders.push(o);
+        }
+    }
+    m.object.orders = if orders.len() > 1 { orders } else { Vec::new() };
     m.object.min_props = a.object.min_props.max(b.object.min_props);
     m.object.max_props = min_opt(a.object.max_props, b.object.max_props);
     m.apply.all_of.extend(b.apply.all_of.iter().cloned());

@@ -12,7 +12,8 @@
 //! may be written once the group's earlier members are written or skipped, and a required
 //! one may not be skipped. One group per member is "any order"; several groups of several
 //! members are the interleavings that keep each group's own order. An `extra` member (any
-//! undeclared property) may come any number of times, anywhere. Members after the first
+//! undeclared property) may come any number of times, anywhere, or (`extra_last`) only
+//! once the groups are done: the members still unwritten then are skipped. Members after the first
 //! are preceded by `sep`; `min..=max` members in all (extras included).
 
 use super::{ExprId, ExprSet, Info, Node};
@@ -27,6 +28,8 @@ pub(crate) struct InterleaveSpec {
     groups: Box<[Group]>,
     /// A member that may come any number of times (undeclared properties), if any.
     extra: Option<ExprId>,
+    /// Extras only after the groups' members.
+    extra_last: bool,
     /// Between two members.
     sep: ExprId,
     min: u32,
@@ -54,6 +57,8 @@ pub struct Interleaving {
     pub groups: Vec<Vec<(ExprId, bool)>>,
     /// A member that may come any number of times anywhere, if any.
     pub extra: Option<ExprId>,
+    /// Extras only once the groups are done (their unwritten members skipped).
+    pub extra_last: bool,
     /// Written between two members.
     pub sep: ExprId,
     /// Fewest members in all.
@@ -106,6 +111,7 @@ impl ExprSet {
         self.interleaves.push(InterleaveSpec {
             groups: groups.into(),
             extra,
+            extra_last: spec.extra_last,
             sep: spec.sep,
             min: spec.min,
             max,
@@ -199,8 +205,23 @@ impl ExprSet {
                     }
                 }
             }
-            if let Some(x) = s.extra {
-                let rest = self.interleave_at(spec_id, next, at.clone());
+            let closing = s.extra_last
+                && at
+                    .iter()
+                    .zip(s.groups.iter())
+                    .any(|(&i, g)| i as usize != g.len());
+            let extra = match s.extra {
+                // Past the groups: only with every required member written.
+                Some(_) if closing && self.still_required(&s, &at).0 > 0 => None,
+                x => x,
+            };
+            if let Some(x) = extra {
+                let on = if closing {
+                    s.groups.iter().map(|g| g.len() as u32).collect()
+                } else {
+                    at.clone()
+                };
+                let rest = self.interleave_at(spec_id, next, on);
                 let after = self.concat2(x, rest);
                 alts.push(self.concat2(lead, after));
             }
@@ -313,6 +334,7 @@ mod tests {
         x.interleave(Interleaving {
             groups,
             extra,
+            extra_last: false,
             sep,
             min,
             max,
@@ -350,6 +372,7 @@ mod tests {
         let e = x.interleave(Interleaving {
             groups: vec![vec![(a, true), (b, false)], vec![(c, false), (d, true)]],
             extra: None,
+            extra_last: false,
             sep,
             min: 0,
             max: None,
@@ -372,6 +395,23 @@ mod tests {
         }
         for bad in ["a", "x", "x,x,x,x", "a,x,b,x", "a,a"] {
             assert!(!matches(&mut x, e, bad), "{bad}");
+        }
+        // Extras last: after an extra, no declared member; not before the required ones.
+        let (a, b, y) = (lit(&mut x, "a"), lit(&mut x, "b"), lit(&mut x, "x"));
+        let sep = lit(&mut x, ",");
+        let last = x.interleave(Interleaving {
+            groups: vec![vec![(a, true)], vec![(b, false)]],
+            extra: Some(y),
+            extra_last: true,
+            sep,
+            min: 0,
+            max: None,
+        });
+        for ok in ["a", "b,a", "a,x", "a,x,x", "b,a,x"] {
+            assert!(matches(&mut x, last, ok), "{ok}");
+        }
+        for bad in ["x,a", "a,x,b", "b,x", "x"] {
+            assert!(!matches(&mut x, last, bad), "{bad}");
         }
         // Too few members possible: empty, and not taken for non-empty.
         let none = any_order(&mut x, &[("a", false)], false, 2, None);
