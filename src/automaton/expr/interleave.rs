@@ -18,6 +18,10 @@
 
 use super::{ExprId, ExprSet, Info, Node};
 
+/// Leading bytes of members (an object's keys) factored in an unfolding: enough to tell
+/// most keys apart, few enough to bound the nesting it adds.
+const KEY_FACTOR_DEPTH: u32 = 24;
+
 /// A group's members in their order, each with whether it is required.
 type Group = Box<[(ExprId, bool)]>;
 
@@ -105,10 +109,12 @@ impl ExprSet {
             .flat_map(|g| g.iter().map(|&(m, _)| m))
             .chain(extra)
             .chain([spec.sep]);
-        let depth = 3 + parts.map(|m| self.info[m.index()].depth).max().unwrap_or(0);
+        // An unfolding nests a union and a concatenation per factored byte.
+        let depth =
+            4 + 2 * KEY_FACTOR_DEPTH + parts.map(|m| self.info[m.index()].depth).max().unwrap_or(0);
         let spec_id = self.interleaves.len() as u32;
         let start: Box<[u32]> = vec![0; groups.len()].into();
-        self.interleaves.push(InterleaveSpec {
+        self.interleaves.push(std::sync::Arc::new(InterleaveSpec {
             groups: groups.into(),
             extra,
             extra_last: spec.extra_last,
@@ -117,7 +123,7 @@ impl ExprSet {
             max,
             clamp,
             depth,
-        });
+        }));
         self.interleave_at(spec_id, 0, start)
     }
 
@@ -184,8 +190,13 @@ impl ExprSet {
             unreachable!("an interleave node")
         };
         let at = at.clone();
-        let s = self.interleaves[spec_id as usize].clone();
+        let s = std::sync::Arc::clone(&self.interleaves[spec_id as usize]);
         let mut alts = Vec::new();
+        // What may come next, without the separator before it: `sep` is factored out,
+        // and the members' keys are factored by their leading bytes, so a derivative
+        // (at every digit of a number, where a member may end) tests `sep` once, and one
+        // at a key's start only the members that share its first byte.
+        let mut next_members = Vec::new();
         if self.nullable(e) {
             alts.push(ExprId::EMPTY);
         }
@@ -198,8 +209,7 @@ impl ExprSet {
                     let mut on = at.clone();
                     on[gi] = j as u32 + 1;
                     let rest = self.interleave_at(spec_id, next, on);
-                    let after = self.concat2(m, rest);
-                    alts.push(self.concat2(lead, after));
+                    next_members.push(self.concat2(m, rest));
                     if req {
                         break; // a required member may not be skipped
                     }
@@ -222,13 +232,42 @@ impl ExprSet {
                     at.clone()
                 };
                 let rest = self.interleave_at(spec_id, next, on);
-                let after = self.concat2(x, rest);
-                alts.push(self.concat2(lead, after));
+                next_members.push(self.concat2(x, rest));
             }
+            let factored = self.left_factor(&next_members, KEY_FACTOR_DEPTH, work);
+            alts.push(self.concat2(lead, factored));
         }
         let u = self.union(&alts);
         self.unfolded.insert(e, u);
         u
+    }
+
+    /// The union of `alts` with common leading bytes factored out, `depth` bytes deep:
+    /// `a·x ∪ a·y` is `a·(x ∪ y)`. The same language; its derivative by a byte looks
+    /// only at the alternatives that begin with it.
+    fn left_factor(&mut self, alts: &[ExprId], depth: u32, work: &mut u64) -> ExprId {
+        if depth == 0 || alts.len() < 2 {
+            return self.union(alts);
+        }
+        let mut heads: Vec<(ExprId, Vec<ExprId>)> = Vec::new();
+        let mut others = Vec::new();
+        for &a in alts {
+            *work += 1;
+            match *self.node(a) {
+                Node::Concat(h, t) if matches!(self.node(h), Node::Set(_)) => {
+                    match heads.iter_mut().find(|(x, _)| *x == h) {
+                        Some((_, tails)) => tails.push(t),
+                        None => heads.push((h, vec![t])),
+                    }
+                }
+                _ => others.push(a),
+            }
+        }
+        for (h, tails) in heads {
+            let rest = self.left_factor(&tails, depth - 1, work);
+            others.push(self.concat2(h, rest));
+        }
+        self.union(&others)
     }
 
     /// What decides whether an interleave node's language is empty: the members that

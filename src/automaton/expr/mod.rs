@@ -194,7 +194,7 @@ pub struct ExprSet {
     /// Set when a constructor met [`MAX_DEPTH`]; sticky.
     too_deep: bool,
     /// What the [`Node::Interleave`] nodes of one object share, by index.
-    interleaves: Vec<interleave::InterleaveSpec>,
+    interleaves: Vec<std::sync::Arc<interleave::InterleaveSpec>>,
     /// Interleave node -> its one-step unfolding.
     unfolded: FastMap<ExprId, ExprId>,
 }
