@@ -43,6 +43,55 @@ pub(crate) struct InterleaveSpec {
     clamp: u32,
     /// Derivative recursion depth of an unfolding.
     depth: u32,
+    /// Bits per group in a node's positions (a power of two, so that none straddles
+    /// two words): one for groups of one member, so an object of 400 properties in any
+    /// order has 52-byte states, not 1,600.
+    width: u32,
+}
+
+impl InterleaveSpec {
+    /// Where group `g` stands in the packed positions `at`.
+    fn pos(&self, at: &[u32], g: usize) -> usize {
+        let bit = g * self.width as usize;
+        let mask = if self.width == 32 {
+            u32::MAX
+        } else {
+            (1 << self.width) - 1
+        };
+        ((at[bit / 32] >> (bit % 32)) & mask) as usize
+    }
+
+    fn set_pos(&self, at: &mut [u32], g: usize, v: u32) {
+        let bit = g * self.width as usize;
+        let mask = if self.width == 32 {
+            u32::MAX
+        } else {
+            (1 << self.width) - 1
+        };
+        let w = &mut at[bit / 32];
+        *w = (*w & !(mask << (bit % 32))) | (v << (bit % 32));
+    }
+
+    /// Positions with every group at its start.
+    fn start(&self) -> Box<[u32]> {
+        vec![0; (self.groups.len() * self.width as usize).div_ceil(32)].into()
+    }
+
+    /// Positions with every group done.
+    fn ends(&self) -> Box<[u32]> {
+        let mut at = self.start();
+        for (g, members) in self.groups.iter().enumerate() {
+            self.set_pos(&mut at, g, members.len() as u32);
+        }
+        at
+    }
+
+    fn done(&self, at: &[u32]) -> bool {
+        self.groups
+            .iter()
+            .enumerate()
+            .all(|(g, m)| self.pos(at, g) == m.len())
+    }
 }
 
 /// See [`ExprSet::interleave_needs`].
@@ -113,8 +162,9 @@ impl ExprSet {
         let depth =
             4 + 2 * KEY_FACTOR_DEPTH + parts.map(|m| self.info[m.index()].depth).max().unwrap_or(0);
         let spec_id = self.interleaves.len() as u32;
-        let start: Box<[u32]> = vec![0; groups.len()].into();
-        self.interleaves.push(std::sync::Arc::new(InterleaveSpec {
+        let longest = groups.iter().map(|g| g.len()).max().unwrap_or(0) as u32;
+        let width = (32 - longest.leading_zeros()).max(1).next_power_of_two();
+        let spec = InterleaveSpec {
             groups: groups.into(),
             extra,
             extra_last: spec.extra_last,
@@ -123,19 +173,17 @@ impl ExprSet {
             max,
             clamp,
             depth,
-        }));
+            width,
+        };
+        let start = spec.start();
+        self.interleaves.push(std::sync::Arc::new(spec));
         self.interleave_at(spec_id, 0, start)
     }
 
     /// The node of `spec` with `written` members written and each group at `at`.
     fn interleave_at(&mut self, spec: u32, written: u32, at: Box<[u32]>) -> ExprId {
         let s = &self.interleaves[spec as usize];
-        if s.extra.is_none()
-            && s.groups
-                .iter()
-                .zip(at.iter())
-                .all(|(g, &i)| i as usize == g.len())
-        {
+        if s.extra.is_none() && s.done(&at) {
             // Nothing more can be written.
             return if written >= s.min {
                 ExprId::EMPTY
@@ -150,8 +198,8 @@ impl ExprSet {
     /// (their languages known non-empty).
     fn still_required(&self, spec: &InterleaveSpec, at: &[u32]) -> (u32, bool) {
         let (mut count, mut positive) = (0u32, true);
-        for (g, &i) in spec.groups.iter().zip(at) {
-            for &(m, req) in &g[i as usize..] {
+        for (gi, g) in spec.groups.iter().enumerate() {
+            for &(m, req) in &g[spec.pos(at, gi)..] {
                 if req {
                     count += 1;
                     positive &= self.info[m.index()].positive;
@@ -204,10 +252,10 @@ impl ExprSet {
             let next = (written + 1).min(s.clamp);
             let lead = if written > 0 { s.sep } else { ExprId::EMPTY };
             for (gi, g) in s.groups.iter().enumerate() {
-                for (j, &(m, req)) in g.iter().enumerate().skip(at[gi] as usize) {
+                for (j, &(m, req)) in g.iter().enumerate().skip(s.pos(&at, gi)) {
                     *work += 1;
                     let mut on = at.clone();
-                    on[gi] = j as u32 + 1;
+                    s.set_pos(&mut on, gi, j as u32 + 1);
                     let rest = self.interleave_at(spec_id, next, on);
                     next_members.push(self.concat2(m, rest));
                     if req {
@@ -215,22 +263,14 @@ impl ExprSet {
                     }
                 }
             }
-            let closing = s.extra_last
-                && at
-                    .iter()
-                    .zip(s.groups.iter())
-                    .any(|(&i, g)| i as usize != g.len());
+            let closing = s.extra_last && !s.done(&at);
             let extra = match s.extra {
                 // Past the groups: only with every required member written.
                 Some(_) if closing && self.still_required(&s, &at).0 > 0 => None,
                 x => x,
             };
             if let Some(x) = extra {
-                let on = if closing {
-                    s.groups.iter().map(|g| g.len() as u32).collect()
-                } else {
-                    at.clone()
-                };
+                let on = if closing { s.ends() } else { at.clone() };
                 let rest = self.interleave_at(spec_id, next, on);
                 next_members.push(self.concat2(x, rest));
             }
@@ -287,8 +327,8 @@ impl ExprSet {
             at_least: s.min.saturating_sub(written),
             at_most: s.max.saturating_sub(written),
         };
-        for (g, &i) in s.groups.iter().zip(at.iter()) {
-            for &(m, req) in &g[i as usize..] {
+        for (gi, g) in s.groups.iter().enumerate() {
+            for &(m, req) in &g[s.pos(at, gi)..] {
                 if req {
                     needs.required.push(m);
                 } else {
@@ -327,7 +367,7 @@ impl ExprSet {
             }
         }
         for (gi, g) in s.groups.iter().enumerate() {
-            for &(m, req) in &g[at[gi] as usize..] {
+            for &(m, req) in &g[s.pos(at, gi)..] {
                 out.push(m);
                 if req {
                     break;
