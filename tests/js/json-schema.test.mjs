@@ -136,3 +136,34 @@ for (const name of ["simple_schema", "complex_schema"]) {
     index.free();
   });
 }
+
+test("propertyOrder \"any\": objects of any size in a lazy index; regex text stops at 6 with a pointer", () => {
+  const props = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, { type: "integer" }]));
+  const schema = { type: "object", properties: props, required: ["k7", "k29"] };
+  throwsCode(() => regexFromJsonSchema(schema, { propertyOrder: "any" }), "UnsupportedSchema");
+  const v = byteVocab();
+  const index = Index.fromJsonSchema(schema, v, { lazy: true, propertyOrder: "any", whitespace: null });
+  const accepts = (text) => {
+    const g = new Guide(index);
+    try {
+      for (const b of new TextEncoder().encode(text)) g.advance(b);
+      return g.canFinish();
+    } catch (e) {
+      assert.equal(e.code, "TokenNotAllowed");
+      return false;
+    } finally {
+      g.free();
+    }
+  };
+  assert.ok(accepts('{"k29":1,"k3":2,"k7":3}'));
+  assert.ok(accepts(`{${Array.from({ length: 30 }, (_, i) => `"k${29 - i}":${i}`).join(",")}}`));
+  assert.ok(!accepts('{"k29":1,"k7":3,"k29":2}'), "a member twice");
+  assert.ok(!accepts('{"k29":1,"k3":2}'), "a required member missing");
+  // In schema order the same index refuses the first text.
+  const ordered = Index.fromJsonSchema(schema, v, { lazy: true, whitespace: null });
+  const g = new Guide(ordered);
+  assert.throws(() => { for (const b of new TextEncoder().encode('{"k29":1,"k3":2,"k7":3}')) g.advance(b); });
+  g.free();
+  index.free();
+  ordered.free();
+});
