@@ -885,3 +885,54 @@ fn properties_merged_from_several_places_interleave_keeping_each_places_order() 
     assert!(re.is_match(r#"{"a":1,"b":2,"c":3,"d":4}"#));
     assert!(!re.is_match(r#"{"c":3,"a":1,"d":4,"b":2}"#));
 }
+
+#[test]
+fn unique_items_over_few_values_are_sets_written_in_any_order() {
+    let letters =
+        r#"{"type":"array","items":{"enum":["a","b","c",1]},"uniqueItems":true,"minItems":1}"#;
+    let c = Config::new();
+    check(
+        letters,
+        &c,
+        &[r#"["a"]"#, r#"["c","a"]"#, r#"["b","c","a"]"#, r#"[1,"a"]"#],
+        &[
+            r#"[]"#,
+            r#"["a","a"]"#,
+            r#"["a","b","a"]"#,
+            r#"["d"]"#,
+            r#"[1,1]"#,
+        ],
+    );
+    assert!(random_texts_validate(letters, &c, 200) > 50);
+    let flags = r#"{"type":"array","items":{"type":"boolean"},"uniqueItems":true}"#;
+    check(
+        flags,
+        &c,
+        &["[]", "[true]", "[false,true]"],
+        &["[true,true]", "[false,true,false]"],
+    );
+    // maxItems and an item schema that removes a value.
+    let capped = r#"{"type":"array","items":{"enum":["a","b","c"],"not":{"const":"b"}},"uniqueItems":true,"maxItems":1}"#;
+    check(
+        capped,
+        &c,
+        &["[]", r#"["c"]"#],
+        &[r#"["b"]"#, r#"["a","c"]"#],
+    );
+    // Uniqueness over open item languages is no regular language: a clear refusal.
+    let open = r#"{"type":"array","items":{"type":"string"},"uniqueItems":true}"#;
+    assert_eq!(refusal(open, &c).kind(), ErrorKind::UnsupportedSchema);
+    let many: Vec<String> = (0..65).map(|i| i.to_string()).collect();
+    let many = format!(
+        r#"{{"items":{{"enum":[{}]}},"uniqueItems":true}}"#,
+        many.join(",")
+    );
+    let e = refusal(&many, &c);
+    assert!(
+        e.kind() == ErrorKind::UnsupportedSchema && e.to_string().contains("65"),
+        "{e}"
+    );
+    // Regex text cannot say it either.
+    let e = regex_from_json_schema_str(letters, &c).unwrap_err();
+    assert!(e.to_string().contains("uniqueItems"), "{e}");
+}

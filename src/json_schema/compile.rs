@@ -23,6 +23,10 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// At most this many `anyOf`/`oneOf` branches are expanded in one schema.
 pub(crate) const MAX_BRANCHES: usize = 10_000;
+/// `uniqueItems` over items of at most this many possible values (an automaton state
+/// per set of values a text writes).
+const MAX_UNIQUE_VALUES: usize = 64;
+
 /// With [`PropertyOrder::Any`], at most this many declared properties per object.
 pub(crate) const MAX_ANY_ORDER_PROPERTIES: usize = 6;
 /// `contains` with `maxItems` or `minItems` writes one alternative per position: at most this many.
@@ -953,11 +957,7 @@ impl<'a> Compiler<'a> {
         }
         if let Some(at) = &a.unique {
             if max.is_none_or(|m| m > 1) {
-                return Err(unsupported(
-                    "uniqueItems",
-                    parent(at),
-                    "item uniqueness is not a regular language (allowed only with maxItems <= 1)",
-                ));
+                return self.unique_items(a, at);
             }
         }
         if let Some((_, at)) = &a.max_contains {
@@ -975,6 +975,76 @@ impl<'a> Compiler<'a> {
         } else {
             self.array_of_items(a, &items)
         }
+    }
+
+    /// `uniqueItems` where the items can take only a few values (an `enum`, `const`,
+    /// booleans, null): the arrays of distinct values in any order, an interleaving of
+    /// one optional member per value (each all the spellings of its value that the item
+    /// schema's language holds), so only the sets of values a text writes become states.
+    /// Elsewhere uniqueness is not a regular language: an error.
+    fn unique_items(&mut self, a: &ArrayKeywords, at: &str) -> Result<Re> {
+        let refuse = |why: &str| Err(unsupported("uniqueItems", parent(at), why));
+        if !a.prefix.is_empty() || !a.contains.is_empty() {
+            return refuse("with prefixItems or contains (allowed with items of at most 64 possible values, or maxItems <= 1)");
+        }
+        let items = a
+            .items
+            .clone()
+            .unwrap_or_else(|| std::rc::Rc::new(Node::Any));
+        let values = match self.flatten(&items)? {
+            None => Vec::new(),
+            Some(flat) => match enum_values(&flat) {
+                Some(values) => values,
+                None => {
+                    let types = possible_types(&flat);
+                    if types & !(NULL | BOOLEAN) != 0 {
+                        return refuse("item uniqueness is not a regular language: allowed where items take at most 64 possible values (enum, const, booleans, null) or maxItems <= 1");
+                    }
+                    let mut v = Vec::new();
+                    if types & BOOLEAN != 0 {
+                        v.extend([Json::Bool(false), Json::Bool(true)]);
+                    }
+                    if types & NULL != 0 {
+                        v.push(Json::Null);
+                    }
+                    v
+                }
+            },
+        };
+        if values.len() > MAX_UNIQUE_VALUES {
+            return refuse(&format!(
+                "items of {} possible values: uniqueness is an automaton state per set of values written (at most {MAX_UNIQUE_VALUES} values)",
+                values.len()
+            ));
+        }
+        self.needs_automaton("uniqueItems", at);
+        let item = self.compile_node(&items)?;
+        let mut groups = Vec::new();
+        for v in &values {
+            // Values equal as JSON are one member (`1` and `1.0`).
+            if values
+                .iter()
+                .take_while(|w| !std::ptr::eq(*w, v))
+                .any(|w| w.equals(v))
+            {
+                continue;
+            }
+            self.charge_entries(1 + v.to_compact().len() as u64 / 16)?;
+            groups.push(vec![(Re::and([self.literal(v), item.clone()]), false)]);
+        }
+        let (min, max) = (a.min_items, a.max_items);
+        if min > groups.len() as u64 {
+            return Ok(Re::never());
+        }
+        let body = Re::interleave(Interleave {
+            groups,
+            extra: None,
+            extra_last: false,
+            sep: self.sep(),
+            min: clamp32(min.max(1)),
+            max: max.map(clamp32),
+        });
+        Ok(self.container("[", body, min == 0, "]"))
     }
 
     /// An array with `contains`: items of `items`, at least `min_contains` of which
