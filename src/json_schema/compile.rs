@@ -23,6 +23,10 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// At most this many `anyOf`/`oneOf` branches are expanded in one schema.
 pub(crate) const MAX_BRANCHES: usize = 10_000;
+/// Largest integer `multipleOf` an index reads by remainders (a state per remainder
+/// reached, so at most this many per number).
+const MAX_RESIDUE_DIVISOR: u32 = 1_000_000;
+
 /// `uniqueItems` over items of at most this many possible values (an automaton state
 /// per set of values a text writes).
 const MAX_UNIQUE_VALUES: usize = 64;
@@ -692,17 +696,30 @@ impl<'a> Compiler<'a> {
             }),
             1 => {
                 let (m, at) = &s.number.multiple_of[0];
-                number::multiple_of_re(m, lo, hi, integer).ok_or_else(|| {
-                    unsupported(
-                        "multipleOf",
-                        parent(at),
-                        &format!(
-                            "multipleOf {} is expressible only as 10^-k for numbers, for integer divisors 2^a*5^b without bounds that cut a sign, or for bounded ranges with at most {} multiples",
-                            m.to_plain_string(),
-                            number::MAX_ENUMERATED_MULTIPLES
-                        ),
-                    )
-                })
+                if let Some(re) = number::multiple_of_re(m, lo, hi, integer) {
+                    return Ok(re);
+                }
+                // Any integer divisor in an automaton: the integers of the range whose
+                // digits leave remainder 0 (one state per remainder reached); for numbers
+                // too, whose multiples are integers (written without a fraction).
+                let divisor = if m.is_integer() { m.to_i128() } else { None };
+                if let (true, Some(k)) = (self.for_automaton, divisor) {
+                    if (1..=i128::from(MAX_RESIDUE_DIVISOR)).contains(&k) {
+                        self.needs_automaton("multipleOf", at);
+                        let digits = Re::concat([Re::opt(Re::lit("-")), Re::multiples(k as u32)]);
+                        return Ok(Re::and([number::integer_re(lo, hi), digits]));
+                    }
+                }
+                Err(unsupported(
+                    "multipleOf",
+                    parent(at),
+                    &format!(
+                        "multipleOf {} is expressible only as 10^-k for numbers, for integer divisors (up to {} in an index; in regex text 2^a*5^b without bounds that cut a sign), or for bounded ranges with at most {} multiples",
+                        m.to_plain_string(),
+                        MAX_RESIDUE_DIVISOR,
+                        number::MAX_ENUMERATED_MULTIPLES
+                    ),
+                ))
             }
             _ => Err(unsupported(
                 "multipleOf",

@@ -56,6 +56,9 @@ enum Kind {
     /// Members of ordered groups in every interleaving (an object's properties in any
     /// order), unfolded lazily by the automaton ([`Interleaving`]); automaton only.
     Interleave(Box<Interleave>),
+    /// The decimal numerals of the multiples of `k` ([`ExprSet::multiples_of`]);
+    /// automaton only.
+    Multiples(u32),
 }
 
 /// The parts of an [`Interleaving`], as trees.
@@ -136,9 +139,10 @@ fn node(kind: Kind) -> Re {
         Kind::Interleave(i) => i
             .parts()
             .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
+        Kind::Multiples(_) => 16,
     };
     let needs_automaton = match &kind {
-        Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) => true,
+        Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) | Kind::Multiples(_) => true,
         Kind::Concat(v) | Kind::Alt(v) => v.iter().any(|r| r.0.needs_automaton),
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
@@ -316,6 +320,12 @@ impl Re {
         node(Kind::Interleave(Box::new(spec)))
     }
 
+    /// The decimal numerals (digits only) of the multiples of `k`, one automaton state
+    /// per remainder; automaton only.
+    pub(crate) fn multiples(k: u32) -> Re {
+        node(Kind::Multiples(k.max(1)))
+    }
+
     /// Whether the tree holds an intersection or a complement, so that it has no regex
     /// text.
     pub(crate) fn needs_automaton(&self) -> bool {
@@ -404,7 +414,9 @@ impl Re {
             }
             // Callers check needs_automaton() first; render something that matches nothing
             // rather than panic.
-            Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) => out.push_str(r"[a&&b]"),
+            Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) | Kind::Multiples(_) => {
+                out.push_str(r"[a&&b]")
+            }
             Kind::Raw(s) => {
                 if prec == Prec::Alt {
                     out.push_str(s);
@@ -527,6 +539,7 @@ impl Re {
                 let e = r.to_expr(set, memo)?;
                 set.complement(e)
             }
+            Kind::Multiples(k) => set.multiples_of(*k),
             Kind::Interleave(i) => {
                 let mut groups = Vec::with_capacity(i.groups.len());
                 for g in &i.groups {

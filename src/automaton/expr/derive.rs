@@ -62,6 +62,7 @@ impl ExprSet {
                 }
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Not(x) | Node::Repeat(x, ..) => stack.push(x),
+                Node::Residue(..) => out.extend(super::DIGIT_SETS),
                 Node::Interleave(..) => {
                     let before = stack.len();
                     self.interleave_heads(x, stack);
@@ -160,6 +161,13 @@ impl ExprSet {
                 let unfolded = self.unfold_interleave(e, work);
                 self.derive(unfolded, byte, class, memo, work)
             }
+            Node::Residue(k, r) => match byte {
+                b'0'..=b'9' => {
+                    let next = (u64::from(r) * 10 + u64::from(byte - b'0')) % u64::from(k);
+                    self.intern(Node::Residue(k, next as u32))
+                }
+                _ => ExprId::NOTHING,
+            },
         }
     }
 }

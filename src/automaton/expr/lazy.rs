@@ -842,8 +842,9 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
         if std::mem::replace(&mut reached[e.0 as usize], true) {
             continue;
         }
-        let set = match exprs.node(e) {
-            Node::Set(set) => set,
+        let sets: &[ByteSet] = match exprs.node(e) {
+            Node::Set(set) => std::slice::from_ref(set),
+            Node::Residue(..) => &super::DIGIT_SETS,
             Node::Nothing | Node::Empty => continue,
             Node::Concat(a, b) => {
                 stack.extend([*a, *b]);
@@ -862,17 +863,19 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
                 continue;
             }
         };
-        if parts.len() == 256 || !seen_sets.insert(*set) {
-            continue;
-        }
-        for k in 0..parts.len() {
-            let inside = parts[k].intersection(set);
-            if inside.is_empty() || inside == parts[k] {
+        for set in sets {
+            if parts.len() == 256 || !seen_sets.insert(*set) {
                 continue;
             }
-            let outside = ByteSet(std::array::from_fn(|w| parts[k].0[w] & !set.0[w]));
-            parts[k] = inside;
-            parts.push(outside);
+            for k in 0..parts.len() {
+                let inside = parts[k].intersection(set);
+                if inside.is_empty() || inside == parts[k] {
+                    continue;
+                }
+                let outside = ByteSet(std::array::from_fn(|w| parts[k].0[w] & !set.0[w]));
+                parts[k] = inside;
+                parts.push(outside);
+            }
         }
     }
     // Numbered by their smallest byte, each represented by it.

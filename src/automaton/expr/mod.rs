@@ -160,7 +160,22 @@ pub(crate) enum Node {
     /// An interleaving of ordered groups (`interleave.rs`): its spec, the members
     /// written (clamped), and where each group stands.
     Interleave(u32, u32, Box<[u32]>),
+    /// `Residue(k, r)`: the decimal digit strings `w` with `r·10^|w| + value(w)` a
+    /// multiple of `k` (from `r = 0`: the numerals of the multiples of `k`, read
+    /// left to right with one state per remainder). `k >= 1`, `r < k`.
+    Residue(u32, u32),
 }
+
+/// Each decimal digit alone: a [`Node::Residue`] steps differently on each.
+pub(crate) const DIGIT_SETS: [ByteSet; 10] = {
+    let mut sets = [ByteSet([0; 4]); 10];
+    let mut d = 0;
+    while d < 10 {
+        sets[d].0[0] = 1 << (b'0' as usize + d);
+        d += 1;
+    }
+    sets
+};
 
 /// What the constructors know of a node without looking inside it again.
 #[derive(Clone, Copy, Debug)]
@@ -401,6 +416,13 @@ impl ExprSet {
                 }
             }
             Node::Interleave(spec, written, at) => self.interleave_info(*spec, *written, at),
+            // Some digits always lead back to remainder 0 (10^j >= k digits' worth).
+            Node::Residue(_, r) => Info {
+                nullable: *r == 0,
+                positive: true,
+                depth: 1,
+                counted: false,
+            },
         }
     }
 
@@ -689,6 +711,13 @@ impl ExprSet {
             _ if e == ExprId::ANY => ExprId::NOTHING,
             _ => self.intern(Node::Not(e)),
         }
+    }
+
+    /// The decimal numerals (digits only, leading zeros included) of the multiples of
+    /// `k`, read with one state per remainder: `multipleOf` for any integer divisor, a
+    /// regular language whose regex text would be large. `k` is at least 1.
+    pub fn multiples_of(&mut self, k: u32) -> ExprId {
+        self.intern(Node::Residue(k.max(1), 0))
     }
 
     /// The strings of `a` that are not in `b`.

@@ -57,9 +57,12 @@ impl Saturation {
         }
         let r = match *exprs.node(e) {
             // Under a complement the language shrinks as a count grows: left as it is.
-            Node::Nothing | Node::Empty | Node::Set(_) | Node::Not(_) | Node::Interleave(..) => {
-                (e, e)
-            }
+            Node::Nothing
+            | Node::Empty
+            | Node::Set(_)
+            | Node::Not(_)
+            | Node::Interleave(..)
+            | Node::Residue(..) => (e, e),
             Node::Concat(..) => return self.bounds_of_chain(exprs, e),
             Node::Or(ref v) | Node::And(ref v) => {
                 let and = matches!(exprs.node(e), Node::And(_));
@@ -193,7 +196,8 @@ impl Saturation {
                 | Node::Empty
                 | Node::Set(_)
                 | Node::Not(_)
-                | Node::Interleave(..) => {}
+                | Node::Interleave(..)
+                | Node::Residue(..) => {}
                 Node::Concat(a, b) => stack.extend([a, b]),
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Repeat(body, lo, hi) => {
@@ -216,7 +220,7 @@ impl Saturation {
         }
         let n = match *exprs.node(e) {
             Node::Nothing => u32::MAX,
-            Node::Empty | Node::Not(_) | Node::Interleave(..) => 0,
+            Node::Empty | Node::Not(_) | Node::Interleave(..) | Node::Residue(..) => 0,
             Node::Set(_) => 1,
             Node::Concat(..) => {
                 // Along the chain without recursing into its rest (chains are long).
