@@ -919,6 +919,16 @@ fn unique_items_over_few_values_are_sets_written_in_any_order() {
         &["[]", r#"["c"]"#],
         &[r#"["b"]"#, r#"["a","c"]"#],
     );
+    // Items through a reference, beside another use of it.
+    let referenced = r##"{"type":"object","properties":{
+        "tags":{"type":"array","items":{"$ref":"#/$defs/tag"},"uniqueItems":true},
+        "main":{"$ref":"#/$defs/tag"}},"$defs":{"tag":{"enum":["x","y"]}}}"##;
+    check(
+        referenced,
+        &c,
+        &[r#"{"tags":["y","x"],"main":"x"}"#, r#"{"main":"y"}"#],
+        &[r#"{"tags":["x","x"]}"#, r#"{"tags":["z"]}"#],
+    );
     // Uniqueness over open item languages is no regular language: a clear refusal.
     let open = r#"{"type":"array","items":{"type":"string"},"uniqueItems":true}"#;
     assert_eq!(refusal(open, &c).kind(), ErrorKind::UnsupportedSchema);

@@ -1008,7 +1008,11 @@ impl<'a> Compiler<'a> {
             .items
             .clone()
             .unwrap_or_else(|| std::rc::Rc::new(Node::Any));
-        let values = match self.flatten(&items)? {
+        // Flattening follows references onto the stack: taken off again at once.
+        let mark = self.ref_stack.len();
+        let flat = self.flatten(&items);
+        self.ref_stack.truncate(mark);
+        let values = match flat? {
             None => Vec::new(),
             Some(flat) => match enum_values(&flat) {
                 Some(values) => values,
