@@ -50,26 +50,54 @@ pub(crate) struct InterleaveSpec {
 }
 
 impl InterleaveSpec {
+    /// Group `g`'s field in packed positions: (word, shift, mask).
+    fn field(&self, g: usize) -> (usize, u32, u32) {
+        let bit = g * self.width as usize;
+        let mask = u32::MAX >> (32 - self.width);
+        (bit / 32, (bit % 32) as u32, mask)
+    }
+
     /// Where group `g` stands in the packed positions `at`.
     fn pos(&self, at: &[u32], g: usize) -> usize {
-        let bit = g * self.width as usize;
-        let mask = if self.width == 32 {
-            u32::MAX
-        } else {
-            (1 << self.width) - 1
-        };
-        ((at[bit / 32] >> (bit % 32)) & mask) as usize
+        let (word, shift, mask) = self.field(g);
+        ((at[word] >> shift) & mask) as usize
     }
 
     fn set_pos(&self, at: &mut [u32], g: usize, v: u32) {
-        let bit = g * self.width as usize;
-        let mask = if self.width == 32 {
-            u32::MAX
-        } else {
-            (1 << self.width) - 1
-        };
-        let w = &mut at[bit / 32];
-        *w = (*w & !(mask << (bit % 32))) | (v << (bit % 32));
+        let (word, shift, mask) = self.field(g);
+        at[word] = (at[word] & !(mask << shift)) | (v << shift);
+    }
+
+    /// Every member, the extra one and the separator: what the nodes may reach.
+    fn parts(&self) -> impl Iterator<Item = ExprId> + '_ {
+        self.groups
+            .iter()
+            .flat_map(|g| g.iter().map(|&(m, _)| m))
+            .chain(self.extra)
+            .chain([self.sep])
+    }
+
+    /// The members not written yet at `at`, with whether each is required.
+    fn remaining<'s>(&'s self, at: &'s [u32]) -> impl Iterator<Item = (ExprId, bool)> + 's {
+        (self.groups.iter().enumerate())
+            .flat_map(move |(g, members)| members[self.pos(at, g)..].iter().copied())
+    }
+
+    /// The members that may be written next at `at`, as (group, index, member): each
+    /// group's members from where it stands up to its first required one (which may
+    /// not be skipped).
+    fn next_members<'s>(
+        &'s self,
+        at: &'s [u32],
+    ) -> impl Iterator<Item = (usize, usize, ExprId)> + 's {
+        (self.groups.iter().enumerate()).flat_map(move |(g, members)| {
+            let from = self.pos(at, g);
+            let upto = members[from..]
+                .iter()
+                .position(|&(_, req)| req)
+                .map_or(members.len(), |i| from + i + 1);
+            (from..upto).map(move |j| (g, j, members[j].0))
+        })
     }
 
     /// Positions with every group at its start.
@@ -153,18 +181,10 @@ impl ExprSet {
             spec.min
         }
         .max(1);
-        let parts = groups
-            .iter()
-            .flat_map(|g| g.iter().map(|&(m, _)| m))
-            .chain(extra)
-            .chain([spec.sep]);
-        // An unfolding nests a union and a concatenation per factored byte.
-        let depth =
-            4 + 2 * KEY_FACTOR_DEPTH + parts.map(|m| self.info[m.index()].depth).max().unwrap_or(0);
         let spec_id = self.interleaves.len() as u32;
         let longest = groups.iter().map(|g| g.len()).max().unwrap_or(0) as u32;
         let width = (32 - longest.leading_zeros()).max(1).next_power_of_two();
-        let spec = InterleaveSpec {
+        let mut spec = InterleaveSpec {
             groups: groups.into(),
             extra,
             extra_last: spec.extra_last,
@@ -172,9 +192,12 @@ impl ExprSet {
             min: spec.min,
             max,
             clamp,
-            depth,
+            depth: 0,
             width,
         };
+        // An unfolding nests a union and a concatenation per factored byte.
+        let deepest = spec.parts().map(|m| self.info[m.index()].depth).max();
+        spec.depth = 4 + 2 * KEY_FACTOR_DEPTH + deepest.unwrap_or(0);
         let start = spec.start();
         self.interleaves.push(std::sync::Arc::new(spec));
         self.interleave_at(spec_id, 0, start)
@@ -198,13 +221,9 @@ impl ExprSet {
     /// (their languages known non-empty).
     fn still_required(&self, spec: &InterleaveSpec, at: &[u32]) -> (u32, bool) {
         let (mut count, mut positive) = (0u32, true);
-        for (gi, g) in spec.groups.iter().enumerate() {
-            for &(m, req) in &g[spec.pos(at, gi)..] {
-                if req {
-                    count += 1;
-                    positive &= self.info[m.index()].positive;
-                }
-            }
+        for (m, _) in spec.remaining(at).filter(|&(_, req)| req) {
+            count += 1;
+            positive &= self.info[m.index()].positive;
         }
         (count, positive)
     }
@@ -251,17 +270,12 @@ impl ExprSet {
         if written < s.max {
             let next = (written + 1).min(s.clamp);
             let lead = if written > 0 { s.sep } else { ExprId::EMPTY };
-            for (gi, g) in s.groups.iter().enumerate() {
-                for (j, &(m, req)) in g.iter().enumerate().skip(s.pos(&at, gi)) {
-                    *work += 1;
-                    let mut on = at.clone();
-                    s.set_pos(&mut on, gi, j as u32 + 1);
-                    let rest = self.interleave_at(spec_id, next, on);
-                    next_members.push(self.concat2(m, rest));
-                    if req {
-                        break; // a required member may not be skipped
-                    }
-                }
+            for (g, j, m) in s.next_members(&at) {
+                *work += 1;
+                let mut on = at.clone();
+                s.set_pos(&mut on, g, j as u32 + 1);
+                let rest = self.interleave_at(spec_id, next, on);
+                next_members.push(self.concat2(m, rest));
             }
             let closing = s.extra_last && !s.done(&at);
             let extra = match s.extra {
@@ -327,13 +341,11 @@ impl ExprSet {
             at_least: s.min.saturating_sub(written),
             at_most: s.max.saturating_sub(written),
         };
-        for (gi, g) in s.groups.iter().enumerate() {
-            for &(m, req) in &g[s.pos(at, gi)..] {
-                if req {
-                    needs.required.push(m);
-                } else {
-                    needs.optional.push(m);
-                }
+        for (m, req) in s.remaining(at) {
+            if req {
+                needs.required.push(m);
+            } else {
+                needs.optional.push(m);
             }
         }
         needs
@@ -342,16 +354,11 @@ impl ExprSet {
     /// The parts of an interleave node's spec, for walks over what it may reach
     /// (byte classes).
     pub(crate) fn interleave_parts(&self, spec: u32) -> impl Iterator<Item = ExprId> + '_ {
-        let s = &self.interleaves[spec as usize];
-        s.groups
-            .iter()
-            .flat_map(|g| g.iter().map(|&(m, _)| m))
-            .chain(s.extra)
-            .chain([s.sep])
+        self.interleaves[spec as usize].parts()
     }
 
-    /// The members that may come first from an interleave node (or its `sep`), and `ε`
-    /// if it may end: what its derivative tests first (`first_sets`).
+    /// The members that may come first from an interleave node (or its `sep`): what its
+    /// derivative tests first (`first_sets`; ending tests no byte).
     pub(crate) fn interleave_heads(&self, e: ExprId, out: &mut Vec<ExprId>) {
         let Node::Interleave(spec_id, written, ref at) = *self.node(e) else {
             unreachable!("an interleave node")
@@ -366,14 +373,7 @@ impl ExprSet {
                 return;
             }
         }
-        for (gi, g) in s.groups.iter().enumerate() {
-            for &(m, req) in &g[s.pos(at, gi)..] {
-                out.push(m);
-                if req {
-                    break;
-                }
-            }
-        }
+        out.extend(s.next_members(at).map(|(_, _, m)| m));
         out.extend(s.extra);
     }
 }
