@@ -791,6 +791,13 @@ fn any_order_objects_of_any_size_unfold_only_what_texts_write() {
         "{} states",
         index.state_count()
     );
+    // Past 1,024 properties in any order, a clear refusal when compiling, not at a mask.
+    let huge = many_properties(1025, &[], "");
+    let e = refusal(&huge, &any);
+    assert!(
+        e.kind() == ErrorKind::UnsupportedSchema && e.to_string().contains("1025"),
+        "{e}"
+    );
     // Regex text still lists every order, so it stops at 6 members and says where to go.
     let e = regex_from_json_schema_str(&schema, &any).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);

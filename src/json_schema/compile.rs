@@ -27,6 +27,12 @@ pub(crate) const MAX_BRANCHES: usize = 10_000;
 /// reached, so at most this many per number).
 const MAX_RESIDUE_DIVISOR: u32 = 1_000_000;
 
+/// Most members of one interleaving (properties in any order, or merged from several
+/// places): a state's unfolding and emptiness look at every member not yet written, so
+/// an object's first mask costs about the square of this (a few milliseconds at the
+/// cap, not minutes for 100,000 properties).
+const MAX_INTERLEAVED_MEMBERS: usize = 1024;
+
 /// `uniqueItems` over items of at most this many possible values (an automaton state
 /// per set of values a text writes).
 const MAX_UNIQUE_VALUES: usize = 64;
@@ -1312,7 +1318,10 @@ impl<'a> Compiler<'a> {
             sep: self.sep(),
         };
         let places = match self.config.property_order {
-            PropertyOrder::Schema if self.for_automaton => {
+            // Past the cap, the one merged order (as in regex text).
+            PropertyOrder::Schema
+                if self.for_automaton && member_names.len() <= MAX_INTERLEAVED_MEMBERS =>
+            {
                 place_groups(&s.object.orders, &member_names)
             }
             _ => Vec::new(),
@@ -1321,6 +1330,17 @@ impl<'a> Compiler<'a> {
             PropertyOrder::Schema if places.len() > 1 => parts.interleaved(places, true),
             PropertyOrder::Schema => parts.schema_order(),
             PropertyOrder::Any if self.for_automaton => {
+                if parts.members.len() > MAX_INTERLEAVED_MEMBERS {
+                    return Err(Error::new(
+                        ErrorKind::UnsupportedSchema,
+                        format!(
+                            "an object with {} declared properties at {} under PropertyOrder::Any (at most {}: each state of the object weighs every property not yet written)",
+                            parts.members.len(),
+                            show(&s.ptr),
+                            MAX_INTERLEAVED_MEMBERS
+                        ),
+                    ));
+                }
                 let each = (0..parts.members.len()).map(|i| vec![i]).collect();
                 parts.interleaved(each, false)
             }
@@ -1329,7 +1349,7 @@ impl<'a> Compiler<'a> {
                     return Err(Error::new(
                         ErrorKind::UnsupportedSchema,
                         format!(
-                            "an object with {} declared properties at {} under PropertyOrder::Any in a regex (at most {}: regex text lists every order); Index::from_json_schema (JS: Index.fromJsonSchema) takes any number",
+                            "an object with {} declared properties at {} under PropertyOrder::Any in a regex (at most {}: regex text lists every order); Index::from_json_schema (JS: Index.fromJsonSchema) takes up to 1,024",
                             parts.members.len(),
                             show(&s.ptr),
                             MAX_ANY_ORDER_PROPERTIES
