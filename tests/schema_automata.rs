@@ -58,6 +58,25 @@ fn check(schema: &str, config: &Config, valid: &[&str], invalid: &[&str]) -> Ind
     Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().lazy(true), config).unwrap()
 }
 
+/// [`check`] for a lazy index only: intersections of objects whose undeclared
+/// properties hold free-form values have far more states than an eager build takes.
+fn check_lazy(schema: &str, config: &Config, valid: &[&str], invalid: &[&str]) -> Index {
+    let index = Index::from_json_schema_str(
+        schema,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        config,
+    )
+    .unwrap_or_else(|e| panic!("{schema}: {e:?}"));
+    for t in valid {
+        assert!(accepts(&index, t), "{schema} refuses valid {t}");
+    }
+    for t in invalid {
+        assert!(!accepts(&index, t), "{schema} accepts invalid {t}");
+    }
+    index
+}
+
 #[test]
 fn pattern_with_a_length_it_does_not_imply_is_an_intersection() {
     let schema = r#"{"type":"string","pattern":"^[a-z]+(-[a-z]+)*$","minLength":3,"maxLength":5}"#;
@@ -987,4 +1006,218 @@ fn multiple_of_any_integer_reads_remainders() {
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
     let e = refusal(r#"{"type":"integer","multipleOf":1000003}"#, &c);
     assert_eq!(e.kind(), ErrorKind::UnsupportedSchema);
+}
+
+/// Objects of every subset (up to `most` members) of `members` (a name and its value
+/// texts), each value combination, in the given order (`true`) and reversed.
+fn object_texts(members: &[(&str, &[&str])], most: usize) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let n = members.len();
+    for mask in 0u32..1 << n {
+        if mask.count_ones() as usize > most {
+            continue;
+        }
+        let mut combos: Vec<Vec<String>> = vec![Vec::new()];
+        for (name, values) in (0..n).filter(|i| mask >> i & 1 == 1).map(|i| &members[i]) {
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    values.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push(format!(r#""{name}":{v}"#));
+                        c
+                    })
+                })
+                .collect();
+        }
+        for c in combos {
+            out.push((format!("{{{}}}", c.join(",")), true));
+            if c.len() > 1 {
+                let rev: Vec<String> = c.iter().rev().cloned().collect();
+                out.push((format!("{{{}}}", rev.join(",")), false));
+            }
+        }
+    }
+    out
+}
+
+/// Every text a lazy index accepts is valid by the `jsonschema` crate; returns how many
+/// were accepted, and the valid texts among those marked in order that it refused.
+fn agrees_with_validator(
+    schema: &str,
+    config: &Config,
+    texts: &[(String, bool)],
+) -> (usize, Vec<String>) {
+    let value: serde_json::Value = serde_json::from_str(schema).unwrap();
+    let validator = jsonschema::validator_for(&value).unwrap();
+    let index = Index::from_json_schema_str(
+        schema,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        config,
+    )
+    .unwrap();
+    let (mut accepted, mut refused) = (0, Vec::new());
+    for (text, in_order) in texts {
+        let valid = validator.is_valid(&serde_json::from_str(text).unwrap());
+        if accepts(&index, text) {
+            assert!(valid, "{schema}: accepts invalid {text}");
+            accepted += 1;
+        } else if valid && *in_order {
+            refused.push(text.clone());
+        }
+    }
+    (accepted, refused)
+}
+
+/// `anyOf` groups whose branches would multiply past the distribution cap (3 x 3 x 3
+/// here) are intersected: each group's branches merged with the schema's own keywords,
+/// the groups' unions intersected.
+#[test]
+fn any_of_groups_past_the_cap_intersect_instead_of_multiplying() {
+    let c = Config::new().allow_additional_properties(true);
+    let schema = r#"{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"allOf":[
+        {"anyOf":[{"required":["a"],"properties":{"a":{"type":"string"}}},{"required":["b"],"properties":{"b":{"type":"integer"}}},{"properties":{"c":{"const":true}},"required":["c"]}]},
+        {"anyOf":[{"required":["x"]},{"properties":{"y":{"type":"string","maxLength":3}},"required":["y"]},{"properties":{"id":{"minimum":10}}}]},
+        {"anyOf":[{"properties":{"a":{"maxLength":2}},"required":["a"]},{"required":["z"]},{"properties":{"b":{"maximum":5}},"required":["b"]}]}]}"#;
+    check_lazy(
+        schema,
+        &c,
+        &[
+            r#"{"id":12,"a":"hi"}"#,
+            r#"{"id":1,"b":3,"y":"abc"}"#,
+            r#"{"id":1,"x":0,"a":"abc","z":1}"#,
+            r#"{"id":12,"y":"ab","a":"hi"}"#,
+            // Each part's undeclared properties (the others' declared ones, and true
+            // extras) may come anywhere: the mark of the intersection (distributed, an
+            // object keeps undeclared properties after the declared ones).
+            r#"{"y":"ab","id":1,"b":2}"#,
+            r#"{"zz":1,"id":12,"a":"hi"}"#,
+            r#"{"id":10,"c":true,"z":null}"#,
+        ],
+        &[
+            r#"{"id":1,"a":"hi"}"#,
+            r#"{"id":12,"a":"abc"}"#,
+            r#"{"id":11,"c":true}"#,
+            r#"{"id":12,"b":6}"#,
+            r#"{"a":"hi"}"#,
+            r#"{"id":2,"y":"abcd","a":"hi"}"#,
+            r#"{"id":12,"a":"hi","a":"hi"}"#,
+        ],
+    );
+    // Every object of up to four of these members, in order and reversed: none
+    // accepted that the validator refuses, every valid one in order accepted.
+    let members: [(&str, &[&str]); 8] = [
+        ("id", &["1", "12"]),
+        ("a", &[r#""hi""#, r#""abc""#]),
+        ("b", &["3", "6"]),
+        ("c", &["true"]),
+        ("x", &["0"]),
+        ("y", &[r#""ab""#, r#""abcd""#]),
+        ("z", &["1"]),
+        ("zz", &["null"]),
+    ];
+    let texts = object_texts(&members, 4);
+    let (accepted, refused) = agrees_with_validator(schema, &c, &texts);
+    assert!(refused.is_empty(), "refuses valid {refused:?}");
+    assert!(accepted > 100, "{accepted} accepted of {}", texts.len());
+    // Where the parts' intersection is empty: a schema error that says so, found by the
+    // compiler (strings that must start with texts that differ) or by the automaton
+    // (strings that must end so), never a regex's error.
+    let group = |p: &str, anchor: fn(&str) -> String| {
+        let alts: Vec<String> = (0..5)
+            .map(|i| {
+                let pattern = anchor(&format!("{p}{i}"));
+                format!(r#"{{"properties":{{"a":{{"type":"string","pattern":"{pattern}"}}}},"required":["a"]}}"#)
+            })
+            .collect();
+        format!(r#"{{"anyOf":[{}]}}"#, alts.join(","))
+    };
+    let starts = |t: &str| format!("^{t}");
+    let ends = |t: &str| format!("{t}$");
+    let empty = format!(
+        r#"{{"type":"object","allOf":[{},{}]}}"#,
+        group("x", starts),
+        group("y", starts)
+    );
+    let e = refusal(&empty, &c);
+    assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{e:?}");
+    let empty = format!(
+        r#"{{"type":"object","additionalProperties":false,"properties":{{"a":{{}}}},"allOf":[{},{}]}}"#,
+        group("x", ends),
+        group("y", ends)
+    );
+    let e = refusal(&empty, &c);
+    assert_eq!(e.kind(), ErrorKind::InvalidSchema, "{e:?}");
+}
+
+/// A `oneOf` whose branches' complements contradict (one requires a property that
+/// another's complement says is absent) drops those combinations before the automaton
+/// would have to search objects of any depth to prove them empty.
+#[test]
+fn one_of_complements_that_contradict_leave_no_search() {
+    let c = Config::new().allow_additional_properties(true);
+    let alarm = r##"{"definitions":{"base":{"type":"object","properties":{"name":{"type":"string","minLength":1},"cell":{"type":"string","pattern":"^[^/]+/[^/]+$"},"message":{"type":"string"},"delay":{"type":"integer","minimum":0}},"required":["name","cell"]},
+        "expected":{"allOf":[{"$ref":"#/definitions/base"},{"properties":{"expected":{}},"required":["expected"]}]},
+        "min":{"allOf":[{"$ref":"#/definitions/base"},{"properties":{"min":{"type":"number"}},"required":["min"]},{"not":{"required":["max"]}}]},
+        "max":{"allOf":[{"$ref":"#/definitions/base"},{"properties":{"max":{"type":"number"}},"required":["max"]},{"not":{"required":["min"]}}]},
+        "minmax":{"allOf":[{"$ref":"#/definitions/base"},{"properties":{"min":{"type":"number"},"max":{"type":"number"}},"required":["min","max"]}]}},
+        "oneOf":[{"$ref":"#/definitions/expected"},{"$ref":"#/definitions/min"},{"$ref":"#/definitions/max"},{"$ref":"#/definitions/minmax"}]}"##;
+    check_lazy(
+        alarm,
+        &c,
+        &[
+            r#"{"name":"t","cell":"a/b","message":"hot","delay":10,"max":30}"#,
+            r#"{"name":"t","cell":"a/b","min":1}"#,
+            r#"{"name":"t","cell":"a/b","min":1,"max":3}"#,
+            r#"{"name":"t","cell":"a/b","expected":[1]}"#,
+            r#"{"name":"t","cell":"a/b","delay":0,"expected":null}"#,
+        ],
+        &[
+            r#"{"name":"t","cell":"a/b"}"#,
+            r#"{"name":"t","cell":"a/b","expected":1,"max":3}"#,
+            r#"{"name":"t","cell":"a/b","max":"3"}"#,
+            r#"{"name":"t","cell":"ab","max":3}"#,
+            r#"{"name":"","cell":"a/b","min":1}"#,
+            r#"{"name":"t","cell":"a/b","expected":1,"min":1,"max":2}"#,
+        ],
+    );
+    let members: [(&str, &[&str]); 7] = [
+        ("name", &[r#""t""#, r#""""#]),
+        ("cell", &[r#""a/b""#, r#""ab""#]),
+        ("message", &[r#""m""#]),
+        ("delay", &["0", "-1"]),
+        ("expected", &["1"]),
+        ("min", &["1"]),
+        ("max", &["3", r#""3""#]),
+    ];
+    let texts = object_texts(&members, 5);
+    let (accepted, refused) = agrees_with_validator(alarm, &c, &texts);
+    assert!(refused.is_empty(), "refuses valid {refused:?}");
+    assert!(accepted > 15, "{accepted} accepted of {}", texts.len());
+    // Four branches, each taking the others' complements (xAPI's inverse functional
+    // identifier): the shortest object of one part is in all of them, found without a
+    // search through the free-form values of undeclared properties.
+    let xapi = r#"{"oneOf":[
+        {"type":"object","properties":{"mbox":{"type":"string","format":"uri","pattern":"^mailto:"}},"patternProperties":{"^(mbox_sha1sum|account|openid)$":{"type":"null"}},"required":["mbox"]},
+        {"type":"object","properties":{"mbox_sha1sum":{"type":"string","pattern":"^[a-zA-Z0-9]{20,}$"}},"patternProperties":{"^(mbox|account|openid)$":{"type":"null"}},"required":["mbox_sha1sum"]},
+        {"type":"object","properties":{"openid":{"type":"string","format":"uri","minLength":1}},"patternProperties":{"^(mbox|account|mbox_sha1sum)$":{"type":"null"}},"required":["openid"]},
+        {"type":"object","properties":{"account":{"type":"object","properties":{"homePage":{"type":"string","format":"uri"},"name":{"type":"string"}},"required":["homePage","name"],"additionalProperties":false}},"patternProperties":{"^(mbox|mbox_sha1sum|openid)$":{"type":"null"}},"required":["account"]}]}"#;
+    check_lazy(
+        xapi,
+        &c,
+        &[
+            r#"{"mbox":"mailto:a@b.c"}"#,
+            r#"{"mbox_sha1sum":"abcdefghij0123456789"}"#,
+            r#"{"openid":"http://x.org/me","mbox":null}"#,
+            r#"{"account":{"homePage":"http://x.org","name":"me"}}"#,
+        ],
+        &[
+            "{}",
+            r#"{"mbox":"mailto:a@b.c","openid":"http://x.org/me"}"#,
+            r#"{"mbox":"http://x"}"#,
+            r#"{"account":{"homePage":"http://x.org"}}"#,
+            r#"{"mbox_sha1sum":"short"}"#,
+        ],
+    );
 }

@@ -336,7 +336,17 @@ impl Index {
         // index's requests each get a whole budget of their own, as for any lazy index.
         let spent = if config.lazy { 0 } else { a.work };
         let max_work = config.dfa.get_max_work().saturating_sub(spent);
-        let mut dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, max_work, what)?;
+        // An intersection the compiler could not see empty (the parts of an `anyOf`
+        // intersected, `oneOf` complements) is found so here: the schema's fault, said
+        // as for a schema that allows nothing, not as a regex's.
+        let mut dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, max_work, what)
+            .map_err(|e| match e.kind() {
+                ErrorKind::InvalidRegex => Error::new(
+                    ErrorKind::InvalidSchema,
+                    "no value validates against the schema (within the documented limits: recursion depth, formats, number forms; oneOf branches whose complements are not exact may leave nothing)",
+                ),
+                _ => e,
+            })?;
         dfa.set_string_bodies(a.string_bodies);
         let too_large = complete_too_large(
             a.free_form_depth,

@@ -23,6 +23,12 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// At most this many `anyOf`/`oneOf` branches are expanded in one schema.
 pub(crate) const MAX_BRANCHES: usize = 10_000;
+/// In an automaton, `anyOf` groups (with a `oneOf` beside them) whose branches would
+/// multiply past this many alternatives at one level are intersected, not distributed
+/// ([`Compiler::any_of_intersected`]). Distributing merges each branch with its siblings
+/// (one schema order for their properties, contradictions found early); past this it
+/// was what ran into [`MAX_BRANCHES`].
+const MAX_DISTRIBUTED: usize = 16;
 /// Largest integer `multipleOf` an index reads by remainders (a state per remainder
 /// reached, so at most this many per number).
 const MAX_RESIDUE_DIVISOR: u32 = 1_000_000;
@@ -60,6 +66,10 @@ const STEPS_PER_ENTRY: u64 = 20;
 /// at 40; the native triage passes the same 5,427 schemas at both).
 const STEPS_PER_RE_ENTRY: u64 = 60;
 
+/// A compiled sub-schema's context: the node, compact whitespace, loose objects
+/// ([`Compiler::loose_objects`]) and the references on the stack (sorted).
+type MemoKey = (*const Node, bool, bool, Vec<String>);
+
 pub(crate) struct Compiler<'a> {
     pub(crate) doc: Doc<'a>,
     config: &'a Config,
@@ -73,7 +83,7 @@ pub(crate) struct Compiler<'a> {
     /// compiles once per context instead of once per use: a real-world schema made 1.3
     /// million regex node entries that lowered to under 6,000 distinct expressions.
     /// The node is kept (an `Rc`), so its address cannot be reused by another.
-    node_memo: FastMap<(*const Node, bool, Vec<String>), (NodeRef, Re)>,
+    node_memo: FastMap<MemoKey, (NodeRef, Re)>,
     format_cache: FastMap<String, Re>,
     /// "Any key but these" by sorted names: an object compiled in several contexts (a
     /// definition under different reference stacks) shares one trie, made and lowered
@@ -109,6 +119,11 @@ pub(crate) struct Compiler<'a> {
     /// in any order become lazily unfolded interleavings ([`Re::interleave`]), of any
     /// size and with undeclared properties anywhere.
     pub(crate) for_automaton: bool,
+    /// Objects put undeclared properties anywhere among the declared ones (each place's
+    /// own order kept), not only after them: set while compiling the parts of an
+    /// intersected `anyOf` ([`Compiler::any_of_intersected`]), where the properties one
+    /// part declares are undeclared in the others and a text writes them in one order.
+    loose_objects: bool,
 }
 
 impl<'a> Compiler<'a> {
@@ -133,6 +148,7 @@ impl<'a> Compiler<'a> {
             budget: Budget::new(config.get_max_work(), "JSON Schema"),
             re_entries_charged: re::entries_made(),
             for_automaton: false,
+            loose_objects: false,
         }
     }
 
@@ -206,11 +222,11 @@ impl<'a> Compiler<'a> {
         }
         let mut refs = self.ref_stack.clone();
         refs.sort_unstable();
-        let key = (Rc::as_ptr(n), self.compact(), refs);
+        let key = (Rc::as_ptr(n), self.compact(), self.loose_objects, refs);
         if let Some((_, re)) = self.node_memo.get(&key) {
             return Ok(re.clone());
         }
-        self.charge_entries(key.2.len() as u64)?;
+        self.charge_entries(key.3.len() as u64)?;
         let re = self.nested(|c| c.compile_node_inner(n))?;
         self.node_memo.insert(key, (n.clone(), re.clone()));
         Ok(re)
@@ -344,6 +360,9 @@ impl<'a> Compiler<'a> {
     }
 
     fn compile_flat_inner(&mut self, s: Sch) -> Result<Re> {
+        if self.intersects_any_of(&s) {
+            return self.any_of_intersected(s);
+        }
         if let Some((group, at)) = s.apply.any_of.first().cloned() {
             let mut rest = s.clone();
             rest.apply.any_of.remove(0);
@@ -437,6 +456,130 @@ impl<'a> Compiler<'a> {
             return Ok(Re::alt(alts));
         }
         self.compile_types(&s)
+    }
+
+    /// Whether `s`'s `anyOf` groups are compiled as an intersection
+    /// ([`any_of_intersected`](Self::any_of_intersected)) rather than distributed: in an
+    /// automaton, where undeclared properties are allowed (else a part would forbid the
+    /// properties another declares), and where distributing would make more than
+    /// [`MAX_DISTRIBUTED`] alternatives at this level (each group's, and a `oneOf`'s,
+    /// branches multiply).
+    fn intersects_any_of(&self, s: &Sch) -> bool {
+        if !self.for_automaton
+            || !self.config.allow_additional_properties
+            || s.apply.any_of.is_empty()
+        {
+            return false;
+        }
+        let groups = s.apply.any_of.iter().map(|(g, _)| g.len());
+        let one_ofs = s.apply.one_of.iter().map(|o| o.branches.len());
+        let product = groups
+            .chain(one_ofs)
+            .fold(1usize, |p, n| p.saturating_mul(n.max(1)));
+        product > MAX_DISTRIBUTED
+    }
+
+    /// `anyOf` without multiplying its groups: for each group, the union of its
+    /// branches each merged with the schema's own keywords (so a branch that
+    /// contradicts them is dropped when compiling, as distributing does), and these
+    /// unions intersected (with the `oneOf` beside them, distributed as usual, as one
+    /// more part). The groups add their branches instead of multiplying them. Each
+    /// part is a subset of its schema's texts, and a text in all of them is valid for
+    /// all: exact. A part's objects take the properties another part's branches
+    /// declare as undeclared ones, so in every part undeclared properties may come
+    /// anywhere ([`Compiler::loose_objects`]): a text writes each place's properties
+    /// in that place's order, interleaved, as the distributed merge would accept.
+    fn any_of_intersected(&mut self, mut s: Sch) -> Result<Re> {
+        let groups = std::mem::take(&mut s.apply.any_of);
+        let saved = std::mem::replace(&mut self.loose_objects, true);
+        let out = self.intersect_groups(s, groups);
+        self.loose_objects = saved;
+        out
+    }
+
+    fn intersect_groups(&mut self, s: Sch, groups: Vec<(Vec<NodeRef>, String)>) -> Result<Re> {
+        let mut base = s.clone();
+        base.apply.one_of.clear();
+        // Each branch merged with the schema's keywords, with the references it followed.
+        let mut merged: Vec<Vec<(Sch, Vec<String>)>> = Vec::new();
+        for (group, at) in &groups {
+            let mut alts = Vec::new();
+            for b in group {
+                self.count_branch(at)?;
+                let mark = self.ref_stack.len();
+                let out = self
+                    .flatten(b)
+                    .and_then(|fb| fb.map(|fb| self.merge(&base, &fb)).transpose());
+                let pushed = self.ref_stack[mark..].to_vec();
+                self.ref_stack.truncate(mark);
+                if let Some(m) = out? {
+                    alts.push((m, pushed));
+                }
+            }
+            merged.push(alts);
+        }
+        // A branch that no branch of another group can hold with is dropped, until none
+        // is: an intersection the automaton would have to search through (objects of
+        // any depth) to prove empty, where `oneOf`'s complements often leave nothing (a
+        // branch requires a property that another's complement says is absent).
+        loop {
+            let mut dropped = false;
+            for i in 0..merged.len() {
+                let mut k = 0;
+                while k < merged[i].len() {
+                    let mut holds = true;
+                    for j in 0..merged.len() {
+                        if j == i {
+                            continue;
+                        }
+                        let mut some = false;
+                        for l in 0..merged[j].len() {
+                            let (a, b) = (merged[i][k].0.clone(), merged[j][l].0.clone());
+                            if !self.disjoint(&a, &b, 0)? {
+                                some = true;
+                                break;
+                            }
+                        }
+                        if !some {
+                            holds = false;
+                            break;
+                        }
+                    }
+                    if holds {
+                        k += 1;
+                    } else {
+                        merged[i].remove(k);
+                        dropped = true;
+                    }
+                }
+                if merged[i].is_empty() {
+                    return Ok(Re::never());
+                }
+            }
+            if !dropped {
+                break;
+            }
+        }
+        let mut parts = Vec::new();
+        if !s.apply.one_of.is_empty() {
+            parts.push(self.compile_flat(s)?);
+        }
+        for alts in merged {
+            let mut compiled = Vec::new();
+            for (m, pushed) in alts {
+                let mark = self.ref_stack.len();
+                self.ref_stack.extend(pushed);
+                let out = self.compile_flat(m);
+                self.ref_stack.truncate(mark);
+                compiled.push(out?);
+            }
+            let union = Re::alt(compiled);
+            if union.is_never() {
+                return Ok(union);
+            }
+            parts.push(union);
+        }
+        Ok(Re::and(parts))
     }
 
     /// The complement of `oneOf` branch `j` ([`OneOf::complements`]), flattened, with
@@ -1327,6 +1470,16 @@ impl<'a> Compiler<'a> {
             _ => Vec::new(),
         };
         let (body, empty_ok) = match self.config.property_order {
+            PropertyOrder::Schema
+                if self.loose_objects && parts.extra.is_some() && !parts.members.is_empty() =>
+            {
+                let places = if places.len() > 1 {
+                    places
+                } else {
+                    vec![(0..parts.members.len()).collect()]
+                };
+                parts.interleaved(places, false)
+            }
             PropertyOrder::Schema if places.len() > 1 => parts.interleaved(places, true),
             PropertyOrder::Schema => parts.schema_order(),
             PropertyOrder::Any if self.for_automaton => {
@@ -1594,6 +1747,11 @@ impl<'a> Compiler<'a> {
                         (x, y) => x.or(y),
                     };
                     hi.is_some_and(|h| h < lo)
+                        || a.string.patterns.iter().any(|(pa, _)| {
+                            b.string.patterns.iter().any(|(pb, _)| {
+                                prefixes_clash(anchored_prefix(pa), anchored_prefix(pb))
+                            })
+                        })
                 }
                 ARRAY => {
                     let lo = a.array.min_items.max(b.array.min_items);
@@ -1609,7 +1767,9 @@ impl<'a> Compiler<'a> {
                         (Some(x), Some(y)) => Some(x.min(y)),
                         (x, y) => x.or(y),
                     };
-                    let mut d = hi.is_some_and(|h| h < lo);
+                    let mut d = hi.is_some_and(|h| h < lo)
+                        || a.object.required.iter().any(|k| forbids(b, k))
+                        || b.object.required.iter().any(|k| forbids(a, k));
                     if !d && depth < 4 {
                         for k in a
                             .object
@@ -2263,6 +2423,52 @@ fn simply_excluded(v: &Json, s: &Sch) -> bool {
     }
 }
 
+/// The literal text every match of `pattern` starts with, when it is anchored (`^`)
+/// and has no alternation: the characters up to the first one that is not plainly
+/// literal, less the last one if a quantifier follows it. Empty where unknown.
+fn anchored_prefix(pattern: &str) -> &str {
+    let Some(rest) = pattern.strip_prefix('^') else {
+        return "";
+    };
+    if pattern.contains('|') {
+        return "";
+    }
+    let literal = |c: char| c.is_ascii_alphanumeric() || " _-/:@#%&=,;<>'!~`\"".contains(c);
+    let mut end = 0;
+    let mut chars = rest.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if !literal(c) {
+            break;
+        }
+        match chars.peek() {
+            Some((_, '?' | '*' | '+' | '{')) => break,
+            _ => end = i + c.len_utf8(),
+        }
+    }
+    &rest[..end]
+}
+
+/// Whether no string starts with both prefixes.
+fn prefixes_clash(a: &str, b: &str) -> bool {
+    !(a.starts_with(b) || b.starts_with(a))
+}
+
+/// Whether `s` allows no value for property `k` (declared `false`, or undeclared beside
+/// `additionalProperties: false` and no `patternProperties` that might match it): an
+/// object that has `k` is refused.
+fn forbids(s: &Sch, k: &str) -> bool {
+    match s.object.props.iter().find(|(n, _)| n == k) {
+        Some((_, v)) => matches!(&**v, Node::Nothing),
+        None => {
+            s.object.patterns.is_empty()
+                && s.object
+                    .additional
+                    .as_ref()
+                    .is_some_and(|v| matches!(&**v, Node::Nothing))
+        }
+    }
+}
+
 fn prop_node(s: &Sch, k: &str) -> NodeRef {
     s.object
         .props
@@ -2463,5 +2669,27 @@ mod tests {
         assert!(accepts(&mut dfa, r#"{"a":{},"b":{"a":{}}}"#));
         assert!(!accepts(&mut dfa, r#"{"a":{"b":{"a":{}}}}"#));
         assert!(!accepts(&mut dfa, r#"{"b":{"b":{"b":{}}}}"#));
+    }
+
+    /// Only what every match must start with: anchored, no alternation, a quantified
+    /// last character left out.
+    #[test]
+    fn anchored_prefixes_are_what_every_match_starts_with() {
+        use super::{anchored_prefix, prefixes_clash};
+        assert_eq!(anchored_prefix("^mailto:"), "mailto:");
+        assert_eq!(anchored_prefix("^ab?c"), "a");
+        assert_eq!(anchored_prefix("^ab*"), "a");
+        assert_eq!(anchored_prefix("^ab{0,2}"), "a");
+        assert_eq!(anchored_prefix("^ab+"), "a");
+        assert_eq!(anchored_prefix("^x0[a-z]"), "x0");
+        assert_eq!(anchored_prefix("^a.b"), "a");
+        assert_eq!(anchored_prefix("^a\\.b"), "a");
+        assert_eq!(anchored_prefix("^x|y"), "");
+        assert_eq!(anchored_prefix("^(x|y)"), "");
+        assert_eq!(anchored_prefix("x"), "");
+        assert_eq!(anchored_prefix("^(ab)"), "");
+        assert!(prefixes_clash("x0", "y"));
+        assert!(!prefixes_clash("x", "x0"));
+        assert!(!prefixes_clash("", "y"));
     }
 }

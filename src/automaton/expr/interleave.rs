@@ -129,6 +129,10 @@ pub(crate) struct InterleaveNeeds {
     pub(crate) extra: Option<ExprId>,
     pub(crate) at_least: u32,
     pub(crate) at_most: u32,
+    /// Between two members.
+    pub(crate) sep: ExprId,
+    /// Something was written: the next member comes after a `sep`.
+    pub(crate) after_member: bool,
 }
 
 /// Writes down an interleaving's members.
@@ -340,6 +344,8 @@ impl ExprSet {
             extra: s.extra,
             at_least: s.min.saturating_sub(written),
             at_most: s.max.saturating_sub(written),
+            sep: s.sep,
+            after_member: written > 0,
         };
         for (m, req) in s.remaining(at) {
             if req {

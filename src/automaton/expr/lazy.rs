@@ -18,6 +18,7 @@ use crate::automaton::config::DfaConfig;
 use crate::automaton::determinize::{StepOnDemand, TooLarge};
 use crate::automaton::primitives::DEAD;
 use crate::error::{limit, Error, ErrorKind, Result};
+use std::sync::Arc;
 
 /// Budget steps per node a derivative visits. A step of the work budget is about 20 ns
 /// (50 million in about a second); a derivative's node costs 100-150 ns (hash-consing and
@@ -29,6 +30,44 @@ const STEPS_PER_DERIVED_NODE: u64 = 8;
 
 /// How many recent witnesses of non-emptiness are tried before a search.
 const MAX_WITNESSES: usize = 8;
+/// Expressions a built witness visits at most ([`ExprDfa::built_witness`]).
+const WITNESS_FUEL: usize = 20_000;
+/// Nesting a built witness follows at most (the recursion's depth).
+const MAX_WITNESS_DEPTH: usize = 400;
+/// Longest built witness.
+const MAX_WITNESS_LEN: usize = 4096;
+/// A byte class a guided dive may take next ([`ExprDfa::guide_classes`]).
+#[derive(Clone, Copy)]
+struct Vote {
+    class: u8,
+    /// Parts of an intersection whose built strings begin with it.
+    parts: u32,
+    /// Length of the shortest string built from it.
+    len: usize,
+}
+
+impl Vote {
+    /// Adds `v` to `votes`, or the shorter length to the same class's vote.
+    fn add(votes: &mut Vec<Vote>, v: Vote) {
+        match votes.iter_mut().find(|w| w.class == v.class) {
+            Some(w) => {
+                w.parts = w.parts.max(v.parts);
+                w.len = w.len.min(v.len);
+            }
+            None => votes.push(v),
+        }
+    }
+}
+
+/// Derivatives a guided dive takes at most ([`ExprDfa::guided_dive`]).
+const MAX_GUIDED_STEPS: usize = 1024;
+/// Longest path a guided dive follows (deeper, it turns back: free-form values nest
+/// without end).
+const MAX_GUIDED_DEPTH: usize = 256;
+/// Bytes of built witnesses kept ([`ExprDfa::built_witness`]).
+const MAX_BUILT_BYTES: usize = 1 << 20;
+/// Candidates an intersection's built witness tries.
+const MAX_WITNESS_CANDIDATES: usize = 16;
 
 /// Expressions a non-emptiness search explores breadth first before it tries one dive
 /// ([`ExprDfa::dive_nonempty`]).
@@ -84,6 +123,11 @@ pub(crate) struct ExprDfa {
     /// Byte-class strings that proved recent expressions non-empty, most recently useful
     /// first (see [`try_witnesses`](Self::try_witnesses)).
     witnesses: Vec<Vec<u8>>,
+    /// Strings built from expressions' structure ([`built_witness`](Self::built_witness)),
+    /// by expression: `None` where none was found.
+    built: FastMap<ExprId, Option<Arc<[u8]>>>,
+    /// Bytes held by `built` (its strings and slots).
+    built_bytes: usize,
     max_states: usize,
     /// The determinization size limit (arena and memo tables), in bytes.
     max_working_bytes: usize,
@@ -167,6 +211,8 @@ impl ExprDfa {
             nonempty: FastMap::default(),
             budget: Budget::new(max_work, "automaton"),
             witnesses: Vec::new(),
+            built: FastMap::default(),
+            built_bytes: 0,
             refused: None,
             what,
             saturation: None,
@@ -401,6 +447,7 @@ impl ExprDfa {
             + self.shared_known.capacity()
             + self.partitions.capacity() * 2 * std::mem::size_of::<Box<[u8]>>()
             + self.partition_bytes
+            + self.built_bytes
             + self.finals.capacity()
             + self.saturation.as_ref().map_or(0, Saturation::memory_usage)
     }
@@ -572,8 +619,26 @@ impl ExprDfa {
             }
             Node::Or(ref alts) => {
                 let n = alts.len();
+                // Cheap ways first, for every member: one may be proved by a witness
+                // while another (an intersection whose parts contradict, met first) is
+                // empty and takes a whole search to prove so.
                 let mut any = false;
                 for i in 0..n {
+                    let Node::Or(alts) = self.exprs.node(e) else {
+                        unreachable!()
+                    };
+                    let a = alts[i];
+                    if self.known_nonempty(a) == Some(true)
+                        || (self.known_nonempty(a).is_none() && self.witnessed(a)?)
+                    {
+                        any = true;
+                        break;
+                    }
+                }
+                for i in 0..n {
+                    if any {
+                        break;
+                    }
                     let Node::Or(alts) = self.exprs.node(e) else {
                         unreachable!()
                     };
@@ -637,7 +702,7 @@ impl ExprDfa {
     /// success the expressions on the path found are non-empty too; on failure every
     /// expression seen is empty (the search saw all that is reachable from them).
     fn search_nonempty(&mut self, e: ExprId) -> Result<bool, TooLarge> {
-        if self.try_witnesses(e)? {
+        if self.try_witnesses(e)? || self.try_built_witness(e)? || self.guided_dive(e)? {
             return Ok(true);
         }
         let mut seen = FastSet::default();
@@ -762,6 +827,404 @@ impl ExprDfa {
             }
         }
         Ok(false)
+    }
+
+    /// Whether a recent or a built witness shows `e` non-empty (no search).
+    fn witnessed(&mut self, e: ExprId) -> Result<bool, TooLarge> {
+        Ok(self.try_witnesses(e)? || self.try_built_witness(e)?)
+    }
+
+    /// Whether a string built from `e`'s structure ([`built_witness`](Self::built_witness))
+    /// is in its language, checked by deriving along it (exact). An intersection of
+    /// objects (an `anyOf` intersected, `Compiler::any_of_intersected`) has members
+    /// of any depth (free-form values) where a breadth-first search spends itself on
+    /// nested arrays long before it reaches the end of a required member's value
+    /// (`Github_trivial---o88605`: 900,000 derivatives), while the shortest object of
+    /// one part, a few dozen bytes, is usually in all of them.
+    fn try_built_witness(&mut self, e: ExprId) -> Result<bool, TooLarge> {
+        let mut fuel = WITNESS_FUEL;
+        let Some(w) = self.built_witness(e, 0, &mut fuel)? else {
+            return Ok(false);
+        };
+        let classes: Vec<u8> = w.iter().map(|&b| self.classes[b as usize]).collect();
+        if self.follows(e, &classes)? {
+            self.remember_witness(classes);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// A path from `e` led by built witnesses ([`built_witness`](Self::built_witness)):
+    /// a depth-first search that tries, at each step, the byte classes that begin the
+    /// strings built for the parts of what is left, those that more parts of an
+    /// intersection begin with first. Where the parts want different optional members,
+    /// one part's string stops where another's goes on (a member one needs, a `}` the
+    /// other allows), which a string built for either alone misses. Bounded by
+    /// [`MAX_GUIDED_STEPS`] derivatives; `false` means only "not found".
+    fn guided_dive(&mut self, e: ExprId) -> Result<bool, TooLarge> {
+        let mut fuel = WITNESS_FUEL;
+        let mut seen = FastSet::default();
+        seen.insert(e);
+        // Each frame: an expression on the path, its candidate classes, the next to try.
+        let first = self.guide_classes(e, &mut fuel)?;
+        let mut stack: Vec<(ExprId, Vec<u8>, usize)> = vec![(e, first, 0)];
+        let mut steps = 0;
+        while let Some((x, candidates, next)) = stack.last_mut() {
+            let Some(&class) = candidates.get(*next) else {
+                stack.pop();
+                continue;
+            };
+            *next += 1;
+            let x = *x;
+            steps += 1;
+            if steps > MAX_GUIDED_STEPS {
+                return Ok(false);
+            }
+            let y = self.derive(x, class as usize)?;
+            match self.known_nonempty(y) {
+                Some(true) => {
+                    let mut witness: Vec<u8> = Vec::with_capacity(stack.len());
+                    for (p, candidates, next) in &stack {
+                        self.nonempty.insert(*p, true);
+                        witness.push(candidates[*next - 1]);
+                    }
+                    self.remember_witness(witness);
+                    return Ok(true);
+                }
+                Some(false) => {}
+                None if stack.len() < MAX_GUIDED_DEPTH && seen.insert(y) => {
+                    let candidates = self.guide_classes(y, &mut fuel)?;
+                    stack.push((y, candidates, 0));
+                }
+                None => {}
+            }
+        }
+        Ok(false)
+    }
+
+    /// The classes of the first bytes of the strings built for `x`'s parts: those more
+    /// parts of an intersection begin with first, then those of shorter strings (a
+    /// closing bracket before another element of a free-form array: the search goes
+    /// depth first, and nested values never end).
+    fn guide_classes(&mut self, x: ExprId, fuel: &mut usize) -> Result<Vec<u8>, TooLarge> {
+        let mut votes: Vec<Vote> = Vec::new();
+        self.guide_votes(x, 0, fuel, &mut votes)?;
+        // Voted bytes first, the longest string first: the part that needs the most
+        // leads (the others usually take its members as undeclared ones), where the
+        // most votes went to what needs least (an undeclared key every part allows).
+        // Then the other bytes, shortest string first.
+        votes.sort_by(|a, b| {
+            (b.parts > 0)
+                .cmp(&(a.parts > 0))
+                .then(if a.parts > 0 {
+                    b.len.cmp(&a.len)
+                } else {
+                    a.len.cmp(&b.len)
+                })
+                .then(b.parts.cmp(&a.parts))
+        });
+        Ok(votes.into_iter().map(|v| v.class).collect())
+    }
+
+    /// Adds `x`'s first classes to `votes`, each with the length of the shortest string
+    /// built from there: an intersection counts a class once per part (and the longest
+    /// of its parts' strings), a union or a concatenation's nullable heads add their
+    /// members' classes, a concatenation's tail adds its string's length.
+    fn guide_votes(
+        &mut self,
+        x: ExprId,
+        depth: usize,
+        fuel: &mut usize,
+        votes: &mut Vec<Vote>,
+    ) -> Result<(), TooLarge> {
+        if depth > MAX_WITNESS_DEPTH || votes.len() >= MAX_WITNESS_CANDIDATES {
+            return Ok(());
+        }
+        match *self.exprs.node(x) {
+            Node::And(ref parts) => {
+                // A part votes for the first byte of its own shortest string; the other
+                // bytes its members begin with come after, as fallbacks. (Counting every
+                // byte a part may begin with, the undeclared keys every part allows
+                // outvoted the declared ones a part needs.)
+                let parts = parts.clone();
+                let mut all: Vec<Vote> = Vec::new();
+                for &p in parts.iter() {
+                    let own_first = self
+                        .built_witness(p, depth + 1, fuel)?
+                        .and_then(|w| w.first().map(|&b| (self.classes[b as usize], w.len())));
+                    if let Some((class, len)) = own_first {
+                        match all.iter_mut().find(|w| w.class == class) {
+                            // A fallback's length gives way to a part's own string's.
+                            Some(w) if w.parts == 0 => {
+                                *w = Vote {
+                                    class,
+                                    parts: 1,
+                                    len,
+                                }
+                            }
+                            Some(w) => {
+                                w.parts += 1;
+                                w.len = w.len.max(len);
+                            }
+                            None => all.push(Vote {
+                                class,
+                                parts: 1,
+                                len,
+                            }),
+                        }
+                    }
+                    let mut own = Vec::new();
+                    self.guide_votes(p, depth + 1, fuel, &mut own)?;
+                    for v in own {
+                        if !all.iter().any(|w| w.class == v.class) {
+                            all.push(Vote { parts: 0, ..v });
+                        }
+                    }
+                }
+                for v in all {
+                    Vote::add(votes, v);
+                }
+            }
+            Node::Or(ref alts) => {
+                let alts = alts.clone();
+                for &a in alts.iter() {
+                    self.guide_votes(a, depth + 1, fuel, votes)?;
+                }
+            }
+            Node::Concat(head, rest) => {
+                let tail = self
+                    .built_witness(rest, depth + 1, fuel)?
+                    .map_or(MAX_WITNESS_LEN, |w| w.len());
+                let mut own = Vec::new();
+                self.guide_votes(head, depth + 1, fuel, &mut own)?;
+                for v in own {
+                    Vote::add(
+                        votes,
+                        Vote {
+                            len: v.len + tail,
+                            ..v
+                        },
+                    );
+                }
+                if self.exprs.nullable(head) {
+                    self.guide_votes(rest, depth + 1, fuel, votes)?;
+                }
+            }
+            Node::Repeat(body, _, _) => self.guide_votes(body, depth + 1, fuel, votes)?,
+            Node::Not(_) | Node::Nothing | Node::Empty => {}
+            _ => {
+                if let Some(w) = self.built_witness(x, depth + 1, fuel)? {
+                    if let Some(&b) = w.first() {
+                        let class = self.classes[b as usize];
+                        Vote::add(
+                            votes,
+                            Vote {
+                                class,
+                                parts: 1,
+                                len: w.len(),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether deriving `e` along `classes` ends in an expression known non-empty
+    /// (those passed on the way are marked so).
+    fn follows(&mut self, e: ExprId, classes: &[u8]) -> Result<bool, TooLarge> {
+        let mut x = e;
+        let mut path = Vec::with_capacity(classes.len());
+        for &class in classes {
+            path.push(x);
+            x = self.derive(x, class as usize)?;
+            if x == ExprId::NOTHING {
+                return Ok(false);
+            }
+        }
+        if !self.exprs.nullable(x) {
+            return Ok(false);
+        }
+        for p in path {
+            self.nonempty.insert(p, true);
+        }
+        Ok(true)
+    }
+
+    /// A string that `e` probably matches, built from its structure: the shortest
+    /// alternative of a union, the fewest repetitions, an object's members that must be
+    /// written (each place in its order), and for an intersection the first string of
+    /// one part that the others match too. Complements build nothing (the parts beside
+    /// them do). Only a candidate: [`try_built_witness`](Self::try_built_witness) checks
+    /// it. Bounded by `fuel` (expressions visited) and nesting.
+    fn built_witness(
+        &mut self,
+        e: ExprId,
+        depth: usize,
+        fuel: &mut usize,
+    ) -> Result<Option<Arc<[u8]>>, TooLarge> {
+        if let Some(w) = self.built.get(&e) {
+            return Ok(w.clone());
+        }
+        if *fuel == 0 || depth > MAX_WITNESS_DEPTH {
+            return Ok(None);
+        }
+        *fuel -= 1;
+        let w: Option<Vec<u8>> = match *self.exprs.node(e) {
+            Node::Nothing | Node::Not(_) => None,
+            Node::Empty => Some(Vec::new()),
+            Node::Set(set) => (0..=255u8).find(|&b| set.contains(b)).map(|b| vec![b]),
+            Node::Residue(_, r) => (r == 0).then(Vec::new),
+            Node::Concat(..) => {
+                let mut out = Vec::new();
+                let mut cur = e;
+                loop {
+                    match *self.exprs.node(cur) {
+                        Node::Concat(head, rest) => {
+                            let Some(h) = self.built_witness(head, depth + 1, fuel)? else {
+                                break None;
+                            };
+                            out.extend_from_slice(&h);
+                            cur = rest;
+                        }
+                        _ => match self.built_witness(cur, depth + 1, fuel)? {
+                            Some(t) => {
+                                out.extend_from_slice(&t);
+                                break Some(out);
+                            }
+                            None => break None,
+                        },
+                    }
+                }
+            }
+            Node::Or(ref alts) => {
+                let alts = alts.clone();
+                let mut best: Option<Arc<[u8]>> = None;
+                for a in alts.iter() {
+                    if let Some(w) = self.built_witness(*a, depth + 1, fuel)? {
+                        if best.as_ref().is_none_or(|b| w.len() < b.len()) {
+                            best = Some(w);
+                        }
+                    }
+                }
+                best.map(|b| b.to_vec())
+            }
+            Node::Repeat(body, lo, _) => {
+                if lo == 0 {
+                    Some(Vec::new())
+                } else {
+                    match self.built_witness(body, depth + 1, fuel)? {
+                        Some(b) if b.len().saturating_mul(lo as usize) <= MAX_WITNESS_LEN => {
+                            Some(b.repeat(lo as usize))
+                        }
+                        _ => None,
+                    }
+                }
+            }
+            Node::Interleave(..) => self.built_interleave(e, depth, fuel)?,
+            Node::And(ref parts) => {
+                // Candidates: each part's string, and each alternative's of a part
+                // that is a union; the first that the whole follows.
+                let parts = parts.clone();
+                let mut candidates: Vec<Arc<[u8]>> = Vec::new();
+                for &p in parts.iter() {
+                    if let Some(w) = self.built_witness(p, depth + 1, fuel)? {
+                        candidates.push(w);
+                    }
+                    if let Node::Or(alts) = self.exprs.node(p) {
+                        let alts = alts.clone();
+                        for &a in alts.iter().take(MAX_WITNESS_CANDIDATES) {
+                            if let Some(w) = self.built_witness(a, depth + 1, fuel)? {
+                                candidates.push(w);
+                            }
+                        }
+                    }
+                }
+                candidates.sort_by_key(|w| w.len());
+                candidates.dedup();
+                let mut found = None;
+                for w in candidates.into_iter().take(MAX_WITNESS_CANDIDATES) {
+                    let classes: Vec<u8> = w.iter().map(|&b| self.classes[b as usize]).collect();
+                    if self.follows(e, &classes)? {
+                        found = Some(w.to_vec());
+                        break;
+                    }
+                }
+                found
+            }
+        };
+        let w: Option<Arc<[u8]>> = w.filter(|w| w.len() <= MAX_WITNESS_LEN).map(Arc::from);
+        // A failure for want of fuel is not remembered (another call may have enough);
+        // the strings kept are bounded in bytes (dropped all at once past the bound).
+        if w.is_some() || *fuel > 0 {
+            let bytes = w.as_ref().map_or(0, |w| w.len()) + BYTES_PER_MEMO_SLOT;
+            if self.built_bytes + bytes > MAX_BUILT_BYTES {
+                self.built.clear();
+                self.built_bytes = 0;
+            }
+            self.built_bytes += bytes;
+            self.built.insert(e, w.clone());
+        }
+        Ok(w)
+    }
+
+    /// An interleaving's string: its members that must be written (group after group,
+    /// each in its order), then optional members and extras while fewer than its least
+    /// count, a separator between two.
+    fn built_interleave(
+        &mut self,
+        e: ExprId,
+        depth: usize,
+        fuel: &mut usize,
+    ) -> Result<Option<Vec<u8>>, TooLarge> {
+        let needs = self.exprs.interleave_needs(e);
+        let Some(sep) = self.built_witness(needs.sep, depth + 1, fuel)? else {
+            return Ok(None);
+        };
+        let mut chosen: Vec<Arc<[u8]>> = Vec::new();
+        for &m in &needs.required {
+            match self.built_witness(m, depth + 1, fuel)? {
+                Some(w) => chosen.push(w),
+                None => return Ok(None),
+            }
+        }
+        let mut count = chosen.len() as u32;
+        for &m in &needs.optional {
+            if count >= needs.at_least {
+                break;
+            }
+            if let Some(w) = self.built_witness(m, depth + 1, fuel)? {
+                chosen.push(w);
+                count += 1;
+            }
+        }
+        if count < needs.at_least {
+            let Some(x) = needs.extra else {
+                return Ok(None);
+            };
+            let Some(w) = self.built_witness(x, depth + 1, fuel)? else {
+                return Ok(None);
+            };
+            // Extras repeat one string: an object's undeclared keys would clash, so
+            // only counts of one are built (the search finds the others).
+            if needs.at_least - count > 1 {
+                return Ok(None);
+            }
+            chosen.push(w);
+            count += 1;
+        }
+        if count > needs.at_most {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        for (i, w) in chosen.iter().enumerate() {
+            if i > 0 || needs.after_member {
+                out.extend_from_slice(&sep);
+            }
+            out.extend_from_slice(w);
+        }
+        Ok(Some(out))
     }
 
     /// Keeps `witness` (byte classes) among the few recent ones.
