@@ -167,3 +167,47 @@ test("propertyOrder \"any\": objects of any size in a lazy index; regex text sto
   index.free();
   ordered.free();
 });
+
+test("anyOf groups past the distribution cap intersect; an empty intersection is InvalidSchema and the module stays usable", () => {
+  const v = byteVocab();
+  const options = { lazy: true, allowAdditionalProperties: true, whitespace: null };
+  const schema = {
+    type: "object",
+    properties: { id: { type: "integer" } },
+    required: ["id"],
+    allOf: [
+      { anyOf: [{ required: ["a"], properties: { a: { type: "string" } } }, { required: ["b"] }, { required: ["c"] }] },
+      { anyOf: [{ required: ["x"] }, { required: ["y"], properties: { y: { maxLength: 3 } } }, { properties: { id: { minimum: 10 } } }] },
+      { anyOf: [{ required: ["a"], properties: { a: { maxLength: 2 } } }, { required: ["z"] }, { required: ["b"], properties: { b: { maximum: 5 } } }] },
+    ],
+  };
+  const index = Index.fromJsonSchema(schema, v, options);
+  const accepts = (text) => {
+    const g = new Guide(index);
+    try {
+      for (const b of new TextEncoder().encode(text)) g.advance(b);
+      return g.canFinish();
+    } catch (e) {
+      assert.equal(e.code, "TokenNotAllowed");
+      return false;
+    } finally {
+      g.free();
+    }
+  };
+  assert.ok(accepts('{"id":12,"a":"hi"}'));
+  // Undeclared properties anywhere in the intersected parts: before the declared ones too.
+  assert.ok(accepts('{"zz":1,"y":"ab","id":1,"b":2}'));
+  assert.ok(!accepts('{"id":1,"a":"hi"}'), "no branch of the second group holds");
+  assert.ok(!accepts('{"id":12,"a":"abc"}'), "no branch of the third group holds");
+  index.free();
+  const alts = (p) => ({
+    anyOf: Array.from({ length: 5 }, (_, i) => ({ required: ["a"], properties: { a: { type: "string", pattern: `^${p}${i}` } } })),
+  });
+  throwsCode(() => Index.fromJsonSchema({ type: "object", allOf: [alts("x"), alts("y")] }, v, options), "InvalidSchema");
+  const after = Index.fromJsonSchema({ type: "integer" }, v, options);
+  const g = new Guide(after);
+  for (const b of new TextEncoder().encode("12")) g.advance(b);
+  assert.ok(g.canFinish());
+  g.free();
+  after.free();
+});
