@@ -702,7 +702,7 @@ impl ExprDfa {
     /// success the expressions on the path found are non-empty too; on failure every
     /// expression seen is empty (the search saw all that is reachable from them).
     fn search_nonempty(&mut self, e: ExprId) -> Result<bool, TooLarge> {
-        if self.try_witnesses(e)? || self.try_built_witness(e)? || self.guided_dive(e)? {
+        if self.try_witnesses(e)? || self.try_built_witness(e)? {
             return Ok(true);
         }
         let mut seen = FastSet::default();
@@ -712,9 +712,11 @@ impl ExprDfa {
         let mut head = 0;
         let mut dived = false;
         while head < order.len() {
+            // Past a small search (which proves most empty languages), the dives: the
+            // guided one first, then the plain one.
             if !dived && order.len() > DIVE_AFTER {
                 dived = true;
-                if self.dive_nonempty(e)? {
+                if self.guided_dive(e)? || self.dive_nonempty(e)? {
                     return Ok(true);
                 }
             }
