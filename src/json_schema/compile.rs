@@ -386,14 +386,7 @@ impl<'a> Compiler<'a> {
             // Merge every branch with the rest, remembering the references each followed.
             let mut merged: Vec<(usize, Sch, Vec<String>)> = Vec::new();
             for (i, b) in one_of.branches.iter().enumerate() {
-                self.count_branch(&one_of.at)?;
-                let mark = self.ref_stack.len();
-                let out = self
-                    .flatten(b)
-                    .and_then(|fb| fb.map(|fb| self.merge(&rest, &fb)).transpose());
-                let pushed = self.ref_stack[mark..].to_vec();
-                self.ref_stack.truncate(mark);
-                if let Some(m) = out? {
+                if let Some((m, pushed)) = self.merged_branch(&rest, b, &one_of.at)? {
                     merged.push((i, m, pushed));
                 }
             }
@@ -433,11 +426,7 @@ impl<'a> Compiler<'a> {
                 if !possible {
                     continue;
                 }
-                let mark = self.ref_stack.len();
-                self.ref_stack.extend(pushed);
-                let out = self.compile_flat(m);
-                self.ref_stack.truncate(mark);
-                alts.push(out?);
+                alts.push(self.compile_with_refs(m, pushed)?);
             }
             // Nothing left: the schema's own verdict where every complement taken was
             // exact, else a refusal (the values left out may have been valid).
@@ -456,6 +445,35 @@ impl<'a> Compiler<'a> {
             return Ok(Re::alt(alts));
         }
         self.compile_types(&s)
+    }
+
+    /// Branch `b` (of the `anyOf`/`oneOf` at `at`) flattened and merged with `rest`,
+    /// with the references it followed (taken off the stack: the caller puts them back
+    /// to compile it, [`compile_with_refs`](Self::compile_with_refs)); `None` where
+    /// nothing validates.
+    fn merged_branch(
+        &mut self,
+        rest: &Sch,
+        b: &NodeRef,
+        at: &str,
+    ) -> Result<Option<(Sch, Vec<String>)>> {
+        self.count_branch(at)?;
+        let mark = self.ref_stack.len();
+        let out = self
+            .flatten(b)
+            .and_then(|fb| fb.map(|fb| self.merge(rest, &fb)).transpose());
+        let pushed = self.ref_stack[mark..].to_vec();
+        self.ref_stack.truncate(mark);
+        Ok(out?.map(|m| (m, pushed)))
+    }
+
+    /// Compiles `m` with the references it was merged under on the stack.
+    fn compile_with_refs(&mut self, m: Sch, refs: Vec<String>) -> Result<Re> {
+        let mark = self.ref_stack.len();
+        self.ref_stack.extend(refs);
+        let out = self.compile_flat(m);
+        self.ref_stack.truncate(mark);
+        out
     }
 
     /// Whether `s`'s `anyOf` groups are compiled as an intersection
@@ -505,16 +523,7 @@ impl<'a> Compiler<'a> {
         for (group, at) in &groups {
             let mut alts = Vec::new();
             for b in group {
-                self.count_branch(at)?;
-                let mark = self.ref_stack.len();
-                let out = self
-                    .flatten(b)
-                    .and_then(|fb| fb.map(|fb| self.merge(&base, &fb)).transpose());
-                let pushed = self.ref_stack[mark..].to_vec();
-                self.ref_stack.truncate(mark);
-                if let Some(m) = out? {
-                    alts.push((m, pushed));
-                }
+                alts.extend(self.merged_branch(&base, b, at)?);
             }
             merged.push(alts);
         }
@@ -567,11 +576,7 @@ impl<'a> Compiler<'a> {
         for alts in merged {
             let mut compiled = Vec::new();
             for (m, pushed) in alts {
-                let mark = self.ref_stack.len();
-                self.ref_stack.extend(pushed);
-                let out = self.compile_flat(m);
-                self.ref_stack.truncate(mark);
-                compiled.push(out?);
+                compiled.push(self.compile_with_refs(m, pushed)?);
             }
             let union = Re::alt(compiled);
             if union.is_never() {

@@ -137,24 +137,27 @@ for (const name of ["simple_schema", "complex_schema"]) {
   });
 }
 
+// Whether a guide over `index` (a byte vocabulary) writes `text` and may finish there.
+function acceptsBytes(index, text) {
+  const g = new Guide(index);
+  try {
+    for (const b of new TextEncoder().encode(text)) g.advance(b);
+    return g.canFinish();
+  } catch (e) {
+    assert.equal(e.code, "TokenNotAllowed");
+    return false;
+  } finally {
+    g.free();
+  }
+}
+
 test("propertyOrder \"any\": objects of any size in a lazy index; regex text stops at 6 with a pointer", () => {
   const props = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`k${i}`, { type: "integer" }]));
   const schema = { type: "object", properties: props, required: ["k7", "k29"] };
   throwsCode(() => regexFromJsonSchema(schema, { propertyOrder: "any" }), "UnsupportedSchema");
   const v = byteVocab();
   const index = Index.fromJsonSchema(schema, v, { lazy: true, propertyOrder: "any", whitespace: null });
-  const accepts = (text) => {
-    const g = new Guide(index);
-    try {
-      for (const b of new TextEncoder().encode(text)) g.advance(b);
-      return g.canFinish();
-    } catch (e) {
-      assert.equal(e.code, "TokenNotAllowed");
-      return false;
-    } finally {
-      g.free();
-    }
-  };
+  const accepts = (text) => acceptsBytes(index, text);
   assert.ok(accepts('{"k29":1,"k3":2,"k7":3}'));
   assert.ok(accepts(`{${Array.from({ length: 30 }, (_, i) => `"k${29 - i}":${i}`).join(",")}}`));
   assert.ok(!accepts('{"k29":1,"k7":3,"k29":2}'), "a member twice");
@@ -182,18 +185,7 @@ test("anyOf groups past the distribution cap intersect; an empty intersection is
     ],
   };
   const index = Index.fromJsonSchema(schema, v, options);
-  const accepts = (text) => {
-    const g = new Guide(index);
-    try {
-      for (const b of new TextEncoder().encode(text)) g.advance(b);
-      return g.canFinish();
-    } catch (e) {
-      assert.equal(e.code, "TokenNotAllowed");
-      return false;
-    } finally {
-      g.free();
-    }
-  };
+  const accepts = (text) => acceptsBytes(index, text);
   assert.ok(accepts('{"id":12,"a":"hi"}'));
   // Undeclared properties anywhere in the intersected parts: before the declared ones too.
   assert.ok(accepts('{"zz":1,"y":"ab","id":1,"b":2}'));
