@@ -543,8 +543,7 @@ impl<'a> Compiler<'a> {
                         }
                         let mut some = false;
                         for l in 0..merged[j].len() {
-                            let (a, b) = (merged[i][k].0.clone(), merged[j][l].0.clone());
-                            if !self.disjoint(&a, &b, 0)? {
+                            if !self.disjoint(&merged[i][k].0, &merged[j][l].0, 0)? {
                                 some = true;
                                 break;
                             }
