@@ -628,9 +628,11 @@ impl ExprDfa {
                         unreachable!()
                     };
                     let a = alts[i];
-                    if self.known_nonempty(a) == Some(true)
-                        || (self.known_nonempty(a).is_none() && self.witnessed(a)?)
-                    {
+                    let proved = match self.known_nonempty(a) {
+                        Some(known) => known,
+                        None => self.witnessed(a)?,
+                    };
+                    if proved {
                         any = true;
                         break;
                     }
@@ -807,25 +809,14 @@ impl ExprDfa {
     /// the derivatives along the witness are computed, not assumed.
     fn try_witnesses(&mut self, e: ExprId) -> Result<bool, TooLarge> {
         for k in 0..self.witnesses.len() {
-            let mut x = e;
-            let mut path = Vec::new();
-            for i in 0..self.witnesses[k].len() {
-                let class = self.witnesses[k][i] as usize;
-                path.push(x);
-                x = self.derive(x, class)?;
-                match self.known_nonempty(x) {
-                    Some(true) => {
-                        for p in path {
-                            self.nonempty.insert(p, true);
-                        }
-                        // Most recently useful first.
-                        let w = self.witnesses.remove(k);
-                        self.witnesses.insert(0, w);
-                        return Ok(true);
-                    }
-                    Some(false) => break,
-                    None => {}
-                }
+            let witness = std::mem::take(&mut self.witnesses[k]);
+            let found = self.follows(e, &witness);
+            self.witnesses[k] = witness;
+            if found? {
+                // Most recently useful first.
+                let w = self.witnesses.remove(k);
+                self.witnesses.insert(0, w);
+                return Ok(true);
             }
         }
         Ok(false)
@@ -848,8 +839,8 @@ impl ExprDfa {
         let Some(w) = self.built_witness(e, 0, &mut fuel)? else {
             return Ok(false);
         };
-        let classes: Vec<u8> = w.iter().map(|&b| self.classes[b as usize]).collect();
-        if self.follows(e, &classes)? {
+        if self.follows_bytes(e, &w)? {
+            let classes = w.iter().map(|&b| self.classes[b as usize]).collect();
             self.remember_witness(classes);
             return Ok(true);
         }
@@ -1033,25 +1024,33 @@ impl ExprDfa {
         Ok(())
     }
 
-    /// Whether deriving `e` along `classes` ends in an expression known non-empty
-    /// (those passed on the way are marked so).
+    /// Whether deriving `e` along `classes` reaches an expression known non-empty
+    /// (those passed on the way are marked so); `false` at one known empty, or at the
+    /// end without a verdict.
     fn follows(&mut self, e: ExprId, classes: &[u8]) -> Result<bool, TooLarge> {
         let mut x = e;
         let mut path = Vec::with_capacity(classes.len());
         for &class in classes {
             path.push(x);
             x = self.derive(x, class as usize)?;
-            if x == ExprId::NOTHING {
-                return Ok(false);
+            match self.known_nonempty(x) {
+                Some(true) => {
+                    for p in path {
+                        self.nonempty.insert(p, true);
+                    }
+                    return Ok(true);
+                }
+                Some(false) => return Ok(false),
+                None => {}
             }
         }
-        if !self.exprs.nullable(x) {
-            return Ok(false);
-        }
-        for p in path {
-            self.nonempty.insert(p, true);
-        }
-        Ok(true)
+        Ok(false)
+    }
+
+    /// [`follows`](Self::follows) along the classes of `bytes`.
+    fn follows_bytes(&mut self, e: ExprId, bytes: &[u8]) -> Result<bool, TooLarge> {
+        let classes: Vec<u8> = bytes.iter().map(|&b| self.classes[b as usize]).collect();
+        self.follows(e, &classes)
     }
 
     /// A string that `e` probably matches, built from its structure: the shortest
@@ -1147,8 +1146,7 @@ impl ExprDfa {
                 candidates.dedup();
                 let mut found = None;
                 for w in candidates.into_iter().take(MAX_WITNESS_CANDIDATES) {
-                    let classes: Vec<u8> = w.iter().map(|&b| self.classes[b as usize]).collect();
-                    if self.follows(e, &classes)? {
+                    if self.follows_bytes(e, &w)? {
                         found = Some(w.to_vec());
                         break;
                     }
