@@ -1221,3 +1221,131 @@ fn one_of_complements_that_contradict_leave_no_search() {
         ],
     );
 }
+
+/// A node with `n` levels of children below it: `{"name":"x","children":[...]}`.
+fn tree_text(n: usize) -> String {
+    let mut text = r#"{"name":"x"}"#.to_string();
+    for _ in 0..n {
+        text = format!(r#"{{"name":"x","children":[{text},{{"name":"y"}}]}}"#);
+    }
+    text
+}
+
+const TREE: &str = r##"{"$ref":"#/$defs/node","$defs":{"node":{"type":"object",
+    "properties":{"name":{"type":"string"},"children":{"type":"array","items":{"$ref":"#/$defs/node"}}},
+    "required":["name"]}}}"##;
+
+/// A lazy index calls one shared template per recursive definition, a level
+/// instantiated only when a text reaches it: 32 re-entries by default, as the option
+/// says, and the same texts as the expansion in place at the same depth.
+#[test]
+fn recursive_references_are_calls_as_deep_as_the_option_says() {
+    let vocab = bytes_vocab();
+    let lazy = |config: &Config| {
+        Index::from_json_schema_str(TREE, &vocab, &IndexConfig::new().lazy(true), config).unwrap()
+    };
+    let index = lazy(&Config::new());
+    for n in [0, 1, 5, 31, 32] {
+        assert!(accepts(&index, &tree_text(n)), "depth {n}");
+    }
+    assert!(!accepts(&index, &tree_text(33)));
+    assert!(!accepts(
+        &index,
+        r#"{"name":"x","children":[{"children":[]}]}"#
+    ));
+
+    // At depth 3 the eager index (the definition expanded in place 3 times) and the
+    // lazy one (calls) accept exactly the same trees.
+    let config = Config::new().max_recursion_depth(3);
+    let eager = Index::from_json_schema_str(TREE, &vocab, &IndexConfig::new().lazy(false), &config)
+        .unwrap();
+    let lazy3 = lazy(&config);
+    for n in 0..=5 {
+        let text = tree_text(n);
+        assert_eq!(accepts(&eager, &text), n <= 3, "eager, depth {n}");
+        assert_eq!(accepts(&lazy3, &text), n <= 3, "lazy, depth {n}");
+    }
+}
+
+/// Mutual recursion: expanded in place, every definition is compiled once per
+/// combination of the others above it (depth 12 ran out of work); as calls, each
+/// definition is one template and any depth up to the limit compiles at once. Every
+/// call counts toward the depth, whichever definition it enters.
+#[test]
+fn mutual_recursion_compiles_once_at_any_depth() {
+    let schema = r##"{"$ref":"#/$defs/a","$defs":{
+        "a":{"type":"object","properties":{"b":{"$ref":"#/$defs/b"},"c":{"$ref":"#/$defs/c"},"a":{"$ref":"#/$defs/a"}}},
+        "b":{"type":"object","properties":{"a":{"$ref":"#/$defs/a"},"c":{"$ref":"#/$defs/c"},"b":{"$ref":"#/$defs/b"}}},
+        "c":{"type":"object","properties":{"a":{"$ref":"#/$defs/a"},"b":{"$ref":"#/$defs/b"},"c":{"$ref":"#/$defs/c"}}}}}"##;
+    let chain = |n: usize| {
+        let mut text = "{}".to_string();
+        for i in 0..n {
+            text = format!(r#"{{"{}":{text}}}"#, ["a", "b", "c"][i % 3]);
+        }
+        text
+    };
+    let index = Index::from_json_schema_str(
+        schema,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        &Config::new().max_recursion_depth(64),
+    )
+    .unwrap();
+    assert!(accepts(&index, &chain(10)));
+    assert!(accepts(&index, &chain(64)));
+    assert!(!accepts(&index, &chain(65)));
+    assert!(!accepts(&index, r#"{"a":{"b":1}}"#));
+}
+
+/// A grammar of rules: a recursive `oneOf` whose branches are told apart by patterns
+/// on `type` (their complements hold calls under a negation, so deeper levels take
+/// strings away). Every text a guide writes validates, and valid nested texts pass.
+#[test]
+fn recursive_one_of_with_complements_writes_only_valid_texts() {
+    let schema = r##"{"$ref":"#/definitions/rule","definitions":{
+        "rule":{"oneOf":[{"$ref":"#/definitions/sym"},{"$ref":"#/definitions/seq"},{"$ref":"#/definitions/rep"}]},
+        "sym":{"type":"object","properties":{"type":{"type":"string","pattern":"^SYM"},"name":{"type":"string"}},"required":["type","name"]},
+        "seq":{"type":"object","properties":{"type":{"type":"string","pattern":"^SEQ$"},"members":{"type":"array","items":{"$ref":"#/definitions/rule"}}},"required":["type","members"]},
+        "rep":{"type":"object","properties":{"type":{"type":"string","pattern":"^(REP|SEQ)$"},"content":{"$ref":"#/definitions/rule"}},"required":["type","content"]}}}"##;
+    let config = Config::new().allow_additional_properties(true);
+    check_lazy(
+        schema,
+        &config,
+        &[
+            r#"{"type":"SYM","name":"a"}"#,
+            r#"{"type":"SEQ","members":[{"type":"SYM","name":"a"},{"type":"REP","content":{"type":"SYM","name":"b"}}]}"#,
+            r#"{"type":"REP","content":{"type":"SEQ","members":[]}}"#,
+        ],
+        &[
+            // Both `seq` and `rep` (type SEQ, members and content): oneOf fails.
+            r#"{"type":"SEQ","members":[],"content":{"type":"SYM","name":"a"}}"#,
+            r#"{"type":"SEQ","members":[{"type":"SEQ","members":[],"content":{"type":"SYM","name":"a"}}]}"#,
+            r#"{"type":"REP","content":{"type":"OTHER"}}"#,
+        ],
+    );
+    // Random walks nest far deeper than texts do, and every level they reach is states
+    // the index keeps: 300 walks at the default 32 levels hold ~76 MB, past the default
+    // determinization limit (32 MiB), against 12 MB at 3 levels and 50 MB at 8.
+    assert!(random_texts_validate(schema, &config.max_recursion_depth(6), 300) > 100);
+}
+
+/// A recursive reference under `not`: a deeper level takes strings away, so such
+/// recursion is expanded in place (as in an eager index) instead of called, and no text
+/// a validator rejects is accepted at any nesting.
+#[test]
+fn recursion_under_a_complement_stays_exact() {
+    let schema = r##"{"type":"object","properties":{"next":{"not":{"$ref":"#"}}}}"##;
+    let mut texts = Vec::new();
+    let mut inner = "{}".to_string();
+    for _ in 0..6 {
+        texts.push((inner.clone(), true));
+        texts.push((format!(r#"{{"next":1,"x":{inner}}}"#), true));
+        inner = format!(r#"{{"next":{inner}}}"#);
+    }
+    let (accepted, _) = agrees_with_validator(
+        schema,
+        &Config::new().allow_additional_properties(true),
+        &texts,
+    );
+    assert!(accepted >= 6, "{accepted}");
+}

@@ -124,6 +124,53 @@ pub(crate) struct Compiler<'a> {
     /// intersected `anyOf` ([`Compiler::any_of_intersected`]), where the properties one
     /// part declares are undeclared in the others and a text writes them in one order.
     loose_objects: bool,
+    /// Recursive references written alone become calls into shared templates
+    /// ([`Re::call`]): set for a lazy index's automaton.
+    pub(crate) recursion_calls: bool,
+    /// Template slots by (target, compact, loose objects): the context a target's
+    /// body is compiled in.
+    call_slots: FastMap<(String, bool, bool), u32>,
+    /// The templates' bodies by slot (`None` while one is being compiled).
+    templates: Vec<Option<Re>>,
+    /// Whether a reference target reaches itself through references, by target.
+    recursive: FastMap<String, bool>,
+    /// The targets of the references under a target ([`Doc::refs_under`]), by target.
+    ref_edges: FastMap<String, Rc<[String]>>,
+}
+
+/// The state of [`Compiler::is_recursive`]'s search: targets numbered as found.
+#[derive(Default)]
+struct Tarjan {
+    number: FastMap<String, usize>,
+    names: Vec<String>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    self_loop: Vec<bool>,
+    stack: Vec<usize>,
+    frames: Vec<TarjanFrame>,
+}
+
+struct TarjanFrame {
+    node: usize,
+    edges: Rc<[String]>,
+    next: usize,
+}
+
+impl Tarjan {
+    fn open(&mut self, name: String, edges: Rc<[String]>) {
+        let id = self.names.len();
+        self.self_loop.push(edges.contains(&name));
+        self.number.insert(name.clone(), id);
+        self.names.push(name);
+        self.low.push(id);
+        self.on_stack.push(true);
+        self.stack.push(id);
+        self.frames.push(TarjanFrame {
+            node: id,
+            edges,
+            next: 0,
+        });
+    }
 }
 
 impl<'a> Compiler<'a> {
@@ -149,7 +196,20 @@ impl<'a> Compiler<'a> {
             re_entries_charged: re::entries_made(),
             for_automaton: false,
             loose_objects: false,
+            recursion_calls: false,
+            call_slots: FastMap::default(),
+            templates: Vec::new(),
+            recursive: FastMap::default(),
+            ref_edges: FastMap::default(),
         }
+    }
+
+    /// The templates the compiled expression calls, by slot ([`Re::call`]).
+    pub(crate) fn take_templates(&mut self) -> Vec<Re> {
+        std::mem::take(&mut self.templates)
+            .into_iter()
+            .map(|t| t.expect("every template is compiled before the compile returns"))
+            .collect()
     }
 
     /// Free-form values already made (by [`Compiler::any`], keyed by depth and compact
@@ -241,6 +301,9 @@ impl<'a> Compiler<'a> {
             Node::Schema(s) if s.only_ref().is_some() => {
                 let (uri, at) = s.only_ref().expect("checked");
                 let target = self.doc.resolve_ref(uri, at)?;
+                if self.recursion_calls && self.is_recursive(&target)? {
+                    return self.call_to(target);
+                }
                 if self.too_deep(&target) {
                     return Ok(Re::never());
                 }
@@ -265,10 +328,92 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// A call to `target`'s template in this context, its body compiled the first time
+    /// (where a reference to `target` is met inside it, the call is to the template
+    /// itself). The body is compiled with only `target` on the reference stack: every
+    /// recursive reference in it is a call too, so it does not depend on where it was
+    /// first met, and one template serves every use and every depth.
+    fn call_to(&mut self, target: String) -> Result<Re> {
+        let key = (target, self.compact(), self.loose_objects);
+        if let Some(&slot) = self.call_slots.get(&key) {
+            return Ok(Re::call(slot));
+        }
+        let slot = self.templates.len() as u32;
+        self.call_slots.insert(key.clone(), slot);
+        self.templates.push(None);
+        let node = self.doc.node_at(&key.0)?;
+        let outer = std::mem::replace(&mut self.ref_stack, vec![key.0]);
+        let body = self.compile_node(&node);
+        self.ref_stack = outer;
+        self.templates[slot as usize] = Some(body?);
+        Ok(Re::call(slot))
+    }
+
+    /// Whether `target` reaches itself through the references under it (and under
+    /// theirs). Tarjan's strongly connected components over the document's reference
+    /// graph, iteratively (a chain of definitions must not deepen the native stack):
+    /// every target the search finishes is decided at once, and a later search stops at
+    /// decided targets (a cycle through one would have been found with it), so each
+    /// target's references are listed and walked once per compile.
+    fn is_recursive(&mut self, target: &str) -> Result<bool> {
+        if let Some(&known) = self.recursive.get(target) {
+            return Ok(known);
+        }
+        let mut t = Tarjan::default();
+        let edges = self.refs_under(target)?;
+        t.open(target.to_string(), edges);
+        while let Some(frame) = t.frames.last_mut() {
+            let v = frame.node;
+            if frame.next < frame.edges.len() {
+                let w = frame.edges[frame.next].clone();
+                frame.next += 1;
+                if self.recursive.contains_key(&w) {
+                    continue;
+                }
+                match t.number.get(&w) {
+                    None => {
+                        let edges = self.refs_under(&w)?;
+                        t.open(w, edges);
+                    }
+                    Some(&wi) if t.on_stack[wi] => t.low[v] = t.low[v].min(wi),
+                    Some(_) => {}
+                }
+                continue;
+            }
+            t.frames.pop();
+            if let Some(parent) = t.frames.last() {
+                t.low[parent.node] = t.low[parent.node].min(t.low[v]);
+            }
+            if t.low[v] == v {
+                let at = t.stack.iter().rposition(|&x| x == v).expect("on the stack");
+                let component: Vec<usize> = t.stack.drain(at..).collect();
+                let cyclic = component.len() > 1 || t.self_loop[v];
+                for x in component {
+                    t.on_stack[x] = false;
+                    self.recursive.insert(t.names[x].clone(), cyclic);
+                }
+            }
+        }
+        Ok(self.recursive[target])
+    }
+
+    fn refs_under(&mut self, target: &str) -> Result<Rc<[String]>> {
+        if let Some(r) = self.ref_edges.get(target) {
+            return Ok(r.clone());
+        }
+        let mut visited = 0u64;
+        let refs: Rc<[String]> = self.doc.refs_under(target, &mut || visited += 1).into();
+        self.budget
+            .charge(visited.saturating_mul(STEPS_PER_ENTRY))?;
+        self.ref_edges.insert(target.to_string(), refs.clone());
+        Ok(refs)
+    }
+
     /// Whether following a reference to `target` once more recurses deeper than
     /// `max_recursion_depth`: nothing more can be written there.
     fn too_deep(&self, target: &str) -> bool {
-        self.ref_stack.iter().filter(|t| *t == target).count() > self.config.max_recursion_depth
+        self.ref_stack.iter().filter(|t| *t == target).count()
+            > self.config.get_max_recursion_depth()
     }
 
     /// Merges a node's `$ref`s and `allOf` into one schema (`None`: nothing validates).

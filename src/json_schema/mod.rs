@@ -74,8 +74,13 @@ use crate::error::{Error, ErrorKind, Result};
 use json::Json;
 use re::Re;
 
-/// Default for [`Config::max_recursion_depth`].
+/// Default for [`Config::max_recursion_depth`] in regex text and eager indexes, where
+/// each level is written out.
 pub const DEFAULT_MAX_RECURSION_DEPTH: usize = 3;
+/// Default for [`Config::max_recursion_depth`] in lazy indexes, where a recursive
+/// reference is a call into one shared template, instantiated level by level only as a
+/// text reaches it: a deep limit costs nothing until used.
+pub const DEFAULT_LAZY_MAX_RECURSION_DEPTH: usize = 32;
 /// Default for [`Config::any_value_depth`] in regex text and in eager indexes, whose
 /// automaton holds every state: each level about doubles it.
 pub const DEFAULT_ANY_VALUE_DEPTH: usize = 2;
@@ -134,7 +139,12 @@ pub enum PropertyOrder {
 #[derive(Clone, Debug)]
 pub struct Config {
     whitespace: Option<String>,
-    max_recursion_depth: usize,
+    /// `None`: the default of the build ([`DEFAULT_MAX_RECURSION_DEPTH`], or for the
+    /// calls of a lazy index [`DEFAULT_LAZY_MAX_RECURSION_DEPTH`]).
+    max_recursion_depth: Option<usize>,
+    /// Recursive references written alone are calls into shared templates (a lazy
+    /// index's automaton).
+    recursion_calls: bool,
     /// `None`: the default of the build ([`DEFAULT_ANY_VALUE_DEPTH`] or, for a lazy
     /// index, [`DEFAULT_LAZY_ANY_VALUE_DEPTH`]).
     any_value_depth: Option<usize>,
@@ -149,7 +159,8 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             whitespace: Some(DEFAULT_WHITESPACE.to_string()),
-            max_recursion_depth: DEFAULT_MAX_RECURSION_DEPTH,
+            max_recursion_depth: None,
+            recursion_calls: false,
             any_value_depth: None,
             property_order: PropertyOrder::Schema,
             allow_additional_properties: false,
@@ -178,10 +189,17 @@ impl Config {
         self
     }
 
-    /// How many times a recursive `$ref` is expanded along one path (default 3); past
-    /// that it matches nothing. At most [`MAX_RECURSION_DEPTH_LIMIT`].
+    /// How deep recursive `$ref`s nest: past that a reference matches nothing. In regex
+    /// text and eager indexes (default 3) each recursive reference is expanded in place
+    /// at most this many times along one path. In a lazy index (default 32) a recursive
+    /// reference written alone (`{"$ref": ...}`, annotations aside) is a call into one
+    /// shared automaton, instantiated a level at a time as a text reaches it, and at
+    /// most this many calls nest along one path (of any targets: mutual recursion counts
+    /// every step); references merged with sibling keywords or through `allOf` are still
+    /// expanded in place (3 deep unless this is set). At most
+    /// [`MAX_RECURSION_DEPTH_LIMIT`].
     pub fn max_recursion_depth(mut self, depth: usize) -> Config {
-        self.max_recursion_depth = depth;
+        self.max_recursion_depth = Some(depth);
         self
     }
 
@@ -201,7 +219,21 @@ impl Config {
         let mut c = self.clone();
         c.any_value_depth
             .get_or_insert(DEFAULT_LAZY_ANY_VALUE_DEPTH);
+        c.recursion_calls = true;
         c
+    }
+
+    /// This configuration with recursive references expanded in place.
+    pub(crate) fn without_recursion_calls(&self) -> Config {
+        let mut c = self.clone();
+        c.recursion_calls = false;
+        c
+    }
+
+    /// How many calls into recursive definitions may nest (a lazy index).
+    pub(crate) fn call_depth(&self) -> usize {
+        self.max_recursion_depth
+            .unwrap_or(DEFAULT_LAZY_MAX_RECURSION_DEPTH)
     }
 
     /// How declared properties are ordered (default [`PropertyOrder::Schema`]).
@@ -264,6 +296,7 @@ impl Config {
     /// The recursion depth.
     pub fn get_max_recursion_depth(&self) -> usize {
         self.max_recursion_depth
+            .unwrap_or(DEFAULT_MAX_RECURSION_DEPTH)
     }
     /// The free-form nesting depth.
     /// The depth set, or [`DEFAULT_ANY_VALUE_DEPTH`] (a lazy index raises an unset one to
@@ -352,6 +385,8 @@ struct Compiled {
     free_form: Rc<FreeFormTemplate>,
     /// Key contents of which every string is a prefix ([`SchemaAutomaton::string_bodies`]).
     string_bodies: Vec<Re>,
+    /// The bodies of the recursive definitions `re` calls ([`Re::call`]), by slot.
+    templates: Vec<Re>,
 }
 
 /// What a compile makes: regex text, or an automaton (which can say more, lazily).
@@ -372,6 +407,7 @@ fn compile_re(schema: &Json, config: &Config, target: Target) -> Result<Compiled
     let free_form = free_form_template(config)?;
     let mut compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
     compiler.for_automaton = target == Target::Automaton;
+    compiler.recursion_calls = compiler.for_automaton && config.recursion_calls;
     compiler.seed_free_form(&free_form.levels);
     let re = match compiler.compile_root() {
         // Finer `oneOf` complements are more alternatives to distribute: where they
@@ -381,6 +417,7 @@ fn compile_re(schema: &Json, config: &Config, target: Target) -> Result<Compiled
             compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
             compiler.doc.coarse_one_of = true;
             compiler.for_automaton = target == Target::Automaton;
+            compiler.recursion_calls = compiler.for_automaton && config.recursion_calls;
             compiler.seed_free_form(&free_form.levels);
             compiler.compile_root()?
         }
@@ -395,6 +432,7 @@ fn compile_re(schema: &Json, config: &Config, target: Target) -> Result<Compiled
     let work = compiler.work_used();
     let free_form_depth = compiler.free_form_depth(&re);
     Ok(Compiled {
+        templates: compiler.take_templates(),
         re,
         automaton_only: compiler.automaton_only,
         work,
@@ -502,6 +540,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         free_form_depth,
         free_form,
         string_bodies,
+        templates,
         ..
     } = compile_re(schema, config, Target::Automaton)?;
     let mut exprs = free_form.exprs.clone();
@@ -512,6 +551,39 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         .iter()
         .map(|b| b.to_expr(&mut exprs, &mut memo))
         .collect::<Result<Vec<_>>>()?;
+    let (root, string_bodies) = if templates.is_empty() {
+        (root, string_bodies)
+    } else {
+        let bodies = templates
+            .iter()
+            .map(|t| t.to_expr(&mut exprs, &mut memo))
+            .collect::<Result<Vec<_>>>()?;
+        exprs.define_templates(bodies).map_err(|e| {
+            Error::new(
+                ErrorKind::UnsupportedSchema,
+                format!("a recursive definition: {e}"),
+            )
+        })?;
+        if !exprs.templates_monotone() {
+            // A call under a complement (a recursive `oneOf` branch negated in the
+            // others): deeper levels take strings away, and deciding whether a state
+            // is live searches through every level allowed (a random walk over a
+            // grammar of rules reached 268,000 nodes at depth 32). Such recursion is
+            // expanded in place, as in an eager index.
+            return automaton_from_json(schema, &config.without_recursion_calls());
+        }
+        // A definition may be entered once and re-entered `call_depth` times below
+        // (as in regex text, where `max_recursion_depth` counts re-entries): the root's
+        // calls get `call_depth + 1` levels, its holes filled as a template's one above.
+        let depth = config.call_depth() as u32 + 2;
+        let mut work = 0;
+        let root = exprs.instantiate(root, depth, &mut work);
+        let bodies = string_bodies
+            .into_iter()
+            .map(|b| exprs.instantiate(b, depth, &mut work))
+            .collect();
+        (root, bodies)
+    };
     let pattern = if !re.needs_automaton() && re.size() <= config.max_regex_size as u64 {
         re.render()
     } else {
@@ -536,7 +608,7 @@ fn check_limits(config: &Config) -> Result<()> {
     let checks = [
         (
             "max_recursion_depth / maxRecursionDepth",
-            config.max_recursion_depth,
+            config.max_recursion_depth.unwrap_or(0),
             MAX_RECURSION_DEPTH_LIMIT,
         ),
         (

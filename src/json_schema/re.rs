@@ -59,6 +59,9 @@ enum Kind {
     /// The decimal numerals of the multiples of `k` ([`ExprSet::multiples_of`]);
     /// automaton only.
     Multiples(u32),
+    /// A call to a template (a recursive definition) by slot, one level deeper than
+    /// the caller ([`ExprSet::hole_call`]); automaton only.
+    Call(u32),
 }
 
 /// The parts of an [`Interleaving`], as trees.
@@ -139,10 +142,12 @@ fn node(kind: Kind) -> Re {
         Kind::Interleave(i) => i
             .parts()
             .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
-        Kind::Multiples(_) => 16,
+        Kind::Multiples(_) | Kind::Call(_) => 16,
     };
     let needs_automaton = match &kind {
-        Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) | Kind::Multiples(_) => true,
+        Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) | Kind::Multiples(_) | Kind::Call(_) => {
+            true
+        }
         Kind::Concat(v) | Kind::Alt(v) => v.iter().any(|r| r.0.needs_automaton),
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
@@ -326,6 +331,12 @@ impl Re {
         node(Kind::Multiples(k.max(1)))
     }
 
+    /// A call to template `slot` (a recursive definition, compiled once); automaton
+    /// only, and only where the templates are lowered too.
+    pub(crate) fn call(slot: u32) -> Re {
+        node(Kind::Call(slot))
+    }
+
     /// Whether the tree holds an intersection or a complement, so that it has no regex
     /// text.
     pub(crate) fn needs_automaton(&self) -> bool {
@@ -414,9 +425,11 @@ impl Re {
             }
             // Callers check needs_automaton() first; render something that matches nothing
             // rather than panic.
-            Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) | Kind::Multiples(_) => {
-                out.push_str(r"[a&&b]")
-            }
+            Kind::And(_)
+            | Kind::Not(_)
+            | Kind::Interleave(_)
+            | Kind::Multiples(_)
+            | Kind::Call(_) => out.push_str(r"[a&&b]"),
             Kind::Raw(s) => {
                 if prec == Prec::Alt {
                     out.push_str(s);
@@ -540,6 +553,7 @@ impl Re {
                 set.complement(e)
             }
             Kind::Multiples(k) => set.multiples_of(*k),
+            Kind::Call(slot) => set.hole_call(*slot),
             Kind::Interleave(i) => {
                 let mut groups = Vec::with_capacity(i.groups.len());
                 for g in &i.groups {

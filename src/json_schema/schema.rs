@@ -497,6 +497,55 @@ impl<'a> Doc<'a> {
         }
     }
 
+    /// The pointers that the `$ref`s written anywhere under `ptr` designate (those in
+    /// this document), for telling recursive references apart. Values that are data,
+    /// not schemas (`enum`, `const`, `default`, `examples`), are skipped; anything else
+    /// is read as if it could be a schema: at worst a reference is taken to recurse
+    /// that does not, which only makes it lazy. Calls `visit` once per JSON node.
+    pub(crate) fn refs_under(&self, ptr: &str, visit: &mut dyn FnMut()) -> Vec<String> {
+        let mut out = Vec::new();
+        let Some(node) = self.at(ptr) else {
+            return out;
+        };
+        let mut stack = vec![(node, ptr.to_string(), self.base_at(ptr))];
+        while let Some((node, at, base)) = stack.pop() {
+            visit();
+            match node {
+                Json::Object(members) => {
+                    let mut base = base;
+                    if let Some(Json::String(id)) = node.get(self.draft.id_keyword()) {
+                        if !id.starts_with('#') {
+                            base = resolve_uri(&base, id);
+                        }
+                    }
+                    if let Some(Json::String(r)) = node.get("$ref") {
+                        if let Ok(target) = self.resolve_ref(&resolve_uri(&base, r), &at) {
+                            out.push(target);
+                        }
+                    }
+                    for (k, v) in members {
+                        if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                            continue;
+                        }
+                        if matches!(v, Json::Object(_) | Json::Array(_)) {
+                            let key = k.replace('~', "~0").replace('/', "~1");
+                            stack.push((v, format!("{at}/{key}"), base.clone()));
+                        }
+                    }
+                }
+                Json::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        if matches!(v, Json::Object(_) | Json::Array(_)) {
+                            stack.push((v, format!("{at}/{i}"), base.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
     /// The JSON at a pointer (`#/a/b`).
     pub(crate) fn at(&self, ptr: &str) -> Option<&'a Json> {
         let mut node = self.root;

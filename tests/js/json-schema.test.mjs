@@ -203,3 +203,32 @@ test("anyOf groups past the distribution cap intersect; an empty intersection is
   g.free();
   after.free();
 });
+
+test("recursive $refs in a lazy index: one shared automaton, 32 levels by default, any depth up to the limit at once", () => {
+  const v = byteVocab();
+  const tree = {
+    $ref: "#/$defs/node",
+    $defs: { node: { type: "object", properties: { name: { type: "string" }, children: { type: "array", items: { $ref: "#/$defs/node" } } }, required: ["name"] } },
+  };
+  const nested = (n) => (n === 0 ? { name: "x" } : { name: "x", children: [nested(n - 1)] });
+  const index = Index.fromJsonSchema(tree, v, { lazy: true, whitespace: null });
+  assert.ok(acceptsBytes(index, JSON.stringify(nested(32))));
+  assert.ok(!acceptsBytes(index, JSON.stringify(nested(33))), "33 levels below the first: past maxRecursionDepth 32");
+  index.free();
+  // An eager index expands the definition in place: 3 levels by default, as before.
+  const eager = Index.fromJsonSchema(tree, v, { lazy: false, whitespace: null });
+  assert.ok(acceptsBytes(eager, JSON.stringify(nested(3))));
+  assert.ok(!acceptsBytes(eager, JSON.stringify(nested(4))));
+  eager.free();
+  // Mutual recursion: every definition is compiled once, whatever the depth.
+  const mutual = { $ref: "#/$defs/a", $defs: {} };
+  for (const [me, others] of [["a", ["b", "c"]], ["b", ["a", "c"]], ["c", ["a", "b"]]]) {
+    mutual.$defs[me] = { type: "object", properties: Object.fromEntries([me, ...others].map((k) => [k, { $ref: `#/$defs/${k}` }])) };
+  }
+  const chain = (n) => (n === 0 ? {} : { [["a", "b", "c"][n % 3]]: chain(n - 1) });
+  const deep = Index.fromJsonSchema(mutual, v, { lazy: true, whitespace: null, maxRecursionDepth: 64 });
+  assert.ok(acceptsBytes(deep, JSON.stringify(chain(64))));
+  assert.ok(!acceptsBytes(deep, JSON.stringify(chain(65))));
+  deep.free();
+  throwsCode(() => Index.fromJsonSchema(mutual, v, { lazy: true, maxRecursionDepth: 65 }), "InvalidArgument");
+});

@@ -63,6 +63,9 @@ impl ExprSet {
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Not(x) | Node::Repeat(x, ..) => stack.push(x),
                 Node::Residue(..) => out.extend(super::DIGIT_SETS),
+                // The template's sets: a superset of any instance's, which only
+                // refines the classes.
+                Node::Call(slot, _) => stack.push(self.template(slot)),
                 Node::Interleave(..) => {
                     let before = stack.len();
                     self.interleave_heads(x, stack);
@@ -159,6 +162,10 @@ impl ExprSet {
             }
             Node::Interleave(..) => {
                 let unfolded = self.unfold_interleave(e, work);
+                self.derive(unfolded, byte, class, memo, work)
+            }
+            Node::Call(..) => {
+                let unfolded = self.unfold_call(e, work);
                 self.derive(unfolded, byte, class, memo, work)
             }
             Node::Residue(k, r) => match byte {

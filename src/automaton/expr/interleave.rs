@@ -43,6 +43,8 @@ pub(crate) struct InterleaveSpec {
     clamp: u32,
     /// Derivative recursion depth of an unfolding.
     depth: u32,
+    /// Some part holds a template's call (`call.rs`).
+    holes: bool,
     /// Bits per group in a node's positions (a power of two, so that none straddles
     /// two words): one for groups of one member, so an object of 400 properties in any
     /// order has 52-byte states, not 1,600.
@@ -197,14 +199,59 @@ impl ExprSet {
             max,
             clamp,
             depth: 0,
+            holes: false,
             width,
         };
         // An unfolding nests a union and a concatenation per factored byte.
         let deepest = spec.parts().map(|m| self.info[m.index()].depth).max();
         spec.depth = 4 + 2 * KEY_FACTOR_DEPTH + deepest.unwrap_or(0);
+        let holes = spec.parts().any(|m| self.info[m.index()].holes);
+        spec.holes = holes;
         let start = spec.start();
         self.interleaves.push(std::sync::Arc::new(spec));
         self.interleave_at(spec_id, 0, start)
+    }
+
+    /// The interleaving of `spec` with every part mapped by `f` (a template's node
+    /// instantiated, `call.rs`), at the same place: `written` and `at`. Members that
+    /// become empty stay in their groups (so that `at` still means the same), a required
+    /// one emptying the whole.
+    pub(super) fn interleave_mapped(
+        &mut self,
+        spec_id: u32,
+        written: u32,
+        at: Box<[u32]>,
+        mut f: impl FnMut(&mut Self, ExprId) -> ExprId,
+    ) -> ExprId {
+        let old = std::sync::Arc::clone(&self.interleaves[spec_id as usize]);
+        let mut spec = (*old).clone();
+        let mut groups = Vec::with_capacity(old.groups.len());
+        for (g, members) in old.groups.iter().enumerate() {
+            let from = old.pos(&at, g);
+            let mut mapped = Vec::with_capacity(members.len());
+            for (j, &(m, req)) in members.iter().enumerate() {
+                // Members already written are not looked at again.
+                let m = if j < from { m } else { f(self, m) };
+                if req && j >= from && m == ExprId::NOTHING {
+                    return ExprId::NOTHING;
+                }
+                mapped.push((m, req));
+            }
+            groups.push(mapped.into_boxed_slice());
+        }
+        spec.groups = groups.into();
+        spec.extra = old
+            .extra
+            .map(|x| f(self, x))
+            .filter(|&x| x != ExprId::NOTHING);
+        spec.sep = f(self, old.sep);
+        let deepest = spec.parts().map(|m| self.info[m.index()].depth).max();
+        spec.depth = 4 + 2 * KEY_FACTOR_DEPTH + deepest.unwrap_or(0);
+        let holes = spec.parts().any(|m| self.info[m.index()].holes);
+        spec.holes = holes;
+        let id = self.interleaves.len() as u32;
+        self.interleaves.push(std::sync::Arc::new(spec));
+        self.interleave_at(id, written, at)
     }
 
     /// The node of `spec` with `written` members written and each group at `at`.
@@ -232,6 +279,29 @@ impl ExprSet {
         (count, positive)
     }
 
+    /// Whether the interleave node `e` is known non-empty when its parts' being so is
+    /// `positive` (`interleave_info`'s rule, for a template's node at some depth).
+    pub(super) fn interleave_positive_with(
+        &self,
+        e: ExprId,
+        mut positive: impl FnMut(&Self, ExprId) -> bool,
+    ) -> bool {
+        let Node::Interleave(spec_id, written, ref at) = *self.node(e) else {
+            unreachable!("an interleave node")
+        };
+        let s = &self.interleaves[spec_id as usize];
+        let mut required = 0u32;
+        for (m, _) in s.remaining(at).filter(|&(_, req)| req) {
+            required += 1;
+            if !positive(self, m) {
+                return false;
+            }
+        }
+        let at_least = written.saturating_add(required);
+        let extras_ok = at_least >= s.min || s.extra.is_some_and(|x| positive(self, x));
+        extras_ok && at_least.max(s.min) <= s.max
+    }
+
     pub(super) fn interleave_info(&self, spec: u32, written: u32, at: &[u32]) -> Info {
         let s = &self.interleaves[spec as usize];
         let (required, all_positive) = self.still_required(s, at);
@@ -246,6 +316,7 @@ impl ExprSet {
             depth: s.depth,
             // Counts inside members are left as they are (saturate.rs does not look in).
             counted: false,
+            holes: s.holes,
         }
     }
 

@@ -36,6 +36,8 @@ const WITNESS_FUEL: usize = 20_000;
 const MAX_WITNESS_DEPTH: usize = 400;
 /// Longest built witness.
 const MAX_WITNESS_LEN: usize = 4096;
+/// Deepest level of a recursive call a built witness is made from (shallower first).
+const SHALLOW_CALL_DEPTH: u32 = 3;
 /// A byte class a guided dive may take next ([`ExprDfa::guide_classes`]).
 #[derive(Clone, Copy)]
 struct Vote {
@@ -119,6 +121,10 @@ pub(crate) struct ExprDfa {
     memo: DeriveMemo,
     /// Decided non-emptiness of expressions that are not states.
     nonempty: FastMap<ExprId, bool>,
+    /// By template slot (monotone ones, `call.rs`): the least depth its calls are known
+    /// non-empty from, and the greatest they are known empty up to.
+    call_nonempty_from: FastMap<u32, u32>,
+    call_empty_upto: FastMap<u32, u32>,
     budget: Budget,
     /// Byte-class strings that proved recent expressions non-empty, most recently useful
     /// first (see [`try_witnesses`](Self::try_witnesses)).
@@ -209,6 +215,8 @@ impl ExprDfa {
             finals: vec![false],
             memo: FastMap::default(),
             nonempty: FastMap::default(),
+            call_nonempty_from: FastMap::default(),
+            call_empty_upto: FastMap::default(),
             budget: Budget::new(max_work, "automaton"),
             witnesses: Vec::new(),
             built: FastMap::default(),
@@ -298,6 +306,11 @@ impl ExprDfa {
             Node::Interleave(..) => {
                 let mut work = 0;
                 let unfolded = self.exprs.unfold_interleave(e, &mut work);
+                self.covers_body(unfolded, tail, fuel)
+            }
+            Node::Call(..) => {
+                let mut work = 0;
+                let unfolded = self.exprs.unfold_call(e, &mut work);
                 self.covers_body(unfolded, tail, fuel)
             }
             _ => Some(false),
@@ -681,10 +694,57 @@ impl ExprDfa {
                 }
                 ok && written.max(needs.at_least) <= most.min(needs.at_most)
             }
+            Node::Call(slot, depth) => self.call_nonempty(e, slot, depth)?,
             _ => self.search_nonempty(e)?,
         };
         self.nonempty.insert(e, result);
         Ok(result)
+    }
+
+    /// Whether the call `e` (template `slot` at `depth`) is non-empty: as its template
+    /// instantiated. Where the template's language only grows with the depth (no call
+    /// under a complement, `ExprSet::call_monotone`), from the shallowest depth up: the
+    /// first level non-empty decides every deeper one, and a shallow level is cheap to
+    /// decide (its calls stop soon), where deciding a deep one first would search
+    /// through every level below it.
+    fn call_nonempty(&mut self, e: ExprId, slot: u32, depth: u32) -> Result<bool, TooLarge> {
+        let unfold = |dfa: &mut Self, call: ExprId| -> Result<bool, TooLarge> {
+            let mut work = 0;
+            let unfolded = dfa.exprs.unfold_call(call, &mut work);
+            if let Err(err) = dfa.budget.charge(work * STEPS_PER_DERIVED_NODE) {
+                return Err(dfa.refuse(err.kind(), err.message().to_string()));
+            }
+            dfa.is_nonempty(unfolded)
+        };
+        if !self.exprs.call_monotone(slot) {
+            // A string built from the shallow levels first: deciding the template at
+            // its depth may search through every level below it.
+            if self.try_built_witness(e)? {
+                return Ok(true);
+            }
+            return unfold(self, e);
+        }
+        if self
+            .call_nonempty_from
+            .get(&slot)
+            .is_some_and(|&from| depth >= from)
+        {
+            return Ok(true);
+        }
+        let empty_upto = self.call_empty_upto.get(&slot).copied().unwrap_or(0);
+        if depth <= empty_upto {
+            return Ok(false);
+        }
+        for d in empty_upto + 1..=depth {
+            let call = self.exprs.call(slot, d);
+            if unfold(self, call)? {
+                self.call_nonempty_from.insert(slot, d);
+                return Ok(true);
+            }
+            self.nonempty.insert(call, false);
+            self.call_empty_upto.insert(slot, d);
+        }
+        Ok(false)
     }
 
     /// What is known of `e`'s non-emptiness without deriving it.
@@ -1124,6 +1184,23 @@ impl ExprDfa {
                 }
             }
             Node::Interleave(..) => self.built_interleave(e, depth, fuel)?,
+            // From the shallowest calls up: only a candidate (checked against `e`), and
+            // one level deep its own calls are empty, so the search cannot follow the
+            // recursion down through every level (each a copy of the template).
+            Node::Call(slot, at) => {
+                let mut found = None;
+                for d in 1..=at.min(SHALLOW_CALL_DEPTH) {
+                    let mut work = 0;
+                    let call = self.exprs.call(slot, d);
+                    let unfolded = self.exprs.unfold_call(call, &mut work);
+                    *fuel = fuel.saturating_sub(work as usize);
+                    if let Some(w) = self.built_witness(unfolded, depth + 1, fuel)? {
+                        found = Some(w.to_vec());
+                        break;
+                    }
+                }
+                found
+            }
             Node::And(ref parts) => {
                 // Candidates: each part's string, and each alternative's of a part
                 // that is a union; the first that the whole follows.
@@ -1323,6 +1400,11 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
             }
             Node::Interleave(spec, ..) => {
                 stack.extend(exprs.interleave_parts(*spec));
+                continue;
+            }
+            // Instances are made of the template's sets.
+            Node::Call(slot, _) => {
+                stack.push(exprs.template(*slot));
                 continue;
             }
         };

@@ -16,6 +16,7 @@
 //! [`ExprId::NOTHING`] is non-empty (the constructors guarantee it); with them a
 //! memoized, budgeted search over derivatives decides ([`ExprDfa`]).
 
+mod call;
 mod derive;
 mod hir;
 mod interleave;
@@ -164,6 +165,11 @@ pub(crate) enum Node {
     /// multiple of `k` (from `r = 0`: the numerals of the multiples of `k`, read
     /// left to right with one state per remainder). `k >= 1`, `r < k`.
     Residue(u32, u32),
+    /// `Call(slot, depth)`: the template `slot` ([`ExprSet::define_templates`]) with its
+    /// own calls one level deeper, at most `depth` levels in all (`call.rs`): a recursive
+    /// `$ref`, shared by every level and unfolded only when a derivative reaches it.
+    /// Inside a template, `depth` is [`call::HOLE`]: one less than the caller's.
+    Call(u32, u32),
 }
 
 /// Each decimal digit alone: a [`Node::Residue`] steps differently on each.
@@ -190,6 +196,8 @@ struct Info {
     /// Holds a count with an upper bound outside any complement: what the bounds of a
     /// row inside counts may lift (`saturate.rs`); the others are left whole.
     counted: bool,
+    /// Holds a template's call ([`call::HOLE`] depth): only meaningful instantiated.
+    holes: bool,
 }
 
 /// The arena of hash-consed expressions.
@@ -210,8 +218,16 @@ pub struct ExprSet {
     too_deep: bool,
     /// What the [`Node::Interleave`] nodes of one object share, by index.
     interleaves: Vec<std::sync::Arc<interleave::InterleaveSpec>>,
-    /// Interleave node -> its one-step unfolding.
+    /// Interleave or call node -> its one-step unfolding.
     unfolded: FastMap<ExprId, ExprId>,
+    /// The bodies of [`Node::Call`]'s templates, by slot, and the least depth at which
+    /// each is known non-empty (`u32::MAX`: at none).
+    templates: Vec<ExprId>,
+    template_min_depth: Vec<u32>,
+    /// Whether each template only gains strings as its depth grows (`call.rs`).
+    template_monotone: Vec<bool>,
+    /// (template node, depth) -> the node with its holes filled.
+    instances: FastMap<(ExprId, u32), ExprId>,
 }
 
 impl Default for ExprSet {
@@ -241,6 +257,10 @@ impl ExprSet {
             too_deep: false,
             interleaves: Vec::new(),
             unfolded: FastMap::default(),
+            templates: Vec::new(),
+            template_min_depth: Vec::new(),
+            template_monotone: Vec::new(),
+            instances: FastMap::default(),
         };
         let nothing = set.intern(Node::Nothing);
         let empty = set.intern(Node::Empty);
@@ -358,18 +378,21 @@ impl ExprSet {
                 positive: false,
                 depth: 1,
                 counted: false,
+                holes: false,
             },
             Node::Empty => Info {
                 nullable: true,
                 positive: true,
                 depth: 1,
                 counted: false,
+                holes: false,
             },
             Node::Set(_) => Info {
                 nullable: false,
                 positive: true,
                 depth: 1,
                 counted: false,
+                holes: false,
             },
             Node::Concat(a, b) => {
                 let (a, b_is_concat, b) = (i(a), matches!(self.node(*b), Node::Concat(..)), i(b));
@@ -380,6 +403,7 @@ impl ExprSet {
                     // element recurse.
                     depth: (a.depth + 1).max(if b_is_concat { b.depth } else { b.depth + 1 }),
                     counted: a.counted || b.counted,
+                    holes: a.holes || b.holes,
                 }
             }
             Node::Or(v) => Info {
@@ -387,6 +411,7 @@ impl ExprSet {
                 positive: v.iter().any(|e| i(e).positive),
                 depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
                 counted: v.iter().any(|e| i(e).counted),
+                holes: v.iter().any(|e| i(e).holes),
             },
             Node::And(v) => {
                 let nullable = v.iter().all(|e| i(e).nullable);
@@ -395,6 +420,7 @@ impl ExprSet {
                     positive: nullable,
                     depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
                     counted: v.iter().any(|e| i(e).counted),
+                    holes: v.iter().any(|e| i(e).holes),
                 }
             }
             Node::Not(e) => {
@@ -404,6 +430,7 @@ impl ExprSet {
                     positive: !e.nullable,
                     depth: e.depth + 1,
                     counted: false,
+                    holes: e.holes,
                 }
             }
             Node::Repeat(e, lo, hi) => {
@@ -413,6 +440,7 @@ impl ExprSet {
                     positive: *lo == 0 || e.positive,
                     depth: e.depth + 1,
                     counted: *hi != UNBOUNDED || e.counted,
+                    holes: e.holes,
                 }
             }
             Node::Interleave(spec, written, at) => self.interleave_info(*spec, *written, at),
@@ -422,7 +450,9 @@ impl ExprSet {
                 positive: true,
                 depth: 1,
                 counted: false,
+                holes: false,
             },
+            Node::Call(slot, depth) => self.call_info(*slot, *depth),
         }
     }
 

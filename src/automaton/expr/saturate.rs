@@ -62,6 +62,7 @@ impl Saturation {
             | Node::Set(_)
             | Node::Not(_)
             | Node::Interleave(..)
+            | Node::Call(..)
             | Node::Residue(..) => (e, e),
             Node::Concat(..) => return self.bounds_of_chain(exprs, e),
             Node::Or(ref v) | Node::And(ref v) => {
@@ -197,6 +198,7 @@ impl Saturation {
                 | Node::Set(_)
                 | Node::Not(_)
                 | Node::Interleave(..)
+                | Node::Call(..)
                 | Node::Residue(..) => {}
                 Node::Concat(a, b) => stack.extend([a, b]),
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
@@ -221,7 +223,8 @@ impl Saturation {
         let n = match *exprs.node(e) {
             Node::Nothing => u32::MAX,
             Node::Empty | Node::Not(_) | Node::Interleave(..) | Node::Residue(..) => 0,
-            Node::Set(_) => 1,
+            // Never nullable.
+            Node::Set(_) | Node::Call(..) => 1,
             Node::Concat(..) => {
                 // Along the chain without recursing into its rest (chains are long).
                 let (mut n, mut cur) = (0u32, e);
