@@ -172,9 +172,9 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The defaults: [`DEFAULT_WHITESPACE`] between tokens, recursion depth 3, free-form
-    /// nesting 2, schema property order, no undeclared properties next to declared ones,
-    /// regex size cap 1 MiB.
+    /// The defaults: [`DEFAULT_WHITESPACE`] between tokens, recursion depth 3 and
+    /// free-form nesting 2 (32 and 32 in a lazy index), schema property order, no
+    /// undeclared properties next to declared ones, regex size cap 1 MiB.
     pub fn new() -> Config {
         Config::default()
     }

@@ -46,7 +46,7 @@ export interface JsonSchemaOptions {
    * and up to 12 spaces or 4 tabs: `(?:[ ]|\n[ ]{0,12}|\n\t{0,4})?`; docs/json-schema.md).
    */
   whitespace?: string | null;
-  /** How deep `$ref` recursion unrolls (default 3). */
+  /** How deep recursive `$ref`s nest (at most 64): default 32 in a lazy index, where a recursive definition is one shared automaton instantiated a level at a time as a text reaches it (compiling costs the same at any depth; each call counts, mutual recursion included), 3 in regex text and eager indexes, where each level is written out. References merged with sibling keywords or through `allOf` are expanded in place, 3 deep unless this is set. */
   maxRecursionDepth?: number;
   /** Nesting depth of free-form values (`{}` / `true` schemas): default 32 in a lazy index (states are built only when reached), 2 in regex text and eager indexes. A lazy index with deep free-form values cannot be serialized (`toBytes` throws `TooManyStates` at once: at least 2^depth states); build with `lazy: false` to ship one. */
   anyValueDepth?: number;
