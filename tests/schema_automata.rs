@@ -1295,6 +1295,31 @@ fn mutual_recursion_compiles_once_at_any_depth() {
     assert!(accepts(&index, &chain(64)));
     assert!(!accepts(&index, &chain(65)));
     assert!(!accepts(&index, r#"{"a":{"b":1}}"#));
+
+    // A cycle of 300 definitions: each template is compiled on its own, after the
+    // root, so the chain does not nest 300 compiles (past the 256 sub-schema limit).
+    let defs: Vec<String> = (0..300)
+        .map(|i| {
+            format!(
+                r##""d{i}":{{"type":"object","properties":{{"k":{{"$ref":"#/$defs/d{}"}}}}}}"##,
+                (i + 1) % 300
+            )
+        })
+        .collect();
+    let cycle = format!(
+        r##"{{"$ref":"#/$defs/d0","$defs":{{{}}}}}"##,
+        defs.join(",")
+    );
+    let index = Index::from_json_schema_str(
+        &cycle,
+        &bytes_vocab(),
+        &IndexConfig::new().lazy(true),
+        &Config::new(),
+    )
+    .unwrap();
+    let nested = |n: usize| format!("{}{{}}{}", r#"{"k":"#.repeat(n), "}".repeat(n));
+    assert!(accepts(&index, &nested(32)));
+    assert!(!accepts(&index, &nested(33)));
 }
 
 /// A grammar of rules: a recursive `oneOf` whose branches are told apart by patterns

@@ -130,8 +130,10 @@ pub(crate) struct Compiler<'a> {
     /// Template slots by (target, compact, loose objects): the context a target's
     /// body is compiled in.
     call_slots: FastMap<(String, bool, bool), u32>,
-    /// The templates' bodies by slot (`None` while one is being compiled).
+    /// The templates' bodies by slot (`None` until compiled), and the context each was
+    /// called in (the key of `call_slots`).
     templates: Vec<Option<Re>>,
+    template_contexts: Vec<(String, bool, bool)>,
     /// Whether a reference target reaches itself through references, by target.
     recursive: FastMap<String, bool>,
     /// The targets of the references under a target ([`Doc::refs_under`]), by target.
@@ -199,6 +201,7 @@ impl<'a> Compiler<'a> {
             recursion_calls: false,
             call_slots: FastMap::default(),
             templates: Vec::new(),
+            template_contexts: Vec::new(),
             recursive: FastMap::default(),
             ref_edges: FastMap::default(),
         }
@@ -251,6 +254,7 @@ impl<'a> Compiler<'a> {
     pub(crate) fn compile_root(&mut self) -> Result<Re> {
         let root = self.doc.node_at("#")?;
         let re = self.compile_node(&root)?;
+        self.compile_templates()?;
         self.charge_re_entries()?;
         Ok(re)
     }
@@ -328,11 +332,9 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// A call to `target`'s template in this context, its body compiled the first time
-    /// (where a reference to `target` is met inside it, the call is to the template
-    /// itself). The body is compiled with only `target` on the reference stack: every
-    /// recursive reference in it is a call too, so it does not depend on where it was
-    /// first met, and one template serves every use and every depth.
+    /// A call to `target`'s template in this context. Its body is compiled later, by
+    /// [`compile_templates`](Self::compile_templates), not here: a chain of definitions
+    /// each calling the next would otherwise nest one compile per link.
     fn call_to(&mut self, target: String) -> Result<Re> {
         let key = (target, self.compact(), self.loose_objects);
         if let Some(&slot) = self.call_slots.get(&key) {
@@ -340,13 +342,37 @@ impl<'a> Compiler<'a> {
         }
         let slot = self.templates.len() as u32;
         self.call_slots.insert(key.clone(), slot);
+        self.template_contexts.push(key);
         self.templates.push(None);
-        let node = self.doc.node_at(&key.0)?;
-        let outer = std::mem::replace(&mut self.ref_stack, vec![key.0]);
-        let body = self.compile_node(&node);
-        self.ref_stack = outer;
-        self.templates[slot as usize] = Some(body?);
         Ok(Re::call(slot))
+    }
+
+    /// Compiles the bodies of the templates called so far (and of those their bodies
+    /// call), each with only its target on the reference stack: every recursive
+    /// reference in it is a call too, so a body does not depend on where it was first
+    /// met, and one template serves every use and every depth. Whitespace and loose
+    /// objects are those of the context the template was called in.
+    fn compile_templates(&mut self) -> Result<()> {
+        let mut next = 0;
+        while next < self.template_contexts.len() {
+            let (target, compact, loose) = self.template_contexts[next].clone();
+            let node = self.doc.node_at(&target)?;
+            let ws = if compact {
+                Re::empty()
+            } else {
+                self.ws.clone()
+            };
+            let saved_ws = std::mem::replace(&mut self.ws, ws);
+            let saved_loose = std::mem::replace(&mut self.loose_objects, loose);
+            let outer = std::mem::replace(&mut self.ref_stack, vec![target]);
+            let body = self.compile_node(&node);
+            self.ref_stack = outer;
+            self.ws = saved_ws;
+            self.loose_objects = saved_loose;
+            self.templates[next] = Some(body?);
+            next += 1;
+        }
+        Ok(())
     }
 
     /// Whether `target` reaches itself through the references under it (and under

@@ -234,21 +234,18 @@ impl ExprSet {
                 }
                 out
             }
-            Node::Or(ref v) => {
+            Node::Or(ref v) | Node::And(ref v) => {
+                let and = matches!(self.node(e), Node::And(_));
                 let v = v.clone();
                 let parts: Vec<ExprId> = v
                     .iter()
                     .map(|&x| self.instantiate(x, depth, work))
                     .collect();
-                self.union(&parts)
-            }
-            Node::And(ref v) => {
-                let v = v.clone();
-                let parts: Vec<ExprId> = v
-                    .iter()
-                    .map(|&x| self.instantiate(x, depth, work))
-                    .collect();
-                self.intersection(&parts)
+                if and {
+                    self.intersection(&parts)
+                } else {
+                    self.union(&parts)
+                }
             }
             Node::Not(x) => {
                 let x = self.instantiate(x, depth, work);

@@ -325,6 +325,7 @@ impl ExprSet {
             + self.info.capacity() * std::mem::size_of::<Info>()
             + self.ids.capacity() * (std::mem::size_of::<Node>() + 8)
             + (self.ors.capacity() + self.ands.capacity()) * (16 + 8)
+            + (self.unfolded.capacity() + self.instances.capacity()) * 16
             + lists
     }
 
