@@ -1517,6 +1517,36 @@ impl<'a> Compiler<'a> {
     // Objects
 
     fn object(&mut self, s: &Sch) -> Result<Re> {
+        let object = self.object_members(s)?;
+        if s.object.some_key_not_in.is_empty() || object.is_never() {
+            return Ok(object);
+        }
+        // Complements of `additionalProperties: false` (`oneOf`): objects that also
+        // have, somewhere, a canonically spelled key not among the names, any value.
+        self.needs_automaton("oneOf", &s.ptr);
+        let quote = || Re::lit("\"");
+        let any_key = Re::concat([quote(), Re::star(Re::raw(JSON_CHAR)), quote()]);
+        let value = self.any(self.config.get_any_value_depth());
+        let any_member = self.member(any_key, value.clone());
+        let sep = self.sep();
+        let before = Re::star(Re::concat([any_member.clone(), sep.clone()]));
+        let after = Re::star(Re::concat([sep, any_member]));
+        let mut parts = vec![object];
+        for names in &s.object.some_key_not_in {
+            let canonical = Re::star(Re::raw(CANONICAL_KEY_CHAR));
+            let key = Re::concat([
+                quote(),
+                Re::and([key_body_not_in(names), canonical]),
+                quote(),
+            ]);
+            let member = self.member(key, value.clone());
+            let body = Re::concat([before.clone(), member, after.clone()]);
+            parts.push(self.container("{", body, false, "}"));
+        }
+        Ok(Re::and(parts))
+    }
+
+    fn object_members(&mut self, s: &Sch) -> Result<Re> {
         let (min, max) = (s.object.min_props, s.object.max_props);
         if max.is_some_and(|m| m < min) {
             return Ok(Re::never());

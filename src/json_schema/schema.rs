@@ -110,7 +110,16 @@ pub(crate) struct ObjectKeywords {
     /// `$ref`'s siblings, `anyOf`/`oneOf` branches): each place's own order of names.
     /// Empty when `props` came from one place (its order is `props`'s).
     pub(crate) orders: Vec<Vec<String>>,
+    /// Each a name list: the object has some key not in it (canonically spelled; any
+    /// value). Only from a complement of `additionalProperties: false`
+    /// ([`SOME_KEY_NOT_IN`]), which no schema keyword can state.
+    pub(crate) some_key_not_in: Vec<Vec<String>>,
 }
+
+/// The internal keyword a complement of `additionalProperties: false` writes: an array
+/// of names, "some key is not one of these". A NUL starts it, so no schema meant for
+/// validators spells it by chance.
+pub(crate) const SOME_KEY_NOT_IN: &str = "\u{0}someKeyNotIn";
 
 impl ObjectKeywords {
     /// The orders of the places `props` came from ([`ObjectKeywords::orders`]).
@@ -312,6 +321,7 @@ impl ObjectKeywords {
             && self.min_props == 0
             && self.max_props.is_none()
             && is_any(&self.names)
+            && self.some_key_not_in.is_empty()
     }
 }
 
@@ -994,6 +1004,19 @@ impl<'a> Doc<'a> {
                 _ => return Err(invalid(key, ptr, "not an array of strings")),
             },
             "additionalProperties" => o.additional = Some(self.parse(value, &k.at(), base)?),
+            SOME_KEY_NOT_IN => {
+                let Json::Array(names) = value else {
+                    return Err(invalid(key, ptr, "not an array of strings"));
+                };
+                let names = names
+                    .iter()
+                    .map(|n| match n {
+                        Json::String(n) => Ok(n.clone()),
+                        _ => Err(invalid(key, ptr, "not an array of strings")),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                o.some_key_not_in.push(names);
+            }
             "minProperties" => o.min_props = count(value, key, ptr)?,
             "maxProperties" => o.max_props = Some(count(value, key, ptr)?),
             "propertyNames" => match value {
@@ -1389,6 +1412,24 @@ impl<'a> Doc<'a> {
                         sides.retain(|a| !matches!(a, Json::Bool(false)));
                         Some(obj("anyOf", Json::Array(sides)))
                     }
+                }
+                // Failing `additionalProperties: false`: an object with a key that is not
+                // declared. No keyword says "some key", so an internal one does; only
+                // canonical spellings of the key and free-form values `anyValueDepth`
+                // deep, so a subset (never exact).
+                "additionalProperties"
+                    if !exact
+                        && matches!(value, Json::Bool(false))
+                        && sibling("patternProperties").is_none() =>
+                {
+                    let names = match sibling("properties") {
+                        Some(Json::Object(props)) => {
+                            props.iter().map(|(k, _)| Json::String(k.clone())).collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    work.lossless = false;
+                    Some(typed("object", SOME_KEY_NOT_IN, Json::Array(names)))
                 }
                 _ if exact => None,
                 _ => {
@@ -1887,6 +1928,10 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
         }
     }
     m.object.orders = if orders.len() > 1 { orders } else { Vec::new() };
+    m.object.some_key_not_in = a.object.some_key_not_in.clone();
+    m.object
+        .some_key_not_in
+        .extend(b.object.some_key_not_in.iter().cloned());
     m.object.min_props = a.object.min_props.max(b.object.min_props);
     m.object.max_props = min_opt(a.object.max_props, b.object.max_props);
     m.apply.all_of.extend(b.apply.all_of.iter().cloned());
