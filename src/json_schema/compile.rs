@@ -1535,19 +1535,30 @@ impl<'a> Compiler<'a> {
         let sep = self.sep();
         let before = Re::star(Re::concat([any_member.clone(), sep.clone()]));
         let after = Re::star(Re::concat([sep, any_member]));
+        let canonical = Re::star(Re::raw(CANONICAL_KEY_CHAR));
         let mut parts = vec![object];
         for names in &s.object.some_key_not_in {
-            let canonical = Re::star(Re::raw(CANONICAL_KEY_CHAR));
-            let key = Re::concat([
-                quote(),
-                Re::and([key_body_not_in(names), canonical]),
-                quote(),
-            ]);
+            let not_in = self.key_body_not_in(names)?;
+            let key = Re::concat([quote(), Re::and([not_in, canonical.clone()]), quote()]);
             let member = self.member(key, value.clone());
             let body = Re::concat([before.clone(), member, after.clone()]);
             parts.push(self.container("{", body, false, "}"));
         }
         Ok(Re::and(parts))
+    }
+
+    /// Key contents other than `names` ([`key_body_not_in`]), made once per set of
+    /// names in a compile and charged by their count.
+    fn key_body_not_in(&mut self, names: &[String]) -> Result<Re> {
+        let mut sorted = names.to_vec();
+        sorted.sort_unstable();
+        if let Some(re) = self.key_cache.get(&sorted) {
+            return Ok(re.clone());
+        }
+        self.charge_entries(names.len() as u64)?;
+        let re = key_body_not_in(names);
+        self.key_cache.insert(sorted, re.clone());
+        Ok(re)
     }
 
     fn object_members(&mut self, s: &Sch) -> Result<Re> {
@@ -1635,17 +1646,7 @@ impl<'a> Compiler<'a> {
             let body = Re::star(Re::raw(JSON_CHAR));
             (Re::concat([quote(), body.clone(), quote()]), body)
         } else {
-            let mut sorted = names.clone();
-            sorted.sort_unstable();
-            let body = match self.key_cache.get(&sorted) {
-                Some(re) => re.clone(),
-                None => {
-                    self.charge_entries(names.len() as u64)?;
-                    let re = key_body_not_in(&names);
-                    self.key_cache.insert(sorted, re.clone());
-                    re
-                }
-            };
+            let body = self.key_body_not_in(&names)?;
             (Re::concat([quote(), body.clone(), quote()]), body)
         };
         // A key of any name but the declared ones: every string prefix can still

@@ -565,11 +565,11 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
             )
         })?;
         if !exprs.templates_monotone() {
-            // A call under a complement (a recursive `oneOf` branch negated in the
-            // others): deeper levels take strings away, and deciding whether a state
-            // is live searches through every level allowed (a random walk over a
-            // grammar of rules reached 268,000 nodes at depth 32). Such recursion is
-            // expanded in place, as in an eager index.
+            // A call under a complement: deeper levels would take strings away, and
+            // the lazy automaton decides a call's emptiness from its shallowest level
+            // up, which needs levels that only gain strings. The compiler puts no call
+            // there today (its complements are of strings and keys); should one
+            // appear, the recursion is expanded in place, as in an eager index.
             return automaton_from_json(schema, &config.without_recursion_calls());
         }
         // A definition may be entered once and re-entered `call_depth` times below

@@ -110,8 +110,8 @@ pub(crate) struct ObjectKeywords {
     /// `$ref`'s siblings, `anyOf`/`oneOf` branches): each place's own order of names.
     /// Empty when `props` came from one place (its order is `props`'s).
     pub(crate) orders: Vec<Vec<String>>,
-    /// Each a name list: the object has some key not in it (canonically spelled; any
-    /// value). Only from a complement of `additionalProperties: false`
+    /// Each a name list: the object has some key not in it (canonically spelled, its
+    /// values nested at most 2 levels). Only from a complement of `additionalProperties: false`
     /// ([`SOME_KEY_NOT_IN`]), which no schema keyword can state.
     pub(crate) some_key_not_in: Vec<Vec<String>>,
 }
@@ -538,8 +538,7 @@ impl<'a> Doc<'a> {
                             continue;
                         }
                         if matches!(v, Json::Object(_) | Json::Array(_)) {
-                            let key = k.replace('~', "~0").replace('/', "~1");
-                            stack.push((v, format!("{at}/{key}"), base.clone()));
+                            stack.push((v, pointer_push(&at, k), base.clone()));
                         }
                     }
                 }
@@ -1415,8 +1414,8 @@ impl<'a> Doc<'a> {
                 }
                 // Failing `additionalProperties: false`: an object with a key that is not
                 // declared. No keyword says "some key", so an internal one does; only
-                // canonical spellings of the key and free-form values `anyValueDepth`
-                // deep, so a subset (never exact).
+                // canonical spellings of the key and values 2 levels deep
+                // (`Compiler::object`), so a subset (never exact).
                 "additionalProperties"
                     if !exact
                         && matches!(value, Json::Bool(false))
