@@ -268,15 +268,32 @@ impl ExprSet {
         self.intern(Node::Interleave(spec, written, at))
     }
 
-    /// Required members not written yet, and whether all of them can be written
-    /// (their languages known non-empty).
-    fn still_required(&self, spec: &InterleaveSpec, at: &[u32]) -> (u32, bool) {
-        let (mut count, mut positive) = (0u32, true);
-        for (m, _) in spec.remaining(at).filter(|&(_, req)| req) {
-            count += 1;
-            positive &= self.info[m.index()].positive;
+    /// How many required members are not written yet.
+    fn still_required(&self, spec: &InterleaveSpec, at: &[u32]) -> u32 {
+        spec.remaining(at).filter(|&(_, req)| req).count() as u32
+    }
+
+    /// Whether the node of `spec` at `written`, `at` is known non-empty when its parts'
+    /// being so is `positive`. Extras make up the count to `min` if there are any:
+    /// non-empty for sure when every required member can be written and that fits
+    /// under `max`. Otherwise the lazy DFA's search decides.
+    fn positive_by(
+        &self,
+        s: &InterleaveSpec,
+        written: u32,
+        at: &[u32],
+        mut positive: impl FnMut(ExprId) -> bool,
+    ) -> bool {
+        let mut required = 0u32;
+        for (m, _) in s.remaining(at).filter(|&(_, req)| req) {
+            required += 1;
+            if !positive(m) {
+                return false;
+            }
         }
-        (count, positive)
+        let at_least = written.saturating_add(required);
+        let extras_ok = at_least >= s.min || s.extra.is_some_and(&mut positive);
+        extras_ok && at_least.max(s.min) <= s.max
     }
 
     /// Whether the interleave node `e` is known non-empty when its parts' being so is
@@ -290,29 +307,14 @@ impl ExprSet {
             unreachable!("an interleave node")
         };
         let s = &self.interleaves[spec_id as usize];
-        let mut required = 0u32;
-        for (m, _) in s.remaining(at).filter(|&(_, req)| req) {
-            required += 1;
-            if !positive(self, m) {
-                return false;
-            }
-        }
-        let at_least = written.saturating_add(required);
-        let extras_ok = at_least >= s.min || s.extra.is_some_and(|x| positive(self, x));
-        extras_ok && at_least.max(s.min) <= s.max
+        self.positive_by(s, written, at, |m| positive(self, m))
     }
 
     pub(super) fn interleave_info(&self, spec: u32, written: u32, at: &[u32]) -> Info {
         let s = &self.interleaves[spec as usize];
-        let (required, all_positive) = self.still_required(s, at);
-        let at_least = written.saturating_add(required);
-        // Extras make up the count to `min` if there are any: non-empty for sure when
-        // every required member can be written and that fits under `max`. Otherwise the
-        // lazy DFA's search decides.
-        let extras_ok = at_least >= s.min || s.extra.is_some_and(|x| self.info[x.index()].positive);
         Info {
-            nullable: required == 0 && written >= s.min,
-            positive: all_positive && extras_ok && at_least.max(s.min) <= s.max,
+            nullable: self.still_required(s, at) == 0 && written >= s.min,
+            positive: self.positive_by(s, written, at, |m| self.info[m.index()].positive),
             depth: s.depth,
             // Counts inside members are left as they are (saturate.rs does not look in).
             counted: false,
@@ -355,7 +357,7 @@ impl ExprSet {
             let closing = s.extra_last && !s.done(&at);
             let extra = match s.extra {
                 // Past the groups: only with every required member written.
-                Some(_) if closing && self.still_required(&s, &at).0 > 0 => None,
+                Some(_) if closing && self.still_required(&s, &at) > 0 => None,
                 x => x,
             };
             if let Some(x) = extra {
