@@ -717,11 +717,7 @@ impl ExprDfa {
             dfa.is_nonempty(unfolded)
         };
         if !self.exprs.call_monotone(slot) {
-            // A string built from the shallow levels first: deciding the template at
-            // its depth may search through every level below it.
-            if self.try_built_witness(e)? {
-                return Ok(true);
-            }
+            // Not met from a schema (the compiler expands such recursion in place).
             return unfold(self, e);
         }
         if self
