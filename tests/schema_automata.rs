@@ -9,7 +9,7 @@ use logitmask::json_schema::{regex_from_json_schema_str, Config, PropertyOrder};
 use logitmask::{ErrorKind, Index, IndexConfig, Vocabulary};
 
 /// Every single byte as a token (ids 0..=255) and EOS 256: walks are byte by byte.
-fn bytes_vocab() -> Arc<Vocabulary> {
+pub(crate) fn bytes_vocab() -> Arc<Vocabulary> {
     let tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).chain([None]).collect();
     Arc::new(Vocabulary::new(tokens, &[256]).unwrap())
 }
@@ -353,7 +353,7 @@ fn dependencies_are_presence_conditions() {
 /// Random texts that a lazy index over single bytes lets a guide write for `schema`,
 /// each validated by the `jsonschema` crate: none may be invalid. Returns how many were
 /// written (the walks lean towards structure and the end, so that they finish).
-fn random_texts_validate(schema: &str, config: &Config, walks: usize) -> usize {
+pub(crate) fn random_texts_validate(schema: &str, config: &Config, walks: usize) -> usize {
     use logitmask::test_support::Rng;
     use logitmask::Guide;
     let value: serde_json::Value = serde_json::from_str(schema).unwrap();

@@ -880,14 +880,23 @@ impl<'a> Compiler<'a> {
             || rest.object.min_props > 0
             || rest.object.max_props.is_some()
             || rest.object.names.is_some();
+        // Where the rest calls a recursive definition, whose template is compiled only
+        // after the root, no checker of its own can hold it: the values are intersected
+        // with the rest (written with whitespace) in the automaton instead.
+        let mut intersect_with = None;
         let mut checker = if needs_check {
-            let re = self.compactly(|c| c.compile_flat(rest))?;
+            let re = self.compactly(|c| c.compile_flat(rest.clone()))?;
             if re.is_never() {
                 return Ok(Re::never());
             }
-            match self.value_checker(&re)? {
-                Some(checker) => Some(checker),
-                None => return Ok(Re::never()),
+            if re.has_calls() {
+                intersect_with = Some(self.compile_flat(rest)?);
+                None
+            } else {
+                match self.value_checker(&re)? {
+                    Some(checker) => Some(checker),
+                    None => return Ok(Re::never()),
+                }
             }
         } else {
             None
@@ -923,7 +932,10 @@ impl<'a> Compiler<'a> {
             }
             alts.push(self.literal(v));
         }
-        Ok(Re::alt(alts))
+        Ok(match intersect_with {
+            Some(rest) => Re::and([Re::alt(alts), rest]),
+            None => Re::alt(alts),
+        })
     }
 
     /// An automaton of `re` that enum values are run through (compact, so one spelling
@@ -931,6 +943,13 @@ impl<'a> Compiler<'a> {
     /// and no regex text is written (a sibling free-form value of depth 8 would render to
     /// megabytes). `None` when its language is empty.
     fn value_checker(&mut self, re: &Re) -> Result<Option<ExprDfa>> {
+        if re.has_calls() {
+            // Its templates are compiled after the root: callers intersect instead.
+            return Err(Error::new(
+                ErrorKind::UnsupportedSchema,
+                "a value check (propertyNames, enum) through a recursive $ref",
+            ));
+        }
         let mut exprs = ExprSet::new();
         let root = re.to_expr(&mut exprs, &mut re::LowerMemo::default())?;
         let budget = self.budget.remaining();

@@ -27,6 +27,8 @@ struct Node {
     size: u32,
     /// An intersection is inside: the tree has no regex text, only an automaton.
     needs_automaton: bool,
+    /// A call is inside: the tree lowers only into a set that holds the templates.
+    calls: bool,
 }
 
 #[derive(Debug, PartialEq)]
@@ -152,10 +154,18 @@ fn node(kind: Kind) -> Re {
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
     };
+    let calls = match &kind {
+        Kind::Call(_) => true,
+        Kind::Concat(v) | Kind::Alt(v) | Kind::And(v) => v.iter().any(|r| r.0.calls),
+        Kind::Repeat(r, _, _) | Kind::Not(r) => r.0.calls,
+        Kind::Interleave(i) => i.parts().any(|r| r.0.calls),
+        _ => false,
+    };
     let node = Node {
         kind,
         size: size.min(u64::from(u32::MAX)) as u32,
         needs_automaton,
+        calls,
     };
     let n = node.entries();
     ENTRIES_MADE.with(|m| m.set(m.get().wrapping_add(n)));
@@ -335,6 +345,12 @@ impl Re {
     /// only, and only where the templates are lowered too.
     pub(crate) fn call(slot: u32) -> Re {
         node(Kind::Call(slot))
+    }
+
+    /// Whether the tree calls a template ([`Re::call`]): it then lowers only into the
+    /// set its templates are lowered into, never into a checker of its own.
+    pub(crate) fn has_calls(&self) -> bool {
+        self.0.calls
     }
 
     /// Whether the tree holds an intersection or a complement, so that it has no regex

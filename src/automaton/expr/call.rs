@@ -24,7 +24,15 @@ impl ExprSet {
     /// A call to template `slot` from inside a template (its depth filled when the
     /// template is instantiated).
     pub(crate) fn hole_call(&mut self, slot: u32) -> ExprId {
+        self.calls_up_to = self.calls_up_to.max(slot + 1);
         self.intern(Node::Call(slot, HOLE))
+    }
+
+    /// Whether every call made in this set has its template: a set lowered without its
+    /// templates must be refused before a derivative looks one up (it would index out
+    /// of bounds: a trap in wasm).
+    pub(crate) fn calls_defined(&self) -> bool {
+        self.calls_up_to as usize <= self.templates.len()
     }
 
     /// A call to template `slot` that may nest `depth` levels (none: the empty language).
@@ -32,6 +40,7 @@ impl ExprSet {
         if depth == 0 {
             return ExprId::NOTHING;
         }
+        self.calls_up_to = self.calls_up_to.max(slot + 1);
         self.intern(Node::Call(slot, depth))
     }
 

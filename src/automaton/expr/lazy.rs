@@ -177,6 +177,12 @@ impl ExprDfa {
         max_work: u64,
         what: String,
     ) -> Result<ExprDfa> {
+        if !exprs.calls_defined() {
+            return Err(Error::new(
+                ErrorKind::UnsupportedSchema,
+                format!("{what}: a call into a recursive definition whose template is not defined"),
+            ));
+        }
         let (classes, stride, representatives) = byte_classes(&exprs, root);
         let word = 4 * stride;
         let mut dfa = ExprDfa {

@@ -223,6 +223,8 @@ pub struct ExprSet {
     /// The bodies of [`Node::Call`]'s templates, by slot, and the least depth at which
     /// each is known non-empty (`u32::MAX`: at none).
     templates: Vec<ExprId>,
+    /// One past the largest template slot a call names (0: no call).
+    calls_up_to: u32,
     template_min_depth: Vec<u32>,
     /// Whether each template only gains strings as its depth grows (`call.rs`).
     template_monotone: Vec<bool>,
@@ -258,6 +260,7 @@ impl ExprSet {
             interleaves: Vec::new(),
             unfolded: FastMap::default(),
             templates: Vec::new(),
+            calls_up_to: 0,
             template_min_depth: Vec::new(),
             template_monotone: Vec::new(),
             instances: FastMap::default(),

@@ -1,0 +1,119 @@
+//! No input reaches a panic (a trap in wasm, which breaks the module for good): the
+//! schemas found to trap it (`testdata/repros/`), each compiled and walked, and every
+//! schema of the development corpus compiled natively, each to an index or a coded
+//! error.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use logitmask::json_schema::Config;
+use logitmask::{Index, IndexConfig, Vocabulary};
+
+use crate::schema_automata::{bytes_vocab, random_texts_validate};
+
+/// The schemas of `testdata/repros/schema-traps.jsonl`, as JSON text.
+fn trap_repros() -> Vec<(String, String)> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/testdata/repros/schema-traps.jsonl"
+    );
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["what"].as_str().unwrap().to_string(),
+                v["schema"].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// An index over `schema` (lazy or eager) with a first row, or its error; a panic is
+/// caught and reported as `Err(None)`.
+pub(crate) fn compile_and_first_row(
+    schema: &str,
+    vocab: &Arc<Vocabulary>,
+    config: &IndexConfig,
+) -> Result<Index, Option<logitmask::Error>> {
+    catch_unwind(AssertUnwindSafe(|| {
+        let index = Index::from_json_schema_str(schema, vocab, config, &Config::new())?;
+        index.allowed_tokens(index.initial_state())?;
+        Ok(index)
+    }))
+    .map_err(|_| None)?
+    .map_err(Some)
+}
+
+#[test]
+fn trap_repros_compile_and_write_only_valid_texts() {
+    let vocab = bytes_vocab();
+    for (what, schema) in trap_repros() {
+        // Lazy (the default) must compile; an eager index writes the recursion out and
+        // may run past a size limit, which must then be a coded error.
+        for lazy in [true, false] {
+            let config = IndexConfig::new().lazy(lazy);
+            match compile_and_first_row(&schema, &vocab, &config) {
+                Ok(_) => {}
+                Err(Some(e)) if !lazy => assert_ne!(e.code(), "", "{what}: {e:?}"),
+                Err(Some(e)) => panic!("{what}: refused with {e:?}; it validates values"),
+                Err(None) => panic!("{what} (lazy {lazy}): panicked"),
+            }
+        }
+        let written = random_texts_validate(&schema, &Config::new(), 60);
+        assert!(written > 10, "{what}: only {written} of 60 walks finished");
+    }
+}
+
+/// An `enum` beside a recursive `$ref` (the first repro's shape, from SchemaStore's
+/// pulumi.json): the values are intersected with the recursive rest in the automaton,
+/// since no checker of their own can hold the rest's template. Texts on each side,
+/// judged by the `jsonschema` crate.
+#[test]
+fn enum_beside_a_recursive_ref_is_intersected() {
+    let schema = r##"{"$defs":{"t":{"type":"object","properties":{"next":{"$ref":"#/$defs/t"}}}},
+        "properties":{"x":{"allOf":[{"$ref":"#/$defs/t"},
+            {"enum":[{"next":{}},{"next":{"next":{}}},{"next":3},5,"s"]}]}}}"##;
+    let vocab = bytes_vocab();
+    let index = Index::from_json_schema_str(
+        schema,
+        &vocab,
+        &IndexConfig::new().lazy(true),
+        &Config::new(),
+    )
+    .unwrap();
+    let value: serde_json::Value = serde_json::from_str(schema).unwrap();
+    let validator = jsonschema::validator_for(&value).unwrap();
+    let accepts = |text: &str| {
+        let mut s = index.initial_state();
+        for &b in text.as_bytes() {
+            match index.next_state(s, b as u32).unwrap() {
+                Some(t) => s = t,
+                None => return false,
+            }
+        }
+        index.is_final(s).unwrap()
+    };
+    for text in [
+        r#"{}"#,
+        r#"{"x":{"next":{}}}"#,
+        r#"{"x":{"next":{"next":{}}}}"#,
+    ] {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert!(validator.is_valid(&v), "{text} is valid");
+        assert!(accepts(text), "refuses valid {text}");
+    }
+    for text in [
+        r#"{"x":{"next":3}}"#,
+        r#"{"x":5}"#,
+        r#"{"x":"s"}"#,
+        r#"{"x":{}}"#,
+        r#"{"x":{"next":{"next":{"next":{}}}}}"#,
+    ] {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert!(!validator.is_valid(&v), "{text} is invalid");
+        assert!(!accepts(text), "accepts invalid {text}");
+    }
+}
