@@ -713,10 +713,10 @@ fn run_case(case: &Case, default: &Arc<Vocabulary>, ctx: &mut Ctx) {
         let index = ok_or_return!(ctx, res, "{mode} Index::with_config");
         check!(
             ctx,
-            index.is_lazy() == (lazy && vocab.is_byte_complete()),
-            "{mode}: is_lazy() = {}; the vocabulary is byte-complete = {}",
+            index.is_lazy() == (lazy && vocab.tokens_over_alphabet()),
+            "{mode}: is_lazy() = {}; the vocabulary's tokens are spelled with its single-byte tokens = {}",
             index.is_lazy(),
-            vocab.is_byte_complete()
+            vocab.tokens_over_alphabet()
         );
         indexes.push((mode, Arc::new(index)));
     }

@@ -622,14 +622,24 @@ fn dead_end_paths_are_pruned_when_the_vocabulary_lacks_a_byte() {
     assert_eq!(eager.next_state(after_a, 2).unwrap(), None);
     assert_eq!(eager.state_count(), 3, "start, after \"a\", after \"ab\"");
 
+    // Every token is a single byte: a lazy index reads only the vocabulary's bytes, so
+    // it stays lazy and prunes the same dead end.
     let lazy = Index::with_config("a(b|cd)", &without_d, &IndexConfig::new().lazy(true)).unwrap();
-    assert!(
-        !lazy.is_lazy(),
-        "lazy mode falls back to eager when a byte is missing"
-    );
+    assert!(lazy.is_lazy(), "tokens are spelled with single-byte tokens");
     let after_a = lazy.next_state(lazy.initial_state(), 0).unwrap().unwrap();
     assert_eq!(allowed(&lazy, after_a), [1]);
+    assert_eq!(lazy.next_state(after_a, 2).unwrap(), None);
     assert_same_rows(&eager, &lazy);
+
+    // "d" only inside the token "cd": token strings are no longer the strings over the
+    // single-byte tokens, and the index is built eagerly (the one exact path then):
+    // "c" alone leads into a dead end, "cd" does not.
+    let d_inside = vocab(&["a", "b", "c", "<eos>", "cd"], &[3]);
+    assert!(!d_inside.tokens_over_alphabet());
+    let index = Index::with_config("a(b|cd)", &d_inside, &IndexConfig::new().lazy(true)).unwrap();
+    assert!(!index.is_lazy());
+    let after_a = index.next_state(index.initial_state(), 0).unwrap().unwrap();
+    assert_eq!(allowed(&index, after_a), [1, 4]);
 
     // With "d" the path is alive again.
     let index = Index::new("a(b|cd)", &with_d).unwrap();

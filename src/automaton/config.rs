@@ -42,6 +42,10 @@ pub struct DfaConfig {
     minimize: Minimize,
     ascii_classes: bool,
     max_work: u64,
+    /// The bytes the automaton may read (bit `b & 63` of word `b >> 6`; all by default):
+    /// an index over a vocabulary that lacks some single bytes restricts its automaton to
+    /// the bytes it can spell, so that liveness over bytes is liveness over tokens.
+    alphabet: [u64; 4],
 }
 
 impl Default for DfaConfig {
@@ -53,6 +57,7 @@ impl Default for DfaConfig {
             minimize: Minimize::Auto,
             ascii_classes: false,
             max_work: super::budget::DEFAULT_MAX_WORK,
+            alphabet: [u64::MAX; 4],
         }
     }
 }
@@ -128,5 +133,14 @@ impl DfaConfig {
     /// The minimization choice.
     pub fn get_minimize(&self) -> Minimize {
         self.minimize
+    }
+    /// Only strings of these bytes (see the field's comment).
+    pub(crate) fn alphabet(mut self, bytes: [u64; 4]) -> DfaConfig {
+        self.alphabet = bytes;
+        self
+    }
+    /// The bytes the automaton may read.
+    pub(crate) fn get_alphabet(&self) -> [u64; 4] {
+        self.alphabet
     }
 }

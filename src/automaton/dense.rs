@@ -66,6 +66,14 @@ impl Dfa {
         self.trans[state as usize * self.stride + self.classes[byte as usize] as usize]
     }
 
+    /// Whether every byte outside `alphabet` (bit `b & 63` of word `b >> 6`) leads every
+    /// state to the dead state: the automaton reads only strings over `alphabet`.
+    pub(crate) fn reads_only(&self, alphabet: &[u64; 4]) -> bool {
+        (0..=255u8)
+            .filter(|&b| alphabet[(b >> 6) as usize] >> (b & 63) & 1 == 0)
+            .all(|b| (0..self.state_count() as u32).all(|s| self.step(s, b) == DEAD))
+    }
+
     /// The byte class of `byte` (what [`step_class`](Dfa::step_class) takes).
     #[inline(always)]
     pub(crate) fn class_of(&self, byte: u8) -> u32 {

@@ -27,6 +27,9 @@ pub(crate) struct Nfa {
     coaccessible: Vec<bool>,
     /// The pattern has look-around assertions (`^`, `$`, `(?-u:\b)`, ...).
     has_look_around: bool,
+    /// The bytes it may read ([`DfaConfig`]'s alphabet): the others lead nowhere, and
+    /// byte classes never mix the two.
+    alphabet: [u64; 4],
 }
 
 impl Nfa {
@@ -62,17 +65,13 @@ impl Nfa {
                 ),
             ));
         }
-        let mut classes = [0u8; 256];
-        let mut stride = 0;
-        for b in 0..=255u8 {
-            classes[b as usize] = nfa.byte_classes().get(b);
-            stride = stride.max(nfa.byte_classes().get(b) as usize + 1);
-        }
+        let alphabet = config.get_alphabet();
+        let (classes, stride) = split_classes(&nfa, &alphabet);
         let mut representatives = vec![0u8; stride];
         for b in (0..=255u8).rev() {
             representatives[classes[b as usize] as usize] = b;
         }
-        let coaccessible = coaccessible_states(&nfa);
+        let coaccessible = coaccessible_states(&nfa, &alphabet);
         Ok(Nfa {
             has_look_around: !looks.is_empty(),
             nfa,
@@ -80,6 +79,7 @@ impl Nfa {
             stride,
             representatives,
             coaccessible,
+            alphabet,
         })
     }
 
@@ -119,6 +119,9 @@ impl Nfa {
     /// Where NFA state `k` goes on `byte`, if it consumes it.
     #[inline]
     pub(crate) fn byte_target(&self, k: u32, byte: u8) -> Option<StateID> {
+        if !in_alphabet(&self.alphabet, byte) {
+            return None;
+        }
         match &self.nfa.states()[k as usize] {
             State::ByteRange { trans } => trans.matches_byte(byte).then_some(trans.next),
             State::Sparse(sparse) => sparse.matches_byte(byte),
@@ -142,21 +145,55 @@ impl Nfa {
     }
 }
 
-/// Per NFA state: some path (bytes, epsilon and look-around edges) leads from it to a
-/// match (reverse reachability from the match states).
-fn coaccessible_states(nfa: &thompson::NFA) -> Vec<bool> {
+fn in_alphabet(alphabet: &[u64; 4], b: u8) -> bool {
+    alphabet[(b >> 6) as usize] >> (b & 63) & 1 == 1
+}
+
+/// Whether some byte of `lo..=hi` is in `alphabet`.
+fn meets_alphabet(alphabet: &[u64; 4], lo: u8, hi: u8) -> bool {
+    (lo..=hi).any(|b| in_alphabet(alphabet, b))
+}
+
+/// regex-automata's byte classes, each split into its bytes in `alphabet` and the
+/// others: (byte -> class, number of classes).
+fn split_classes(nfa: &thompson::NFA, alphabet: &[u64; 4]) -> ([u8; 256], usize) {
+    let mut classes = [0u8; 256];
+    let mut number = [u16::MAX; 512];
+    let mut stride = 0;
+    for b in 0..=255u8 {
+        let key = 2 * nfa.byte_classes().get(b) as usize + usize::from(!in_alphabet(alphabet, b));
+        if number[key] == u16::MAX {
+            number[key] = stride as u16;
+            stride += 1;
+        }
+        classes[b as usize] = number[key] as u8;
+    }
+    (classes, stride)
+}
+
+/// Per NFA state: some path (bytes of `alphabet`, epsilon and look-around edges) leads
+/// from it to a match (reverse reachability from the match states).
+fn coaccessible_states(nfa: &thompson::NFA, alphabet: &[u64; 4]) -> Vec<bool> {
     let n = nfa.states().len();
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut add = |from: usize, to: StateID| preds[to.as_usize()].push(from as u32);
+    let meets =
+        |t: &regex_automata::nfa::thompson::Transition| meets_alphabet(alphabet, t.start, t.end);
     for (from, state) in nfa.states().iter().enumerate() {
         match state {
-            State::ByteRange { trans } => add(from, trans.next),
-            State::Sparse(sparse) => sparse.transitions.iter().for_each(|t| add(from, t.next)),
+            State::ByteRange { trans } if meets(trans) => add(from, trans.next),
+            State::ByteRange { .. } => {}
+            State::Sparse(sparse) => sparse
+                .transitions
+                .iter()
+                .filter(|t| meets(t))
+                .for_each(|t| add(from, t.next)),
             State::Dense(dense) => dense
                 .transitions
                 .iter()
-                .filter(|&&t| t != StateID::ZERO)
-                .for_each(|&t| add(from, t)),
+                .enumerate()
+                .filter(|&(b, &t)| t != StateID::ZERO && in_alphabet(alphabet, b as u8))
+                .for_each(|(_, &t)| add(from, t)),
             State::Look { next, .. } | State::Capture { next, .. } => add(from, *next),
             State::Union { alternates } => alternates.iter().for_each(|&t| add(from, t)),
             State::BinaryUnion { alt1, alt2 } => {

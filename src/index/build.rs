@@ -186,7 +186,9 @@ impl<'a> RowWalker<'a> {
                         }
                         TokenSet::from_bits_and(&bits, &ids, self.vocab.size())
                     }
-                    ([], None) => unreachable!("a sliced row has a bucket"),
+                    // Slices of no characters (a vocabulary with no single-byte token)
+                    // cover nothing: the walked ids are the row.
+                    ([], None) => TokenSet::from_ids(ids, self.vocab.size()),
                 }
             }
         }
@@ -312,9 +314,10 @@ pub(super) struct Eager {
 
 /// Computes the rows of every state of `dfa` reachable from the start through tokens.
 ///
-/// Over a byte-complete vocabulary (real tokenizers) the reachable states are known
-/// before any walk: every DFA state (all are reachable over bytes, and single bytes are
-/// tokens). They are walked up to [`LANES`] at a time in one trie pass each
+/// Where `dfa` reads only bytes that are tokens on their own, and every token is spelled
+/// with them (real tokenizers: every byte is a token, or the automaton was restricted to
+/// the vocabulary's alphabet), the reachable states are known before any walk: every DFA
+/// state (all are reachable and live over those bytes, which are tokens). They are walked up to [`LANES`] at a time in one trie pass each
 /// ([`TokenTrie::walk_many`]), no successors tracked. Otherwise a breadth-first search
 /// walks one state at a time and keeps the successors for pruning (a level-by-level
 /// multi-state version of it, a second copy of the walk, costs wasm size: not spent on
@@ -329,7 +332,9 @@ pub(super) fn eager(
 ) -> Result<Eager> {
     let rows = StateRows::new(dfa.state_count());
     let store = RowStore::new(max_states);
-    if vocab.is_byte_complete() {
+    let over_alphabet = vocab.is_byte_complete()
+        || (vocab.tokens_over_alphabet() && dfa.reads_only(&vocab.alphabet()));
+    if over_alphabet {
         eager_many(dfa, vocab, &rows, &store, max_states, pattern, budget)?;
         return Ok(Eager {
             rows,
@@ -340,7 +345,8 @@ pub(super) fn eager(
     eager_one_by_one(dfa, vocab, rows, store, max_states, pattern, budget)
 }
 
-/// The eager build over a byte-complete vocabulary: every state, many per trie pass.
+/// The eager build where every DFA state is reachable and live through tokens: every
+/// state, many per trie pass.
 fn eager_many(
     dfa: &Dfa,
     vocab: &Vocabulary,
@@ -406,8 +412,10 @@ fn eager_many(
     Ok(())
 }
 
-/// The eager build over a vocabulary that lacks some byte: breadth first, one state at
-/// a time, keeping successors for pruning.
+/// The eager build where some DFA state may be unreachable or dead through tokens (a
+/// vocabulary with a token holding a byte that is no token alone, or an automaton
+/// serialized before automata were restricted to the vocabulary's alphabet): breadth
+/// first, one state at a time, keeping successors for pruning.
 fn eager_one_by_one(
     dfa: &Dfa,
     vocab: &Vocabulary,

@@ -32,7 +32,7 @@ mod token_set;
 
 use std::sync::{Arc, OnceLock};
 
-use crate::automaton::expr::{ExprDfa, ExprId, ExprSet};
+use crate::automaton::expr::{ByteSet, ExprDfa, ExprId, ExprSet};
 use crate::automaton::{Budget, Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::json_schema;
@@ -109,10 +109,12 @@ impl IndexConfig {
     pub fn new() -> IndexConfig {
         IndexConfig::default()
     }
-    /// Lazy mode: compute a state's row on first request. Exactness needs every single
-    /// byte to be a token (true of real tokenizers); with a vocabulary that lacks some
-    /// byte, the index is built eagerly instead, since only the eager build can prune
-    /// states that no token path completes.
+    /// Lazy mode: compute a state's row on first request. Exact wherever every token is
+    /// spelled with single-byte tokens (every real tokenizer, also those that lack some
+    /// bytes: the automaton then reads only the bytes the vocabulary spells); with a
+    /// vocabulary where a token holds a byte that no token is alone, the index is built
+    /// eagerly instead, since only the eager build can prune states that no token path
+    /// completes (docs/semantics.md, "Vocabularies that lack some bytes").
     pub fn lazy(mut self, yes: bool) -> IndexConfig {
         self.lazy = yes;
         self
@@ -230,7 +232,7 @@ pub struct Index {
     end_ok: Option<Vec<bool>>,
     /// The distinct rows and how many states have one.
     store: RowStore,
-    /// Rows are computed on request (the `lazy` option, over a byte-complete vocabulary).
+    /// Rows are computed on request (the `lazy` option, where [`Path`] allows it).
     lazy: bool,
     eos_only: Arc<TokenSet>,
     /// How rows on request use the vocabulary's slices, made on first use (`None`: the
@@ -263,8 +265,7 @@ impl Index {
 
     /// Builds an index for `pattern` with the given options.
     ///
-    /// A lazy index over a vocabulary that has every single byte as a token determinizes
-    /// its DFA on demand too (unless the pattern uses look-around such as `^`, `$` or
+    /// A lazy index determinizes its DFA on demand too (unless the pattern uses look-around such as `^`, `$` or
     /// `\b`): the first mask then costs the states it touches, not the whole DFA, and
     /// [`minimize`](IndexConfig::minimize) does not apply. Size limits of such an index
     /// bite when a state is first needed: [`allowed_tokens`](Index::allowed_tokens) or
@@ -278,7 +279,8 @@ impl Index {
         vocab: &Arc<Vocabulary>,
         config: &IndexConfig,
     ) -> Result<Index> {
-        let determinizer = OnDemandDfa::Nfa(Determinizer::new(pattern, &config.dfa)?);
+        let dfa_config = Path::of(vocab, config).dfa_config(&config.dfa);
+        let determinizer = OnDemandDfa::Nfa(Determinizer::new(pattern, &dfa_config)?);
         Index::from_on_demand(determinizer, pattern, vocab, config, 0)
     }
 
@@ -310,12 +312,15 @@ impl Index {
     /// [`ErrorKind::DfaTooLarge`], [`ErrorKind::TooManyStates`],
     /// [`ErrorKind::BuildTooExpensive`].
     pub fn from_expr(
-        exprs: ExprSet,
+        mut exprs: ExprSet,
         root: ExprId,
         vocab: &Arc<Vocabulary>,
         config: &IndexConfig,
     ) -> Result<Index> {
         let what = format!("automaton expression ({} nodes)", exprs.len());
+        let mut roots = [root];
+        Path::of(vocab, config).restrict(&mut exprs, &mut roots)?;
+        let [root] = roots;
         let dfa = ExprDfa::new(
             exprs,
             root,
@@ -327,11 +332,16 @@ impl Index {
     }
 
     fn from_schema_automaton(
-        a: json_schema::SchemaAutomaton,
+        mut a: json_schema::SchemaAutomaton,
         vocab: &Arc<Vocabulary>,
         config: &IndexConfig,
     ) -> Result<Index> {
         let what = format!("JSON Schema automaton ({} expression nodes)", a.exprs.len());
+        let path = Path::of(vocab, config);
+        let mut roots: Vec<ExprId> = [a.root].into_iter().chain(a.string_bodies).collect();
+        path.restrict(&mut a.exprs, &mut roots)?;
+        a.root = roots[0];
+        a.string_bodies = roots.split_off(1);
         // One call, one budget: an eager build gets what the compilation left. A lazy
         // index's requests each get a whole budget of their own, as for any lazy index.
         let spent = if config.lazy { 0 } else { a.work };
@@ -352,10 +362,9 @@ impl Index {
             a.free_form_depth,
             dfa.max_states(),
             config.max_states,
-            vocab.is_byte_complete(),
+            path.exact,
         );
-        let lazy = config.lazy && vocab.is_byte_complete();
-        if let (Some((kind, message)), false) = (&too_large, lazy) {
+        if let (Some((kind, message)), false) = (&too_large, path.lazy) {
             return Err(Error::new(*kind, message.clone()));
         }
         let mut index =
@@ -373,8 +382,7 @@ impl Index {
         config: &IndexConfig,
         spent: u64,
     ) -> Result<Index> {
-        // Rows on request are exact only where single bytes are tokens (see IndexConfig::lazy).
-        let lazy = config.lazy && vocab.is_byte_complete();
+        let lazy = Path::of(vocab, config).lazy;
         let store = RowStore::new(config.max_states);
         if lazy && determinizer.exact_liveness() {
             return Ok(Index::assemble(
@@ -439,7 +447,7 @@ impl Index {
         config: &IndexConfig,
         schema_config: &json_schema::Config,
     ) -> json_schema::Config {
-        if config.lazy && vocab.is_byte_complete() {
+        if Path::of(vocab, config).lazy {
             schema_config.for_lazy_index()
         } else {
             schema_config.clone()
@@ -756,6 +764,58 @@ impl Index {
             slices: self.slice_plan.as_ref(),
             bounds: self.row_bounds,
         }
+    }
+}
+
+/// How an index over a vocabulary is built: the one rule (docs/semantics.md,
+/// "Vocabularies that lack some bytes").
+///
+/// Where every text token is spelled with bytes that are tokens on their own (every
+/// real tokenizer, byte-complete or not), the automaton reads only those bytes: the
+/// strings tokens spell are exactly the strings over them, so a state of the restricted
+/// automaton is live iff some token path completes from it, rows on request are exact,
+/// and the index is lazy as asked. Otherwise (a vocabulary with a token that holds a byte
+/// no token is alone: made up, never seen in a real tokenizer) only the eager build,
+/// which prunes the states no token path completes, is exact, and it is used.
+#[derive(Clone, Copy)]
+struct Path {
+    /// The automaton's non-empty states are exactly the live ones through tokens.
+    exact: bool,
+    /// Rows are computed on request.
+    lazy: bool,
+    /// The bytes the automaton reads (all of them, or the vocabulary's alphabet).
+    alphabet: [u64; 4],
+}
+
+impl Path {
+    fn of(vocab: &Vocabulary, config: &IndexConfig) -> Path {
+        let exact = vocab.tokens_over_alphabet();
+        Path {
+            exact,
+            lazy: config.lazy && exact,
+            alphabet: if exact {
+                vocab.alphabet()
+            } else {
+                [u64::MAX; 4]
+            },
+        }
+    }
+
+    /// The DFA options with this path's alphabet (a regex's NFA).
+    fn dfa_config(&self, config: &DfaConfig) -> DfaConfig {
+        config.clone().alphabet(self.alphabet)
+    }
+
+    /// Restricts `roots` of `exprs` (and its templates) to this path's alphabet.
+    fn restrict(&self, exprs: &mut ExprSet, roots: &mut [ExprId]) -> Result<()> {
+        exprs
+            .restrict_to(ByteSet(self.alphabet), roots)
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::UnsupportedSchema,
+                    format!("a recursive definition: {e}"),
+                )
+            })
     }
 }
 

@@ -139,19 +139,31 @@ impl VocabularyBuilder {
             }
             self.ensure(max);
         }
-        let mut single = [false; 256];
-        for (id, &(start, len)) in self.spans.iter().enumerate() {
-            if start != ABSENT && len == 1 && eos.binary_search(&(id as u32)).is_err() {
-                single[self.bytes[start as usize] as usize] = true;
+        let is_text = |id: usize, (start, len): (u32, u32)| {
+            start != ABSENT && len > 0 && eos.binary_search(&(id as u32)).is_err()
+        };
+        let mut alphabet = [0u64; 4];
+        for (id, &span) in self.spans.iter().enumerate() {
+            if span.1 == 1 && is_text(id, span) {
+                let b = self.bytes[span.0 as usize];
+                alphabet[(b >> 6) as usize] |= 1 << (b & 63);
             }
         }
+        let in_alphabet = |b: u8| alphabet[(b >> 6) as usize] >> (b & 63) & 1 == 1;
+        let tokens_over_alphabet = self.spans.iter().enumerate().all(|(id, &span)| {
+            !is_text(id, span)
+                || self.bytes[span.0 as usize..(span.0 + span.1) as usize]
+                    .iter()
+                    .all(|&b| in_alphabet(b))
+        });
         self.bytes.shrink_to_fit();
         self.spans.shrink_to_fit();
         Ok(Vocabulary {
             bytes: self.bytes,
             spans: self.spans,
             eos,
-            byte_complete: single.iter().all(|&s| s),
+            alphabet,
+            tokens_over_alphabet,
             trie: OnceLock::new(),
             fingerprint: OnceLock::new(),
             slices: OnceLock::new(),

@@ -57,9 +57,11 @@ pub struct Vocabulary {
     /// `(start, len)` per id; `start == ABSENT` marks an id without a token.
     spans: Vec<(u32, u32)>,
     eos: Vec<u32>,
-    /// True when every one of the 256 bytes is a text token on its own: then every byte
-    /// string can be spelled, and liveness over bytes equals liveness over tokens.
-    byte_complete: bool,
+    /// The bytes that are text tokens on their own (bit `b & 63` of word `b >> 6`).
+    alphabet: [u64; 4],
+    /// Every text token is spelled with bytes of `alphabet`: the strings tokens spell
+    /// are then exactly the strings over it (true of every real tokenizer loaded here).
+    tokens_over_alphabet: bool,
     trie: OnceLock<TokenTrie>,
     fingerprint: OnceLock<u64>,
     /// Token slices for rows on request (built when a lazy row first needs them).
@@ -164,7 +166,22 @@ impl Vocabulary {
 
     /// True when every single byte is a text token, so any byte string can be spelled.
     pub fn is_byte_complete(&self) -> bool {
-        self.byte_complete
+        self.alphabet == [u64::MAX; 4]
+    }
+
+    /// The bytes that are text tokens on their own, as a bitset (bit `b & 63` of word
+    /// `b >> 6`).
+    pub(crate) fn alphabet(&self) -> [u64; 4] {
+        self.alphabet
+    }
+
+    /// Whether every text token is spelled with bytes that are tokens on their own, so
+    /// that token sequences spell exactly the strings over [`alphabet`](Self::alphabet):
+    /// true of every real tokenizer (SmolLM2's GGUF vocabulary lacks 21 single bytes, and
+    /// no token holds one of them). Indexes over such a vocabulary restrict their
+    /// automata to its alphabet and are exact lazily too (docs/semantics.md).
+    pub fn tokens_over_alphabet(&self) -> bool {
+        self.tokens_over_alphabet
     }
 
     /// A 64-bit fingerprint of ids, bytes and EOS ids; serialized indexes carry it so
@@ -203,7 +220,14 @@ impl Vocabulary {
 
     /// The slices of this vocabulary's tokens (`slices.rs`), made on first use.
     pub(crate) fn slices(&self) -> &Slices {
-        self.slices.get_or_init(Slices::new)
+        self.slices.get_or_init(|| {
+            // Read as the indexes' automata read (`index::Path`).
+            Slices::new(if self.tokens_over_alphabet {
+                self.alphabet
+            } else {
+                [u64::MAX; 4]
+            })
+        })
     }
 
     /// The token trie (built on first use, then shared by every index).

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use super::slices::{Slice, MAX_CHARS, UNCOVERED};
 use super::trie::TokenTrie;
 use super::Vocabulary;
-use crate::automaton::{Dfa, DEAD};
+use crate::automaton::{Dfa, DfaConfig, DEAD};
 use crate::index::mark_ids;
 
 /// The two classes, as regexes of "any number of characters of the class" (start state
@@ -79,9 +79,10 @@ pub(crate) struct ShapeNode {
 }
 
 impl Shapes {
-    pub(crate) fn new() -> Shapes {
+    /// The shapes, their classes read with `config` (the vocabulary's alphabet).
+    pub(crate) fn new(config: &DfaConfig) -> Shapes {
         Shapes {
-            classes: CLASSES.map(|p| Dfa::new(p).expect("shape classes compile")),
+            classes: CLASSES.map(|p| Dfa::with_config(p, config).expect("shape classes compile")),
             trie: OnceLock::new(),
         }
     }
@@ -264,7 +265,7 @@ mod tests {
             "aé\"",
             "a\u{3000}",
         ]);
-        let shapes = Shapes::new();
+        let shapes = Shapes::new(&DfaConfig::new());
         let trie = ShapeTrie::new(&shapes.classes, v.slices().get(0), &v).unwrap();
         // Follows a shape written as "w"/"s" letters from the root.
         let node = |shape: &str| {

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use super::shapes::Shapes;
 use super::trie::TokenTrie;
 use super::Vocabulary;
-use crate::automaton::{Dfa, DEAD};
+use crate::automaton::{Dfa, DfaConfig, DEAD};
 use crate::index::{mark_ids, unmark_ids};
 use crate::mask_words;
 
@@ -366,12 +366,17 @@ impl Holding {
 }
 
 impl Slices {
-    pub(crate) fn new() -> Slices {
+    /// The slices of a vocabulary whose single-byte tokens are `alphabet` (bit `b & 63` of
+    /// word `b >> 6`): each class's automaton reads only those bytes, as the indexes'
+    /// automata over that vocabulary do, so that a state covers a class when it keeps
+    /// every string that tokens can spell with the class's characters.
+    pub(crate) fn new(alphabet: [u64; 4]) -> Slices {
+        let config = DfaConfig::new().alphabet(alphabet);
         Slices(
             DEFINITIONS
                 .iter()
                 .map(|&(_, pattern, within)| {
-                    let chars = Dfa::new(pattern).expect("slice patterns compile");
+                    let chars = Dfa::with_config(pattern, &config).expect("slice patterns compile");
                     debug_assert!((0..chars.state_count() as u32)
                         .all(|s| chars.is_final(s) == (s == chars.start())));
                     let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
@@ -381,10 +386,8 @@ impl Slices {
                                 && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1))
                         })
                         .collect();
-                    assert!(
-                        !probes.is_empty(),
-                        "every slice class has an ASCII character"
-                    );
+                    // No probe (a vocabulary without the class's ASCII characters as
+                    // tokens) only means no quick refusal: the check decides.
                     Slice {
                         within,
                         chars,
@@ -394,7 +397,7 @@ impl Slices {
                 })
                 .collect(),
             OnceLock::new(),
-            Shapes::new(),
+            Shapes::new(&config),
         )
     }
 
@@ -429,7 +432,7 @@ mod tests {
 
     #[test]
     fn start_is_the_only_character_boundary() {
-        for slice in Slices::new().iter() {
+        for slice in Slices::new([u64::MAX; 4]).iter() {
             let d = &slice.chars;
             for s in 1..d.state_count() as u32 {
                 assert_eq!(d.is_final(s), s == d.start(), "state {s}");
@@ -439,7 +442,7 @@ mod tests {
 
     #[test]
     fn covers_count_characters() {
-        let slices = Slices::new();
+        let slices = Slices::new([u64::MAX; 4]);
         let json = &slices.0[0].chars;
         assert_eq!(Slice::cover_of(json, b"abc"), 3);
         assert_eq!(Slice::cover_of(json, " été".as_bytes()), 4);
@@ -458,7 +461,7 @@ mod tests {
     fn buckets_are_cumulative_and_match_the_covers() {
         let words: Vec<&str> = vec!["a", "ab", "abc", "\"", "a\"", "12", "12345", "x y", "é"];
         let vocab = Vocabulary::new(words.iter().map(|w| Some(*w)), &[]).unwrap();
-        let slices = Slices::new();
+        let slices = Slices::new([u64::MAX; 4]);
         let t = slices.0[0].tokens(&vocab);
         let ids = |b: &Bucket| {
             (0..words.len())

@@ -16,6 +16,7 @@
 //! [`ExprId::NOTHING`] is non-empty (the constructors guarantee it); with them a
 //! memoized, budgeted search over derivatives decides ([`ExprDfa`]).
 
+mod alphabet;
 mod call;
 mod derive;
 mod hir;
