@@ -271,7 +271,7 @@ fn ms(d: Duration) -> f64 {
 fn info(case: &Case, vocab: &Arc<Vocabulary>, lex: &Lexicon) -> serde_json::Value {
     let mut out = serde_json::json!({ "case": case.name, "regex_chars": case.regex.len() });
     let t = Instant::now();
-    let index = match Index::new(&case.regex, vocab) {
+    let index = match Index::with_config(&case.regex, vocab, &IndexConfig::new().lazy(false)) {
         Ok(i) => Arc::new(i),
         Err(e) => {
             out["error"] = format!("{:?}: {e}", e.kind()).into();
@@ -382,7 +382,7 @@ fn main() {
             continue; // criterion would skip all four anyway; spare the set-up
         }
         // A regex the index refuses is reported in the printout; skip its timings.
-        let index = match Index::new(&case.regex, &vocab) {
+        let index = match Index::with_config(&case.regex, &vocab, &IndexConfig::new().lazy(false)) {
             Ok(i) => Arc::new(i),
             Err(e) => {
                 eprintln!("{}: skipped: {e}", case.name);
@@ -393,7 +393,14 @@ fn main() {
         let mut g = c.benchmark_group("build_eager");
         g.sampling_mode(SamplingMode::Flat);
         g.bench_function(&case.name, |b| {
-            b.iter_with_large_drop(|| Index::new(black_box(&case.regex), &vocab).unwrap())
+            b.iter_with_large_drop(|| {
+                Index::with_config(
+                    black_box(&case.regex),
+                    &vocab,
+                    &IndexConfig::new().lazy(false),
+                )
+                .unwrap()
+            })
         });
         g.finish();
 

@@ -332,7 +332,7 @@ fn twenty_optional_properties_stay_small_and_fast() {
     let index = Index::from_json_schema_str(
         &schema,
         &crate::common::o200k(),
-        &IndexConfig::new(),
+        &IndexConfig::new().lazy(false),
         &Config::new(),
     )
     .unwrap();
@@ -1121,7 +1121,7 @@ fn size_limits_are_errors() {
     let e = Index::from_json_schema_str(
         r#"{"type":"array","items":{"type":"string","format":"email"}}"#,
         &crate::common::o200k(),
-        &IndexConfig::new().dfa_size_limit(Some(50_000)),
+        &IndexConfig::new().lazy(false).dfa_size_limit(Some(50_000)),
         &Config::new(),
     )
     .unwrap_err();
@@ -1143,7 +1143,7 @@ fn size_limits_are_errors() {
     let e = Index::from_json_schema_str(
         schema,
         &crate::common::o200k(),
-        &IndexConfig::new().max_states(2_000),
+        &IndexConfig::new().lazy(false).max_states(2_000),
         &Config::new(),
     )
     .unwrap_err();

@@ -53,8 +53,13 @@ fn random_guide_walks_validate() {
         // The text API keeps the schema's property order; the Value API is tested too.
         let text = serde_json::to_string(&schema).unwrap();
         let index = Arc::new(
-            Index::from_json_schema_str(&text, &vocab, &IndexConfig::new(), &Config::new())
-                .unwrap(),
+            Index::from_json_schema_str(
+                &text,
+                &vocab,
+                &IndexConfig::new().lazy(false),
+                &Config::new(),
+            )
+            .unwrap(),
         );
         let by_value = Index::from_json_schema(
             &schema,

@@ -1254,7 +1254,7 @@ fn minimization_keeps_bounded_repetitions() {
     }
     // Through the public guide: after "aa", `a{0,2}` allows only EOS.
     let vocab = byte_vocab();
-    let index = Arc::new(Index::new("a{0,2}", &vocab).unwrap());
+    let index = Arc::new(crate::common::eager_index("a{0,2}", &vocab).unwrap());
     let mut guide = Guide::new(index);
     guide.advance(u32::from(b'a')).unwrap();
     guide.advance(u32::from(b'a')).unwrap();

@@ -442,7 +442,8 @@ fn run_vocab(vocab_name: &str, vocab: Arc<Vocabulary>, seed: u64, max_pairs: usi
         let name = &format!("{vocab_name}/{name}");
         let t = std::time::Instant::now();
         let meta = oracle(pattern);
-        let eager = Arc::new(Index::with_config(pattern, &vocab, &IndexConfig::new()).unwrap());
+        let eager =
+            Arc::new(Index::with_config(pattern, &vocab, &IndexConfig::new().lazy(false)).unwrap());
         let lazy =
             Arc::new(Index::with_config(pattern, &vocab, &IndexConfig::new().lazy(true)).unwrap());
         assert!(!eager.is_lazy() && lazy.is_lazy());
@@ -547,7 +548,7 @@ fn helpers_detect_failures() {
         .unwrap(),
     );
     let lk = Lookup::new(vocab.clone());
-    let index = Arc::new(Index::new(r"[0-9]{2}/[0-9]{2}", &vocab).unwrap());
+    let index = Arc::new(crate::common::eager_index(r"[0-9]{2}/[0-9]{2}", &vocab).unwrap());
     assert_eq!(lk.produce_greedy(&index, b"12/05"), Ok(4)); // "12" "/" "0" "5"
     assert!(lk.produce_greedy(&index, b"12/5").is_err());
     assert!(lk.produce_greedy(&index, b"1x/05").is_err());

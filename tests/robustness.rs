@@ -302,7 +302,7 @@ proptest! {
         flips in prop::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..4),
     ) {
         let v = vocab();
-        let real = Index::new("(ab|c)+d?|x[0-9]{2}", &v).unwrap();
+        let real = crate::common::eager_index("(ab|c)+d?|x[0-9]{2}", &v).unwrap();
         let mut bytes = real.to_bytes().unwrap();
         let body = bytes.len() - 8;
         for (at, bit) in flips {
@@ -448,7 +448,8 @@ fn deep_free_form_values_are_refused_before_a_complete_build() {
     );
     // The same depth built eagerly is refused at once too, with or without byte tokens.
     let deep = Config::new().any_value_depth(32);
-    let e = Index::from_json_schema_str("{}", &vocab, &IndexConfig::new(), &deep).unwrap_err();
+    let e = Index::from_json_schema_str("{}", &vocab, &IndexConfig::new().lazy(false), &deep)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TooManyStates, "{e}");
     // Values that reach no free-form container have no such floor.
     let closed = r#"{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}},"additionalProperties":false}"#;
@@ -458,7 +459,8 @@ fn deep_free_form_values_are_refused_before_a_complete_build() {
     // A shallow free-form depth serializes from a lazy index as from an eager one.
     let shallow = Config::new().any_value_depth(3);
     let a = Index::from_json_schema_str("{}", &vocab, &lazy, &shallow).unwrap();
-    let b = Index::from_json_schema_str("{}", &vocab, &IndexConfig::new(), &shallow).unwrap();
+    let b = Index::from_json_schema_str("{}", &vocab, &IndexConfig::new().lazy(false), &shallow)
+        .unwrap();
     assert_eq!(a.to_bytes().unwrap().len(), b.to_bytes().unwrap().len());
 }
 
@@ -473,6 +475,7 @@ fn derivative_work_is_charged_what_it_costs() {
     use logitmask::ErrorKind;
 
     let depth10 = Config::new().any_value_depth(10);
-    let e = Index::from_json_schema_str("{}", &vocab(), &IndexConfig::new(), &depth10).unwrap_err();
+    let e = Index::from_json_schema_str("{}", &vocab(), &IndexConfig::new().lazy(false), &depth10)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
 }

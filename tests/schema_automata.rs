@@ -119,7 +119,7 @@ fn unknown_formats_are_annotations_unless_asked() {
     let e = Index::from_json_schema_str(
         schema,
         &bytes_vocab(),
-        &IndexConfig::new(),
+        &IndexConfig::new().lazy(false),
         &Config::new().unknown_formats_are_errors(true),
     )
     .unwrap_err();

@@ -198,7 +198,7 @@ fn dfa_walk_reports_partial_full_and_dead() {
 fn end_to_end_small_vocabulary() {
     // After Outlines' end-to-end index test: "blah" and "1a" never fit.
     let v = vocab(&["blah", "1a", "2", "12", "1", "0", "<eos>"], &[6]);
-    let index = Index::new("0|[1-9][0-9]*", &v).unwrap();
+    let index = crate::common::eager_index("0|[1-9][0-9]*", &v).unwrap();
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [2, 3, 4, 5]);
     let after_zero = index.next_state(s0, 5).unwrap().unwrap();
@@ -221,7 +221,7 @@ fn end_to_end_small_vocabulary() {
 #[test]
 fn walks_multi_byte_tokens() {
     let v = vocab(&["ab", "abc", "c", "ca", "bc", "<eos>"], &[5]);
-    let index = Index::new("(abc)+", &v).unwrap();
+    let index = crate::common::eager_index("(abc)+", &v).unwrap();
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [0, 1]);
     let s_ab = walk(&index, &["ab"]);
@@ -259,7 +259,7 @@ fn walks_multi_byte_tokens() {
         )
         .unwrap(),
     );
-    let index = Index::new("日本", &v).unwrap();
+    let index = crate::common::eager_index("日本", &v).unwrap();
     let s = index.next_state(index.initial_state(), 0).unwrap().unwrap();
     assert_eq!(
         allowed(&index, s),
@@ -278,7 +278,7 @@ fn walks_multi_byte_tokens() {
 #[test]
 fn ids_with_the_same_bytes_are_allowed_together() {
     let v = vocab(&["a", "b", "a", "ab", "a", "ab", "<eos>"], &[6]);
-    let index = Arc::new(Index::new("a+b?", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("a+b?", &v).unwrap());
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [0, 2, 3, 4, 5]);
     let next: Vec<_> = [0, 2, 4]
@@ -323,7 +323,7 @@ fn rare_tokens_are_plain_bytes() {
     ];
     let v = Arc::new(Vocabulary::new(tokens, &[10]).unwrap());
 
-    let index = Index::new("€+", &v).unwrap();
+    let index = crate::common::eager_index("€+", &v).unwrap();
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [2, 4]);
     let s = index.next_state(s0, 2).unwrap().unwrap();
@@ -331,7 +331,7 @@ fn rare_tokens_are_plain_bytes() {
     let s = index.next_state(s, 3).unwrap().unwrap();
     assert_eq!(allowed(&index, s), [2, 4, 10]);
 
-    let index = Index::new(".", &v).unwrap();
+    let index = crate::common::eager_index(".", &v).unwrap();
     // U+FFFD, its first two bytes, "€", its first byte, ▁, Ġ and space are characters
     // or their beginnings; 0xFF, a lone continuation byte and EOS are not.
     assert_eq!(
@@ -341,7 +341,7 @@ fn rare_tokens_are_plain_bytes() {
     let s = index.next_state(index.initial_state(), 5).unwrap().unwrap();
     assert_eq!(allowed(&index, s), [6]);
 
-    let index = Index::new(" ", &v).unwrap();
+    let index = crate::common::eager_index(" ", &v).unwrap();
     assert_eq!(
         allowed(&index, index.initial_state()),
         [9],
@@ -350,7 +350,7 @@ fn rare_tokens_are_plain_bytes() {
 
     // 0xFF is never part of a match, whatever the pattern.
     for p in [r"(?s:.)*", r"[^a]+", r"\W+"] {
-        let index = Index::new(p, &v).unwrap();
+        let index = crate::common::eager_index(p, &v).unwrap();
         for s in index.states() {
             assert!(
                 !allowed(&index, s).contains(&1),
@@ -368,7 +368,7 @@ fn rare_tokens_are_plain_bytes() {
 fn eos_is_allowed_exactly_in_full_match_states() {
     let (v, eos) = byte_vocab(&[b"ab", b"abc"]);
     let pattern = "a|abc|ab?c*d";
-    let index = Index::new(pattern, &v).unwrap();
+    let index = crate::common::eager_index(pattern, &v).unwrap();
     let oracle = full_match_oracle(pattern);
     for text in ["", "a", "ab", "abc", "abcc", "abccd", "ac", "ad"] {
         let mut s = index.initial_state();
@@ -399,7 +399,7 @@ fn eos_is_allowed_exactly_in_full_match_states() {
 #[test]
 fn finished_guide_allows_only_eos() {
     let v = vocab(&["a", "b", "<eos>", "ab"], &[2]);
-    let index = Arc::new(Index::new("ab*", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("ab*", &v).unwrap());
     let mut guide = Guide::new(index.clone());
     assert!(!guide.can_finish());
     assert_eq!(
@@ -444,7 +444,7 @@ fn several_eos_ids() {
         .unwrap(),
     );
     assert_eq!(v.eos_token_ids(), [1, 2]);
-    let index = Arc::new(Index::new("ab?", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("ab?", &v).unwrap());
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [0]);
     let s1 = index.next_state(s0, 0).unwrap().unwrap();
@@ -465,7 +465,7 @@ fn several_eos_ids() {
 #[test]
 fn zero_eos_ids_rely_on_can_finish() {
     let v = vocab(&["a", "b"], &[]);
-    let index = Arc::new(Index::new("ab?", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("ab?", &v).unwrap());
     let mut guide = Guide::new(index.clone());
     assert!(!guide.can_finish());
     guide.advance(0).unwrap();
@@ -504,7 +504,7 @@ fn tokens_without_text_are_never_allowed() {
         )
         .unwrap(),
     );
-    let index = Arc::new(Index::new("ab?", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("ab?", &v).unwrap());
     let s0 = index.initial_state();
     assert_eq!(allowed(&index, s0), [0]);
     let s1 = index.next_state(s0, 0).unwrap().unwrap();
@@ -548,7 +548,7 @@ fn tokens_without_text_are_never_allowed() {
 #[test]
 fn advance_errors_leave_the_guide_unchanged() {
     let v = vocab(&["a", "b", "<eos>"], &[2]);
-    let index = Arc::new(Index::new("ab", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("ab", &v).unwrap());
     let mut g = Guide::new(index.clone());
     g.advance(0).unwrap();
     let state = g.state();
@@ -603,7 +603,9 @@ fn regex_the_vocabulary_cannot_complete_is_an_error() {
     // Only a loop the vocabulary can never leave.
     let v = vocab(&["a", "b", "<eos>"], &[2]);
     assert_eq!(
-        Index::new("(a|b)*c", &v).unwrap_err().kind(),
+        crate::common::eager_index("(a|b)*c", &v)
+            .unwrap_err()
+            .kind(),
         ErrorKind::InvalidRegex
     );
 }
@@ -612,7 +614,7 @@ fn regex_the_vocabulary_cannot_complete_is_an_error() {
 fn dead_end_paths_are_pruned_when_the_vocabulary_lacks_a_byte() {
     let without_d = vocab(&["a", "b", "c", "<eos>"], &[3]);
     let with_d = vocab(&["a", "b", "c", "<eos>", "d"], &[3]);
-    let eager = Index::new("a(b|cd)", &without_d).unwrap();
+    let eager = crate::common::eager_index("a(b|cd)", &without_d).unwrap();
     let after_a = eager.next_state(eager.initial_state(), 0).unwrap().unwrap();
     assert_eq!(
         allowed(&eager, after_a),
@@ -642,7 +644,7 @@ fn dead_end_paths_are_pruned_when_the_vocabulary_lacks_a_byte() {
     assert_eq!(allowed(&index, after_a), [1, 4]);
 
     // With "d" the path is alive again.
-    let index = Index::new("a(b|cd)", &with_d).unwrap();
+    let index = crate::common::eager_index("a(b|cd)", &with_d).unwrap();
     let after_a = index.next_state(index.initial_state(), 0).unwrap().unwrap();
     assert_eq!(allowed(&index, after_a), [1, 2]);
     assert!(
@@ -828,7 +830,7 @@ fn masks_pad_longer_buffers_and_reject_shorter_ones() {
     let refs: Vec<&str> = tokens.iter().map(String::as_str).collect();
     let v = vocab(&refs, &[37]);
     assert_eq!(v.size(), 40);
-    let index = Arc::new(Index::new("[a-z]+|a9", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("[a-z]+|a9", &v).unwrap());
     let mut guide = Guide::new(index.clone());
     let expected_start: Vec<u32> = (0..26).chain([36, 38, 39]).collect();
     // Two dense rows: at the start, and after "a" (letters, "9", EOS).
@@ -893,7 +895,7 @@ fn masks_pad_longer_buffers_and_reject_shorter_ones() {
 #[test]
 fn rollback_is_bounded_by_max_rollback() {
     let v = vocab(&["a", "b", "<eos>"], &[2]);
-    let index = Arc::new(Index::new("(ab)+", &v).unwrap());
+    let index = Arc::new(crate::common::eager_index("(ab)+", &v).unwrap());
     let mut g = Guide::with_config(index.clone(), &GuideConfig::new().max_rollback(2));
     let mut states = vec![g.state()];
     for t in [0, 1, 0] {
@@ -945,9 +947,9 @@ fn rollback_is_bounded_by_max_rollback() {
 fn bogus_state_ids_are_invalid_state() {
     let (v, _) = byte_vocab(&[]);
     let token_only = vocab(&["ab", "<eos>"], &[1]);
-    let eager = Index::new("abc|d", &v).unwrap();
+    let eager = crate::common::eager_index("abc|d", &v).unwrap();
     let lazy = Index::with_config("abc|d", &v, &IndexConfig::new().lazy(true)).unwrap();
-    let sparse = Index::new("ab", &token_only).unwrap();
+    let sparse = crate::common::eager_index("ab", &token_only).unwrap();
     for index in [&eager, &lazy, &sparse] {
         // Past the last state (on demand: far past the few states created so far).
         let n = index.dfa().map_or(1000, |d| d.state_count()) as u32;
@@ -990,7 +992,7 @@ fn bogus_state_ids_are_invalid_state() {
 
 fn date_index() -> (Arc<Vocabulary>, Index) {
     let (v, _) = byte_vocab(&[b"12", b"05", b"2023", b"1999", b"20"]);
-    let index = Index::new(&bench_regex("date"), &v).unwrap();
+    let index = crate::common::eager_index(&bench_regex("date"), &v).unwrap();
     (v, index)
 }
 
@@ -1103,7 +1105,7 @@ fn corrupt_bytes_with_a_valid_checksum_never_panic() {
     // The checksum catches random damage; this goes past it (recomputing the documented
     // FNV-1a checksum) to reach the structural checks behind it.
     let (v, _) = byte_vocab(&[b"ab"]);
-    let index = Index::new("(ab|c)+d?|x[0-9]{2}", &v).unwrap();
+    let index = crate::common::eager_index("(ab|c)+d?|x[0-9]{2}", &v).unwrap();
     let bytes = index.to_bytes().unwrap();
     let body = bytes.len() - 8;
     let mut loaded_ok = 0;
@@ -1252,7 +1254,7 @@ fn dfa_size_limit_is_an_error_naming_the_limit() {
     let e = Index::with_config(
         r"\w{10}",
         &v,
-        &IndexConfig::new().dfa_size_limit(Some(1000)),
+        &IndexConfig::new().lazy(false).dfa_size_limit(Some(1000)),
     )
     .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
@@ -1261,23 +1263,30 @@ fn dfa_size_limit_is_an_error_naming_the_limit() {
         e.message().contains(r"\\w{10}") || e.message().contains(r"\w{10}"),
         "{e}"
     );
-    assert!(Index::new(r"\w{10}", &v).is_ok());
+    assert!(crate::common::eager_index(r"\w{10}", &v).is_ok());
 }
 
 #[test]
 fn max_states_is_an_error_naming_the_limit() {
     let (v, _) = byte_vocab(&[]);
-    let full = Index::new("abcdef", &v).unwrap();
+    let full = crate::common::eager_index("abcdef", &v).unwrap();
     let n = full.state_count();
     assert_eq!(n, 7);
-    let e = Index::with_config("abcdef", &v, &IndexConfig::new().max_states(3)).unwrap_err();
+    let e = Index::with_config("abcdef", &v, &IndexConfig::new().lazy(false).max_states(3))
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TooManyStates);
     assert!(e.message().contains('3'), "{e}");
-    assert!(Index::with_config("abcdef", &v, &IndexConfig::new().max_states(n)).is_ok());
+    assert!(
+        Index::with_config("abcdef", &v, &IndexConfig::new().lazy(false).max_states(n)).is_ok()
+    );
     assert_eq!(
-        Index::with_config("abcdef", &v, &IndexConfig::new().max_states(n - 1))
-            .unwrap_err()
-            .kind(),
+        Index::with_config(
+            "abcdef",
+            &v,
+            &IndexConfig::new().lazy(false).max_states(n - 1)
+        )
+        .unwrap_err()
+        .kind(),
         ErrorKind::TooManyStates
     );
     // Lazy: the cap bites when rows are computed, and the index keeps working.
@@ -1308,7 +1317,7 @@ fn max_states_is_an_error_naming_the_limit() {
 #[test]
 fn huge_patterns_are_errors_not_hangs() {
     let (v, _) = byte_vocab(&[]);
-    let e = Index::new("a{1000}{1000}", &v).unwrap_err();
+    let e = crate::common::eager_index("a{1000}{1000}", &v).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::DfaTooLarge | ErrorKind::InvalidRegex),
         "{e:?}"
@@ -1319,7 +1328,7 @@ fn huge_patterns_are_errors_not_hangs() {
         .collect();
     let pattern = words.join("|");
     assert!(pattern.len() > 2_000_000);
-    let e = Index::new(&pattern, &v).unwrap_err();
+    let e = crate::common::eager_index(&pattern, &v).unwrap_err();
     assert!(
         matches!(e.kind(), ErrorKind::DfaTooLarge | ErrorKind::InvalidRegex),
         "{e:?}"
@@ -1345,7 +1354,7 @@ fn invalid_regex_messages_contain_the_pattern() {
         "*x",
         r"\p{NoSuchClass}",
     ] {
-        let e = Index::new(pattern, &v).unwrap_err();
+        let e = crate::common::eager_index(pattern, &v).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidRegex, "{pattern}: {e:?}");
         let quoted = format!("{pattern:?}");
         assert!(
@@ -1357,7 +1366,7 @@ fn invalid_regex_messages_contain_the_pattern() {
             ErrorKind::InvalidRegex
         );
     }
-    assert!(Index::new("[a&&b]", &v)
+    assert!(crate::common::eager_index("[a&&b]", &v)
         .unwrap_err()
         .message()
         .contains("no string"));
@@ -1407,7 +1416,7 @@ fn index_is_send_sync_and_shared_across_threads() {
             assert_eq!(*ids, generate(&lazy, date.as_bytes()).unwrap(), "{date}");
         }
     }
-    let eager = Index::new(&pattern, &v).unwrap();
+    let eager = crate::common::eager_index(&pattern, &v).unwrap();
     assert_same_rows(&eager, &lazy);
 }
 
@@ -1447,13 +1456,15 @@ fn degenerate_vocabularies() {
     // Only an EOS id.
     let only_eos = Arc::new(Vocabulary::new(Vec::<Option<&str>>::new(), &[0]).unwrap());
     assert_eq!(only_eos.size(), 1);
-    let index = Arc::new(Index::new("", &only_eos).unwrap());
+    let index = Arc::new(crate::common::eager_index("", &only_eos).unwrap());
     assert_eq!(allowed(&index, index.initial_state()), [0]);
     let mut g = Guide::new(index);
     g.advance(0).unwrap();
     assert!(g.is_finished());
     assert_eq!(
-        Index::new("x?y", &only_eos).unwrap_err().kind(),
+        crate::common::eager_index("x?y", &only_eos)
+            .unwrap_err()
+            .kind(),
         ErrorKind::InvalidRegex
     );
 
@@ -1463,7 +1474,7 @@ fn degenerate_vocabularies() {
             .map(|i| Some(vec![b'a' + (i % 26) as u8, b'0' + (i / 26) as u8]))
             .collect();
         let v = Arc::new(Vocabulary::new(tokens, &[n - 1]).unwrap());
-        let index = Arc::new(Index::new("([a-z][0-9])+", &v).unwrap());
+        let index = Arc::new(crate::common::eager_index("([a-z][0-9])+", &v).unwrap());
         let guide = Guide::new(index);
         let mut mask = vec![0u32; n as usize / 32 + 1];
         guide.fill_mask(&mut mask).unwrap();
@@ -1489,7 +1500,7 @@ fn real_vocabulary_rows_equal_direct_walks() {
     let v = crate::common::r50k();
     for name in ["time", "ip", "email", "ssn"] {
         let pattern = bench_regex(name);
-        let eager = Index::new(&pattern, &v).unwrap();
+        let eager = crate::common::eager_index(&pattern, &v).unwrap();
         let dfa = eager.dfa().unwrap();
         for s in eager.states() {
             let mut expected: Vec<u32> = (0..v.size() as u32)

@@ -142,6 +142,7 @@ fn assert_same_rows_along_walks(
 /// bounds over slices).
 fn lazy(slices: bool) -> IndexConfig {
     IndexConfig::new()
+        .lazy(false)
         .lazy(true)
         .row_slices(slices)
         .row_bounds(false)

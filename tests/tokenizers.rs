@@ -1473,7 +1473,8 @@ fn check_reference_tokenizations(
             regex.to_string()
         };
         let index = Arc::new(
-            Index::new(&pattern, vocab).unwrap_or_else(|e| panic!("{name} {pattern}: {e}")),
+            crate::common::eager_index(&pattern, vocab)
+                .unwrap_or_else(|e| panic!("{name} {pattern}: {e}")),
         );
         for sample in *samples {
             let ids = reference.encode(sample);
@@ -1648,7 +1649,7 @@ fn vocabulary_bytes_round_trip_on_real_tokenizers() {
         }
         assert_eq!(w.fingerprint(), v.fingerprint(), "{name}");
         assert_eq!(w.to_bytes(), bytes, "{name}: the form is canonical");
-        let index = Index::new("[0-9]{1,3}", &v).unwrap();
+        let index = crate::common::eager_index("[0-9]{1,3}", &v).unwrap();
         let loaded = Index::from_bytes(&index.to_bytes().unwrap(), &w).unwrap();
         assert_eq!(
             loaded
@@ -1782,8 +1783,12 @@ fn ascii_classes_on_llama3() {
     use logitmask::IndexConfig;
     let v = hf_vocab("tokenizer-llama3");
     let first = |pattern: &str, ascii: bool| -> Vec<u32> {
-        let index =
-            Index::with_config(pattern, &v, &IndexConfig::new().ascii_classes(ascii)).unwrap();
+        let index = Index::with_config(
+            pattern,
+            &v,
+            &IndexConfig::new().lazy(false).ascii_classes(ascii),
+        )
+        .unwrap();
         index
             .allowed_tokens(index.initial_state())
             .unwrap()

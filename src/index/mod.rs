@@ -94,7 +94,7 @@ pub const DEFAULT_MASK_CACHE_BYTES: usize = 4 << 20;
 impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
-            lazy: false,
+            lazy: true,
             max_states: DEFAULT_MAX_STATES,
             row_slices: true,
             row_bounds: true,
@@ -105,11 +105,14 @@ impl Default for IndexConfig {
 }
 
 impl IndexConfig {
-    /// Defaults: eager, at most [`DEFAULT_MAX_STATES`] states, [`DfaConfig`]'s limits.
+    /// Defaults: lazy (as in JS), at most [`DEFAULT_MAX_STATES`] states, [`DfaConfig`]'s
+    /// limits.
     pub fn new() -> IndexConfig {
         IndexConfig::default()
     }
-    /// Lazy mode: compute a state's row on first request. Exact wherever every token is
+    /// Lazy mode (the default, in Rust as in JS): compute a state's row on first request;
+    /// `lazy(false)` builds every row up front (minimized; every limit met at build
+    /// time; what a serialized index ships). Exact wherever every token is
     /// spelled with single-byte tokens (every real tokenizer, also those that lack some
     /// bytes: the automaton then reads only the bytes the vocabulary spells); with a
     /// vocabulary where a token holds a byte that no token is alone, the index is built
@@ -258,7 +261,7 @@ impl std::fmt::Debug for Index {
 }
 
 impl Index {
-    /// Builds an eager index for `pattern` with the default limits.
+    /// Builds an index for `pattern` with the default options (lazy: rows on request).
     pub fn new(pattern: &str, vocab: &Arc<Vocabulary>) -> Result<Index> {
         Index::with_config(pattern, vocab, &IndexConfig::default())
     }

@@ -156,3 +156,9 @@ pub fn id_of(vocab: &Vocabulary, bytes: &[u8]) -> u32 {
         .find(|&id| !vocab.is_eos(id) && vocab.token_bytes(id) == Some(bytes))
         .unwrap_or_else(|| panic!("no token {:?}", String::from_utf8_lossy(bytes)))
 }
+
+/// An eager index for `pattern` (what `Index::new` built before indexes were lazy by
+/// default): every state's row up front, minimized.
+pub fn eager_index(pattern: &str, vocab: &Arc<Vocabulary>) -> logitmask::Result<logitmask::Index> {
+    logitmask::Index::with_config(pattern, vocab, &logitmask::IndexConfig::new().lazy(false))
+}
