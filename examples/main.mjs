@@ -14,12 +14,14 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
-import { Vocabulary, Index } from "../js/node.mjs";
+import { Vocabulary, Index, Guide } from "../js/node.mjs";
 import { generate, chatMLPrompt, percentiles, DEFAULT_SAMPLING } from "logitmask/node-llama-cpp";
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const DEFAULT_MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
 export const DEFAULT_SCHEMA = path.join(REPO, "examples/person.schema.json");
+/** Text tokens at most: room for pretty-printed objects (the model writes whitespace). */
+export const DEFAULT_MAX_TOKENS = 256;
 /** The default schema's compact JSON as a regex: used while Index.fromJsonSchema is missing. */
 export const FALLBACK_REGEX = String.raw`\{"name":"[^"\\\x00-\x1F]{1,24}","age":(0|[1-9][0-9]?|1[01][0-9]|120),"city":"[^"\\\x00-\x1F]{1,24}"\}`;
 
@@ -30,7 +32,7 @@ Generates with SmolLM2-135M-Instruct while a logitmask Guide masks every step.
   --schema FILE       a JSON Schema (default: examples/person.schema.json)
   --regex REGEX       a regex instead (full match)
   --prompt TEXT       the user message (default: one that asks for the constrained output)
-  --max-tokens N      text tokens at most (default 64)
+  --max-tokens N      text tokens at most (default 256; a JSON text ends at EOS long before)
   --seed N            sampling seed (default 0)
   --temperature T     0 = greedy (default ${DEFAULT_SAMPLING.temperature}; top-k ${DEFAULT_SAMPLING.topK}, top-p ${DEFAULT_SAMPLING.topP})
   --fast              sample in llama.cpp with the mask as a token bias (exact; see js/node-llama-cpp.mjs)
@@ -73,7 +75,7 @@ export function parseCli(argv) {
     schemaIsDefault: values.regex === undefined && values.schema === undefined,
     regex: values.regex,
     prompt: values.prompt,
-    maxTokens: values["max-tokens"] === undefined ? 64 : int("max-tokens", values["max-tokens"], 1),
+    maxTokens: values["max-tokens"] === undefined ? DEFAULT_MAX_TOKENS : int("max-tokens", values["max-tokens"], 1),
     seed: values.seed === undefined ? 0 : int("seed", values.seed, 0),
     temperature,
     fast: values.fast ?? false,
@@ -127,7 +129,7 @@ export async function loadRuntime({ modelPath = DEFAULT_MODEL, threads = os.avai
  */
 export function buildConstraint({ regex, schemaFile, schema, schemaIsDefault = false }, vocabulary) {
   let t = performance.now();
-  Index.fromRegex("x", vocabulary).free(); // builds (once) the vocabulary's token trie
+  vocabulary.prepare(); // builds (once) the vocabulary's token trie and slices, shared by every index
   const trieMs = performance.now() - t;
   if (regex === undefined) {
     let text = schema;
@@ -160,12 +162,26 @@ export function buildConstraint({ regex, schemaFile, schema, schemaIsDefault = f
     t = performance.now();
     const index = Index.fromJsonSchema(typeof text === "string" ? text : JSON.stringify(text), vocabulary);
     const indexMs = performance.now() - t;
-    return { kind: "schema", schema: parsed, source: schemaFile ?? "(inline schema)", index, states: index.stateCount(), timings: { trieMs, indexMs } };
+    const states = index.stateCount();
+    const firstMaskMs = timeFirstMask(index);
+    return { kind: "schema", schema: parsed, source: schemaFile ?? "(inline schema)", index, states, timings: { trieMs, indexMs, firstMaskMs } };
   }
   t = performance.now();
   const index = Index.fromRegex(regex, vocabulary);
   const indexMs = performance.now() - t;
-  return { kind: "regex", regex, source: regex, index, states: index.stateCount(), timings: { trieMs, indexMs } };
+  const states = index.stateCount();
+  const firstMaskMs = timeFirstMask(index);
+  return { kind: "regex", regex, source: regex, index, states, timings: { trieMs, indexMs, firstMaskMs } };
+}
+
+/** Milliseconds for the first mask of a new index (a lazy index computes its first row here). */
+function timeFirstMask(index) {
+  const guide = new Guide(index);
+  const t = performance.now();
+  guide.fillMask(new Uint32Array(Math.ceil(index.vocabSize / 32)));
+  const ms = performance.now() - t;
+  guide.free();
+  return ms;
 }
 
 export function defaultPrompt(constraint) {
@@ -324,7 +340,7 @@ export function validate(constraint, result) {
 }
 
 /** One constrained generation with the runtime and constraint, validated. */
-export async function run(runtime, constraint, { prompt, maxTokens = 64, seed = 0, temperature = DEFAULT_SAMPLING.temperature, fast = false } = {}) {
+export async function run(runtime, constraint, { prompt, maxTokens = DEFAULT_MAX_TOKENS, seed = 0, temperature = DEFAULT_SAMPLING.temperature, fast = false } = {}) {
   const userPrompt = prompt ?? defaultPrompt(constraint);
   const result = await generate(
     { model: runtime.model, sequence: runtime.sequence, vocabulary: runtime.vocabulary, index: constraint.index, prompt: chatMLPrompt(userPrompt) },
@@ -353,8 +369,9 @@ export function report(runtime, constraint, r, options) {
   lines.push(`finished    ${r.finished ? "yes" : "no"}: ${why}; ${r.tokens.length} tokens`);
   lines.push("timings");
   lines.push(`  vocabulary from GGUF    ${fmt(runtime.timings.vocabularyMs)} ms (${nVocab} tokens)`);
-  lines.push(`  token trie (first use)  ${fmt(constraint.timings.trieMs)} ms`);
-  lines.push(`  index build             ${fmt(constraint.timings.indexMs)} ms (${constraint.states} states)`);
+  lines.push(`  trie and slices (once)  ${fmt(constraint.timings.trieMs)} ms`);
+  lines.push(`  index build             ${fmt(constraint.timings.indexMs)} ms (${constraint.states ? `${constraint.states} states` : "lazy: rows on request"})`);
+  lines.push(`  first mask              ${fmt(constraint.timings.firstMaskMs)} ms (after the build)`);
   lines.push(`  model load              ${fmt(runtime.timings.modelLoadMs)} ms`);
   lines.push(`  prompt                  ${fmt(t.promptMs)} ms (${t.promptTokens} tokens, to the first distribution)`);
   lines.push(
