@@ -1421,3 +1421,55 @@ fn one_of_closed_objects_tell_branches_apart_by_undeclared_keys() {
         ],
     );
 }
+
+/// An `enum` of many strings is one trie in the automaton: exactly its values (escaped
+/// canonically), beside other values of the same `enum`, under `not` too.
+#[test]
+fn large_string_enums_are_tries() {
+    let mut values: Vec<serde_json::Value> = (0..300)
+        .map(|i| serde_json::Value::String(format!("v{i}-{}", i * 7919 % 1000)))
+        .collect();
+    values.extend([
+        serde_json::json!("a\"b"),
+        serde_json::json!("é\n"),
+        serde_json::json!(""),
+        serde_json::json!(12),
+        serde_json::json!(null),
+        serde_json::json!(true),
+        serde_json::json!([1, "x"]),
+    ]);
+    let schema = serde_json::json!({"type": "object", "properties": {"k": {"enum": values}}, "required": ["k"]})
+        .to_string();
+    check(
+        &schema,
+        &Config::new(),
+        &[
+            r#"{"k":"v0-0"}"#,
+            r#"{"k":"v299-781"}"#,
+            r#"{"k":"a\"b"}"#,
+            r#"{"k":"é\n"}"#,
+            r#"{"k":""}"#,
+            r#"{"k":12}"#,
+            r#"{"k":null}"#,
+            r#"{"k":true}"#,
+            r#"{"k":[1,"x"]}"#,
+        ],
+        &[
+            r#"{"k":"v0-"}"#,
+            r#"{"k":"v0-01"}"#,
+            r#"{"k":"v299-981"}"#,
+            r#"{"k":"a"}"#,
+            r#"{"k":false}"#,
+            r#"{"k":13}"#,
+        ],
+    );
+    // The complement: any string but those.
+    let not = serde_json::json!({"type": "object", "properties": {"k": {"type": "string", "not": {"enum": values}}}, "required": ["k"]})
+        .to_string();
+    check(
+        &not,
+        &Config::new(),
+        &[r#"{"k":"v0-"}"#, r#"{"k":"zz"}"#],
+        &[r#"{"k":"v0-0"}"#, r#"{"k":"v17-623"}"#],
+    );
+}

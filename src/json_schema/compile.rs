@@ -49,6 +49,12 @@ pub(crate) const MAX_ANY_ORDER_PROPERTIES: usize = 6;
 const MAX_CONTAINS_POSITIONS: u64 = 256;
 /// Enum objects with at most this many members are accepted in every key order.
 const MAX_PERMUTED_MEMBERS: usize = 4;
+/// An `enum` with at least this many strings (or booleans, null) is one trie in an
+/// automaton (`Re::strings`): a union of that many literals is a node per byte of each,
+/// all in the arena, and each derivative a union over every literal still alive (an enum
+/// of 100,000 strings ran past the 32 MiB determinization limit at its first mask).
+/// Smaller ones stay literals, whose shapes the row code knows.
+const MIN_TRIE_LITERALS: usize = 64;
 /// Work charged per sub-schema compiled (`Config::max_work`): about what one costs
 /// beside its keywords (calibrated in wasm on the schema corpus, docs/reliability.md).
 const STEPS_PER_NODE: u64 = 100;
@@ -902,6 +908,8 @@ impl<'a> Compiler<'a> {
             None
         };
         let mut alts = Vec::new();
+        // Values with one spelling (strings, booleans, null): one trie in an automaton.
+        let mut literals: Vec<String> = Vec::new();
         for v in values {
             self.charge_entries(1 + v.to_compact().len() as u64 / 16)?;
             if value_types(v) & types == 0 || s.excluded.iter().any(|x| x.equals(v)) {
@@ -930,7 +938,19 @@ impl<'a> Compiler<'a> {
                     continue;
                 }
             }
-            alts.push(self.literal(v));
+            match v {
+                Json::Null | Json::Bool(_) | Json::String(_) if self.for_automaton => {
+                    literals.push(v.to_compact())
+                }
+                _ => alts.push(self.literal(v)),
+            }
+        }
+        if literals.len() >= MIN_TRIE_LITERALS {
+            literals.sort_unstable();
+            literals.dedup();
+            alts.push(Re::strings(literals));
+        } else {
+            alts.extend(literals.into_iter().map(Re::lit));
         }
         Ok(match intersect_with {
             Some(rest) => Re::and([Re::alt(alts), rest]),

@@ -64,6 +64,9 @@ enum Kind {
     /// A call to a template (a recursive definition) by slot, one level deeper than
     /// the caller ([`ExprSet::hole_call`]); automaton only.
     Call(u32),
+    /// Exactly these strings (distinct), as one trie ([`ExprSet::strings`]): a long
+    /// `enum`; automaton only.
+    Strings(Rc<[String]>),
 }
 
 /// The parts of an [`Interleaving`], as trees.
@@ -111,6 +114,7 @@ impl Node {
             Kind::Concat(v) | Kind::Alt(v) | Kind::And(v) => v.len() as u64,
             Kind::Repeat(..) | Kind::Not(_) => 1,
             Kind::Interleave(i) => i.parts().count() as u64,
+            Kind::Strings(v) => v.len() as u64,
             _ => 0,
         }
     }
@@ -145,11 +149,17 @@ fn node(kind: Kind) -> Re {
             .parts()
             .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Multiples(_) | Kind::Call(_) => 16,
+        Kind::Strings(v) => v
+            .iter()
+            .fold(4u64, |a, s| a.saturating_add(2 * s.len() as u64 + 1)),
     };
     let needs_automaton = match &kind {
-        Kind::And(_) | Kind::Not(_) | Kind::Interleave(_) | Kind::Multiples(_) | Kind::Call(_) => {
-            true
-        }
+        Kind::And(_)
+        | Kind::Not(_)
+        | Kind::Interleave(_)
+        | Kind::Multiples(_)
+        | Kind::Call(_)
+        | Kind::Strings(_) => true,
         Kind::Concat(v) | Kind::Alt(v) => v.iter().any(|r| r.0.needs_automaton),
         Kind::Repeat(r, _, _) => r.0.needs_automaton,
         _ => false,
@@ -341,6 +351,15 @@ impl Re {
         node(Kind::Multiples(k.max(1)))
     }
 
+    /// Exactly the literal texts `strings` (distinct), as one trie; automaton only.
+    pub(crate) fn strings(strings: Vec<String>) -> Re {
+        match strings.len() {
+            0 => Re::never(),
+            1 => Re::lit(strings.into_iter().next().expect("one")),
+            _ => node(Kind::Strings(strings.into())),
+        }
+    }
+
     /// A call to template `slot` (a recursive definition, compiled once); automaton
     /// only, and only where the templates are lowered too.
     pub(crate) fn call(slot: u32) -> Re {
@@ -445,7 +464,8 @@ impl Re {
             | Kind::Not(_)
             | Kind::Interleave(_)
             | Kind::Multiples(_)
-            | Kind::Call(_) => out.push_str(r"[a&&b]"),
+            | Kind::Call(_)
+            | Kind::Strings(_) => out.push_str(r"[a&&b]"),
             Kind::Raw(s) => {
                 if prec == Prec::Alt {
                     out.push_str(s);
@@ -569,6 +589,10 @@ impl Re {
                 set.complement(e)
             }
             Kind::Multiples(k) => set.multiples_of(*k),
+            Kind::Strings(v) => {
+                let bytes: Vec<&[u8]> = v.iter().map(|s| s.as_bytes()).collect();
+                set.strings(&bytes)
+            }
             Kind::Call(slot) => set.hole_call(*slot),
             Kind::Interleave(i) => {
                 let mut groups = Vec::with_capacity(i.groups.len());

@@ -51,6 +51,15 @@ impl ExprSet {
     }
 }
 
+/// The bytes a leaf automaton (numerals by remainders, a string set) reads, each alone:
+/// kept whole when they are all in the alphabet, else intersected with it.
+fn leaf_bytes(set: &ExprSet, e: ExprId) -> &[ByteSet] {
+    match *set.node(e) {
+        Node::Strings(s, _) => set.string_trie(s).byte_sets(),
+        _ => &DIGIT_SETS,
+    }
+}
+
 struct Restrict {
     alphabet: ByteSet,
     /// `A*`.
@@ -105,8 +114,11 @@ impl Restrict {
                 let at = at.clone();
                 set.interleave_mapped(spec, written, at, |set, m| self.map(set, m))
             }
-            Node::Residue(..) => {
-                if DIGIT_SETS.iter().all(|d| d.is_subset(&self.alphabet)) {
+            Node::Residue(..) | Node::Strings(..) => {
+                if leaf_bytes(set, e)
+                    .iter()
+                    .all(|d| d.is_subset(&self.alphabet))
+                {
                     e
                 } else {
                     set.intersection(&[e, self.all])

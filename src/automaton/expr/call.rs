@@ -107,7 +107,11 @@ impl ExprSet {
                     Node::Interleave(spec, ..) => {
                         stack.extend(self.interleave_parts(spec).map(|x| (x, negated)))
                     }
-                    Node::Nothing | Node::Empty | Node::Set(_) | Node::Residue(..) => {}
+                    Node::Nothing
+                    | Node::Empty
+                    | Node::Set(_)
+                    | Node::Residue(..)
+                    | Node::Strings(..) => {}
                 }
             }
         }
@@ -191,7 +195,9 @@ impl ExprSet {
             Node::Interleave(..) => {
                 self.interleave_positive_with(e, |set, m| set.positive_at(m, depth, memo))
             }
-            Node::Nothing | Node::Empty | Node::Set(_) | Node::Residue(..) => self.positive(e),
+            Node::Nothing | Node::Empty | Node::Set(_) | Node::Residue(..) | Node::Strings(..) => {
+                self.positive(e)
+            }
         };
         memo.insert(e, p);
         p
@@ -269,7 +275,7 @@ impl ExprSet {
                 let at = at.clone();
                 self.interleave_mapped(spec, written, at, |set, m| set.instantiate(m, depth, work))
             }
-            Node::Nothing | Node::Empty | Node::Set(_) | Node::Residue(..) => e,
+            Node::Nothing | Node::Empty | Node::Set(_) | Node::Residue(..) | Node::Strings(..) => e,
         };
         self.instances.insert((e, depth), out);
         out

@@ -24,6 +24,7 @@ mod interleave;
 mod lazy;
 mod paged;
 mod saturate;
+mod strings;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -171,6 +172,9 @@ pub(crate) enum Node {
     /// `$ref`, shared by every level and unfolded only when a derivative reaches it.
     /// Inside a template, `depth` is [`call::HOLE`]: one less than the caller's.
     Call(u32, u32),
+    /// `Strings(set, at)`: the rest of the strings of string set `set` (a trie,
+    /// `strings.rs`) from its node `at`; an `enum` of many strings.
+    Strings(u32, u32),
 }
 
 /// Each decimal digit alone: a [`Node::Residue`] steps differently on each.
@@ -231,6 +235,8 @@ pub struct ExprSet {
     template_monotone: Vec<bool>,
     /// (template node, depth) -> the node with its holes filled.
     instances: FastMap<(ExprId, u32), ExprId>,
+    /// The tries of [`Node::Strings`], by set.
+    string_sets: Vec<std::sync::Arc<strings::StringTrie>>,
 }
 
 impl Default for ExprSet {
@@ -265,6 +271,7 @@ impl ExprSet {
             template_min_depth: Vec::new(),
             template_monotone: Vec::new(),
             instances: FastMap::default(),
+            string_sets: Vec::new(),
         };
         let nothing = set.intern(Node::Nothing);
         let empty = set.intern(Node::Empty);
@@ -331,6 +338,11 @@ impl ExprSet {
             + (self.ors.capacity() + self.ands.capacity()) * (16 + 8)
             + (self.unfolded.capacity() + self.instances.capacity()) * 16
             + lists
+            + self
+                .string_sets
+                .iter()
+                .map(|t| t.memory_usage())
+                .sum::<usize>()
     }
 
     fn intern(&mut self, node: Node) -> ExprId {
@@ -458,6 +470,14 @@ impl ExprSet {
                 holes: false,
             },
             Node::Call(slot, depth) => self.call_info(*slot, *depth),
+            // Every trie node leads to an end.
+            Node::Strings(set, at) => Info {
+                nullable: self.string_trie(*set).is_end(*at),
+                positive: true,
+                depth: 1,
+                counted: false,
+                holes: false,
+            },
         }
     }
 

@@ -63,7 +63,8 @@ impl Saturation {
             | Node::Not(_)
             | Node::Interleave(..)
             | Node::Call(..)
-            | Node::Residue(..) => (e, e),
+            | Node::Residue(..)
+            | Node::Strings(..) => (e, e),
             Node::Concat(..) => return self.bounds_of_chain(exprs, e),
             Node::Or(ref v) | Node::And(ref v) => {
                 let and = matches!(exprs.node(e), Node::And(_));
@@ -199,7 +200,8 @@ impl Saturation {
                 | Node::Not(_)
                 | Node::Interleave(..)
                 | Node::Call(..)
-                | Node::Residue(..) => {}
+                | Node::Residue(..)
+                | Node::Strings(..) => {}
                 Node::Concat(a, b) => stack.extend([a, b]),
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Repeat(body, lo, hi) => {
@@ -222,7 +224,11 @@ impl Saturation {
         }
         let n = match *exprs.node(e) {
             Node::Nothing => u32::MAX,
-            Node::Empty | Node::Not(_) | Node::Interleave(..) | Node::Residue(..) => 0,
+            Node::Empty
+            | Node::Not(_)
+            | Node::Interleave(..)
+            | Node::Residue(..)
+            | Node::Strings(..) => 0,
             // Never nullable.
             Node::Set(_) | Node::Call(..) => 1,
             Node::Concat(..) => {
