@@ -9,7 +9,7 @@ use std::sync::Arc;
 use logitmask::json_schema::Config;
 use logitmask::{Index, IndexConfig, Vocabulary};
 
-use crate::schema_automata::{bytes_vocab, random_texts_validate};
+use crate::schema_automata::{accepts, bytes_vocab, random_texts_validate};
 
 /// The schemas of `testdata/repros/schema-traps.jsonl`, as JSON text.
 fn trap_repros() -> Vec<(String, String)> {
@@ -86,16 +86,7 @@ fn enum_beside_a_recursive_ref_is_intersected() {
     .unwrap();
     let value: serde_json::Value = serde_json::from_str(schema).unwrap();
     let validator = jsonschema::validator_for(&value).unwrap();
-    let accepts = |text: &str| {
-        let mut s = index.initial_state();
-        for &b in text.as_bytes() {
-            match index.next_state(s, b as u32).unwrap() {
-                Some(t) => s = t,
-                None => return false,
-            }
-        }
-        index.is_final(s).unwrap()
-    };
+    let accepts = |text: &str| accepts(&index, text);
     for text in [
         r#"{}"#,
         r#"{"x":{"next":{}}}"#,

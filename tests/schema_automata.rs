@@ -14,7 +14,8 @@ pub(crate) fn bytes_vocab() -> Arc<Vocabulary> {
     Arc::new(Vocabulary::new(tokens, &[256]).unwrap())
 }
 
-fn accepts(index: &Index, text: &str) -> bool {
+/// Whether `index` (over single bytes) accepts `text` whole.
+pub(crate) fn accepts(index: &Index, text: &str) -> bool {
     let mut s = index.initial_state();
     for &b in text.as_bytes() {
         match index.next_state(s, b as u32).unwrap() {
