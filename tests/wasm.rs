@@ -236,9 +236,13 @@ fn every_error_has_its_code_and_the_module_keeps_working() {
     .err()
     .expect("an error");
     assert_eq!(code(e), "DfaTooLarge");
-    let e = JsIndex::from_regex("(ab){5}".into(), &v, options(&[("maxStates", 2.into())]))
-        .err()
-        .expect("an error");
+    let e = JsIndex::from_regex(
+        "(ab){5}".into(),
+        &v,
+        options(&[("maxStates", 2.into()), ("lazy", false.into())]),
+    )
+    .err()
+    .expect("an error");
     assert_eq!(code(e), "TooManyStates");
     let e = JsIndex::from_regex("a".into(), &v, options(&[("lazzy", true.into())]))
         .err()
