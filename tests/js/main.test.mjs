@@ -180,7 +180,10 @@ describe("the command itself", () => {
     assert.match(output, jsRegExp(PERSON));
     assert.match(stdout, /^valid {7}yes \(index walk ends in a final state: ok; JS RegExp \^\(\?:regex\)\$: ok\)$/m);
     assert.match(stdout, /^finished {4}yes: /m);
-    assert.match(stdout, /^ {2}index build {13}\d+\.\d ms \(\d+ states\)$/m);
+    // The default index is lazy (rows on request), so the build line says so, and the
+    // first mask, which pays for the first rows, is timed on its own line.
+    assert.match(stdout, /^ {2}index build {13}\d+\.\d ms \((?:\d+ states|lazy: rows on request)\)$/m);
+    assert.match(stdout, /^ {2}first mask {14}\d+\.\d ms/m);
     assert.match(stdout, /^ {2}mask per step {11}p50 \d+\.\d µs, p99 \d+\.\d µs/m);
     assert.match(stdout, /^ {2}decode {18}\d+\.\d tokens\/s/m);
   });
@@ -221,7 +224,7 @@ describe("pieces, without the model", () => {
     const d = parseCli([]);
     assert.equal(d.schemaFile, DEFAULT_SCHEMA);
     assert.equal(d.schemaIsDefault, true);
-    assert.equal(d.maxTokens, 64);
+    assert.equal(d.maxTokens, 256);
     assert.equal(d.seed, 0);
     assert.equal(d.fast, false);
     const o = parseCli(["--regex", "a+", "--prompt", "hi", "--max-tokens", "5", "--seed", "9", "--temperature", "0", "--fast"]);
