@@ -7,9 +7,11 @@
 //! skipped; keywords of no vocabulary (annotations, unknown names) are ignored, as JSON
 //! Schema specifies.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use super::json::{pointer_push, Json};
+use super::MAX_SCHEMA_NESTING;
 use super::number::{tighter_lower, tighter_upper, Bound, Decimal};
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::error::{Error, ErrorKind, Result};
@@ -412,6 +414,10 @@ pub(crate) struct Doc<'a> {
     anchors: FastMap<(String, String), String>,
     /// Parsed nodes by pointer.
     cache: FastMap<String, NodeRef>,
+    /// Nesting of [`Doc::parse`] calls, bounded by [`MAX_SCHEMA_NESTING`]: the complement
+    /// of a `not` or an `if` is a new schema, parsed in turn, and one that refers back to
+    /// itself (`{"if": {"not": {"$ref": "#"}}, ...}`) would produce complements forever.
+    nesting: Cell<usize>,
 }
 
 impl<'a> Doc<'a> {
@@ -424,6 +430,7 @@ impl<'a> Doc<'a> {
             resources: FastMap::default(),
             anchors: FastMap::default(),
             cache: FastMap::default(),
+            nesting: Cell::new(0),
         };
         doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
         doc.resources
@@ -658,6 +665,24 @@ impl<'a> Doc<'a> {
     /// object, applicators); a keyword no group takes is an annotation or unknown, and
     /// ignored.
     pub(crate) fn parse(&self, json: &Json, ptr: &str, base: &str) -> Result<NodeRef> {
+        let depth = self.nesting.get();
+        if depth >= MAX_SCHEMA_NESTING {
+            return Err(Error::new(
+                ErrorKind::UnsupportedSchema,
+                format!(
+                    "unsupported schema at {}: sub-schemas nest more than {MAX_SCHEMA_NESTING} deep \
+                     (or a `not` or `if` refers back to itself, so that its complement never ends)",
+                    show(ptr)
+                ),
+            ));
+        }
+        self.nesting.set(depth + 1);
+        let parsed = self.parse_nested(json, ptr, base);
+        self.nesting.set(depth);
+        parsed
+    }
+
+    fn parse_nested(&self, json: &Json, ptr: &str, base: &str) -> Result<NodeRef> {
         let members = match json {
             Json::Bool(true) => return Ok(Rc::new(Node::Any)),
             Json::Bool(false) => return Ok(Rc::new(Node::Nothing)),
@@ -715,7 +740,8 @@ impl<'a> Doc<'a> {
     fn parse_general(&self, s: &mut Sch, k: &Keyword) -> Result<bool> {
         let (key, value, ptr) = (k.key, k.value, k.ptr);
         match key {
-            "type" => s.types = Some(parse_types(value, &k.at())?),
+            // Intersected, not set: `not` may have narrowed the types already.
+            "type" => s.types = Some(s.types.unwrap_or(ALL_TYPES) & parse_types(value, &k.at())?),
             "enum" => {
                 let Json::Array(values) = value else {
                     return Err(invalid(key, ptr, "not an array"));
@@ -1281,7 +1307,12 @@ impl<'a> Doc<'a> {
                     };
                     for n in names {
                         let Json::String(n) = n else { return None };
-                        alternatives.push((2, absent(n)));
+                        // Only objects can lack a property: every other value has them all.
+                        let mut missing = absent(n);
+                        if let Json::Object(m) = &mut missing {
+                            m.insert(0, ("type".to_string(), Json::String("object".to_string())));
+                        }
+                        alternatives.push((2, missing));
                     }
                     continue;
                 }
