@@ -19,6 +19,8 @@ mod corpus;
 #[cfg(not(target_arch = "wasm32"))]
 mod docs;
 #[cfg(not(target_arch = "wasm32"))]
+mod fuzz_schemas;
+#[cfg(not(target_arch = "wasm32"))]
 mod json_schema;
 #[cfg(not(target_arch = "wasm32"))]
 mod json_schema_e2e;
@@ -40,6 +42,8 @@ mod semantics;
 mod slices;
 #[cfg(not(target_arch = "wasm32"))]
 mod tokenizers;
+#[cfg(not(target_arch = "wasm32"))]
+mod vocab_matrix;
 
 #[cfg(all(target_arch = "wasm32", feature = "wasm"))]
 mod wasm;

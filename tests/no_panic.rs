@@ -162,3 +162,62 @@ fn every_corpus_schema_compiles_or_is_refused_with_a_code() {
     let total: usize = refused.values().sum();
     assert!(total < 100, "{total} refused: {refused:?}");
 }
+
+/// What the schema fuzzer (`fuzz_schemas.rs`) found, minimized: each schema is refused
+/// with the code it deserves, or compiled to an index that refuses the invalid text
+/// the fuzzer saw written (checked against the `jsonschema` crate here too).
+#[test]
+fn fuzzer_findings_stay_fixed() {
+    use logitmask::ErrorKind;
+    let vocab = bytes_vocab();
+    let compile = |schema: &str| {
+        Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &Config::new())
+    };
+    // Refused: no value validates (`type` replaced what `not: {}` left; a const or
+    // enum failing `patternProperties` was not checked against them).
+    for schema in [
+        r#"{"not":{},"type":"array"}"#,
+        r#"{"type":"array","not":{}}"#,
+        r#"{"const":{"c":true,"é":1},"patternProperties":{"^[^a]{0,2}|[0-9]$":{"type":"object"}}}"#,
+        r#"{"enum":[{"a":"\n","type":"number","é":true}],"patternProperties":{"^[xyz]*":{"type":"array"}}}"#,
+    ] {
+        let err = compile(schema).map(|_| ()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidSchema, "{schema}: {err}");
+    }
+    // Refused with a coded error, not a stack overflow: the complement of a `not`/`if`
+    // that refers back to itself never ends.
+    for schema in [
+        r##"{"if":{"not":{"$ref":"#"}},"then":true}"##,
+        r##"{"oneOf":[{"if":{"allOf":[{"not":{"$ref":"#"}}]},"then":true}]}"##,
+        r##"{"if":{"anyOf":[{"not":{"$ref":"#"}}]},"then":true}"##,
+    ] {
+        let err = compile(schema).map(|_| ()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnsupportedSchema, "{schema}: {err}");
+    }
+    // Texts the fuzzer saw written, invalid: never accepted (the schema may be refused).
+    for (schema, invalid, valid) in [
+        // `not: {required}` holds only for objects without the name.
+        (r#"{"not":{"required":["b"]}}"#, "5", Some("{}")),
+        // A `oneOf` branch cut at the recursion depth matched nothing, so the other
+        // branch was written alone where a value satisfied both.
+        (
+            r##"{"properties":{"id":true,"x-y":{"oneOf":[{"$ref":"#"},{"dependentRequired":{"x-y":["a"]}}]}}}"##,
+            r#"{"x-y":{"x-y":{"x-y":{"id":1,"x-y":{}}}}}"#,
+            None,
+        ),
+    ] {
+        let value: serde_json::Value = serde_json::from_str(schema).unwrap();
+        let validator = jsonschema::validator_for(&value).unwrap();
+        assert!(!validator.is_valid(&serde_json::from_str(invalid).unwrap()));
+        match compile(schema) {
+            Ok(index) => {
+                assert!(!accepts(&index, invalid), "{schema} accepts {invalid}");
+                if let Some(valid) = valid {
+                    assert!(validator.is_valid(&serde_json::from_str(valid).unwrap()));
+                    assert!(accepts(&index, valid), "{schema} refuses {valid}");
+                }
+            }
+            Err(e) => assert!(e.kind() == ErrorKind::UnsupportedSchema, "{schema}: {e}"),
+        }
+    }
+}

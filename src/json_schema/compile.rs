@@ -111,6 +111,9 @@ pub(crate) struct Compiler<'a> {
     /// `oneOf` complements, [`Doc::coarse_one_of`]).
     pub(crate) branch_limit_hit: bool,
     flatten_depth: usize,
+    /// References cut at the recursion depth (matching nothing there) so far: a `oneOf`
+    /// cannot trust a cut branch to be empty (a value may satisfy it as well).
+    depth_cuts: usize,
     /// The first keyword (and location) that needed an intersection or a complement:
     /// the reason a regex text cannot be written (`regex_from_json_schema` names it).
     pub(crate) automaton_only: Option<(&'static str, String)>,
@@ -198,6 +201,7 @@ impl<'a> Compiler<'a> {
             branches: 0,
             branch_limit_hit: false,
             flatten_depth: 0,
+            depth_cuts: 0,
             automaton_only: None,
             nesting: 0,
             budget: Budget::new(config.get_max_work(), "JSON Schema"),
@@ -489,6 +493,7 @@ impl<'a> Compiler<'a> {
                 for (uri, at) in &s.apply.refs {
                     let target = self.doc.resolve_ref(uri, at)?;
                     if self.too_deep(&target) {
+                        self.depth_cuts += 1;
                         return Ok(None);
                     }
                     self.ref_stack.push(target.clone());
@@ -562,10 +567,18 @@ impl<'a> Compiler<'a> {
             rest.apply.one_of.remove(0);
             // Merge every branch with the rest, remembering the references each followed.
             let mut merged: Vec<(usize, Sch, Vec<String>)> = Vec::new();
+            let cuts = self.depth_cuts;
             for (i, b) in one_of.branches.iter().enumerate() {
                 if let Some((m, pushed)) = self.merged_branch(&rest, b, &one_of.at)? {
                     merged.push((i, m, pushed));
                 }
+            }
+            if self.depth_cuts > cuts {
+                // A branch is a reference past the recursion depth: it matches nothing
+                // here, but a value may satisfy it and another branch, which `oneOf`
+                // refuses. Nothing here can be written for sure, so nothing is (the
+                // depth cut takes values away, never adds them).
+                return Ok(Re::never());
             }
             // Branches that may hold together: each takes the other's complement.
             let mut clashes: Vec<Vec<usize>> = vec![Vec::new(); merged.len()];
@@ -573,7 +586,9 @@ impl<'a> Compiler<'a> {
             for x in 0..merged.len() {
                 for y in x + 1..merged.len() {
                     let (a, b) = (merged[x].1.clone(), merged[y].1.clone());
-                    if !self.disjoint(&a, &b, 0)? {
+                    let cuts = self.depth_cuts;
+                    // Disjoint only through a cut reference proves nothing.
+                    if !self.disjoint(&a, &b, 0)? || self.depth_cuts > cuts {
                         clashes[x].push(merged[y].0);
                         clashes[y].push(merged[x].0);
                         first_clash.get_or_insert((merged[x].0, merged[y].0));
@@ -866,26 +881,12 @@ impl<'a> Compiler<'a> {
         rest.types = None;
         let unique = rest.array.unique.take().is_some();
         // Whether the other keywords constrain anything beyond the type: then each value
-        // is checked against the regex of the rest, compiled compactly.
-        let needs_check = rest.number.lo.is_some()
-            || rest.number.hi.is_some()
-            || !rest.number.multiple_of.is_empty()
-            || rest.string.min_len > 0
-            || rest.string.max_len.is_some()
-            || !rest.string.patterns.is_empty()
-            || !rest.string.excluded_patterns.is_empty()
-            || !rest.string.formats.is_empty()
-            || !rest.array.prefix.is_empty()
-            || rest.array.items.is_some()
-            || rest.array.min_items > 0
-            || rest.array.max_items.is_some()
-            || !rest.array.contains.is_empty()
-            || !rest.object.props.is_empty()
-            || !rest.object.required.is_empty()
-            || rest.object.additional.is_some()
-            || rest.object.min_props > 0
-            || rest.object.max_props.is_some()
-            || rest.object.names.is_some();
+        // is checked against the regex of the rest, compiled compactly. (Every keyword
+        // counts: a list of those that do missed `patternProperties`, and values that
+        // failed it were written.)
+        let excluded = std::mem::take(&mut rest.excluded);
+        let needs_check = !rest.is_trivial();
+        rest.excluded = excluded;
         // Where the rest calls a recursive definition, whose template is compiled only
         // after the root, no checker of its own can hold it: the values are intersected
         // with the rest (written with whitespace) in the automaton instead.

@@ -269,7 +269,7 @@ impl Sch {
     }
 
     /// Whether no keyword but the applicators constrains anything.
-    fn keywords_trivial(&self) -> bool {
+    pub(crate) fn keywords_trivial(&self) -> bool {
         self.types.is_none_or(|t| t == ALL_TYPES)
             && self.enums.is_empty()
             && self.excluded.is_empty()
