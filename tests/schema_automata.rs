@@ -1474,3 +1474,59 @@ fn large_string_enums_are_tries() {
         &[r#"{"k":"v0-0"}"#, r#"{"k":"v17-623"}"#],
     );
 }
+
+/// A lazy index whose caches are cleared at every call (`cache_bytes(0)`) gives the rows,
+/// states and finality of one that never clears, along random walks through a recursive
+/// grammar and a free-form value; its state ids stay valid across clears (a walk goes on
+/// from ids it was handed before them).
+#[test]
+fn cleared_caches_give_the_same_rows() {
+    use logitmask::test_support::Rng;
+    let grammar = r##"{"$ref":"#/definitions/rule","definitions":{
+        "rule":{"oneOf":[{"$ref":"#/definitions/sym"},{"$ref":"#/definitions/seq"}]},
+        "sym":{"type":"object","properties":{"type":{"type":"string","pattern":"^SYM"},"name":{"type":"string","maxLength":3}},"required":["type","name"]},
+        "seq":{"type":"object","properties":{"type":{"type":"string","pattern":"^SEQ$"},"members":{"type":"array","items":{"$ref":"#/definitions/rule"},"maxItems":3}},"required":["type","members"]}}}"##;
+    let vocab = bytes_vocab();
+    for schema in [grammar, "{}", r#"{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer","multipleOf":7}}}}"#] {
+        let config = Config::new().allow_additional_properties(true);
+        let build = |cache: usize| {
+            Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().cache_bytes(cache), &config)
+                .unwrap()
+        };
+        let (plain, cleared) = (build(usize::MAX), build(0));
+        let mut rng = Rng::new(38);
+        let mut held = Vec::new();
+        for walk in 0..40 {
+            // Every fourth walk starts from a state handed out by an earlier walk.
+            let (mut a, mut b) = match held.len() {
+                0 => (plain.initial_state(), cleared.initial_state()),
+                n if walk % 4 == 3 => held[rng.below(n)],
+                _ => (plain.initial_state(), cleared.initial_state()),
+            };
+            for _ in 0..300 {
+                let row_a = plain.allowed_tokens(a).unwrap().to_vec();
+                let row_b = cleared.allowed_tokens(b).unwrap().to_vec();
+                assert_eq!(row_a, row_b, "{schema}: rows differ");
+                assert_eq!(plain.is_final(a).unwrap(), cleared.is_final(b).unwrap());
+                let text: Vec<u32> = row_a.iter().copied().filter(|&t| t < 256).collect();
+                if text.is_empty() {
+                    break;
+                }
+                let structural: Vec<u32> = text
+                    .iter()
+                    .copied()
+                    .filter(|&t| b"\"{}[],:0123456789SEQYM".contains(&(t as u8)))
+                    .collect();
+                let pool = if !structural.is_empty() && rng.chance(3, 4) { &structural } else { &text };
+                let t = pool[rng.below(pool.len())];
+                a = plain.next_state(a, t).unwrap().unwrap();
+                b = cleared.next_state(b, t).unwrap().unwrap();
+                if rng.chance(1, 20) {
+                    held.push((a, b));
+                }
+            }
+        }
+        assert_eq!(plain.cache_clears(), 0);
+        assert!(cleared.cache_clears() > 10, "{schema}: {} clears", cleared.cache_clears());
+    }
+}

@@ -36,6 +36,46 @@ impl OnDemandDfa {
         }
     }
 
+    /// Clears the caches of an expression automaton over its cache budget
+    /// ([`ExprDfa::clear_caches_if_over`]); a regex's determinizer keeps only states.
+    /// Between calls only.
+    pub(crate) fn clear_caches_if_over(&mut self) -> bool {
+        match self {
+            OnDemandDfa::Nfa(_) => false,
+            OnDemandDfa::Expr(d) => d.clear_caches_if_over(),
+        }
+    }
+
+    /// The bytes of caches past which they are cleared (`usize::MAX`: never).
+    pub(crate) fn cache_bytes(&self) -> usize {
+        match self {
+            OnDemandDfa::Nfa(_) => usize::MAX,
+            OnDemandDfa::Expr(d) => d.cache_bytes(),
+        }
+    }
+
+    /// Counts a clear made for the rows alone.
+    pub(crate) fn count_rows_clear(&mut self) {
+        if let OnDemandDfa::Expr(d) = self {
+            d.count_rows_clear();
+        }
+    }
+
+    /// Records that a caller stands at state `s` (kept by a clear).
+    pub(crate) fn touch(&mut self, s: u32) {
+        if let OnDemandDfa::Expr(d) = self {
+            d.touch(s);
+        }
+    }
+
+    /// How many times [`clear_caches_if_over`](Self::clear_caches_if_over) cleared.
+    pub(crate) fn clears(&self) -> u64 {
+        match self {
+            OnDemandDfa::Nfa(_) => 0,
+            OnDemandDfa::Expr(d) => d.clears(),
+        }
+    }
+
     /// Work steps used since the last [`begin_call`](Self::begin_call).
     pub(crate) fn work_used(&self) -> u64 {
         match self {

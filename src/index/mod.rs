@@ -84,12 +84,17 @@ pub struct IndexConfig {
     row_slices: bool,
     row_bounds: bool,
     mask_cache_bytes: usize,
+    cache_bytes: usize,
     dfa: DfaConfig,
 }
 
 /// Default of [`IndexConfig::mask_cache_bytes`]: 4 MiB, about 160 rows' bitsets at 200k
 /// tokens.
 pub const DEFAULT_MASK_CACHE_BYTES: usize = 4 << 20;
+
+/// Default of [`IndexConfig::cache_bytes`]: 16 MiB, half the default determinization
+/// limit, so that one row's work still has room after the caches are full.
+pub const DEFAULT_CACHE_BYTES: usize = 16 << 20;
 
 impl Default for IndexConfig {
     fn default() -> Self {
@@ -99,6 +104,7 @@ impl Default for IndexConfig {
             row_slices: true,
             row_bounds: true,
             mask_cache_bytes: DEFAULT_MASK_CACHE_BYTES,
+            cache_bytes: DEFAULT_CACHE_BYTES,
             dfa: DfaConfig::default(),
         }
     }
@@ -122,7 +128,9 @@ impl IndexConfig {
         self.lazy = yes;
         self
     }
-    /// Cap on the number of states with rows ([`ErrorKind::TooManyStates`] beyond it).
+    /// Cap on the number of states with rows ([`ErrorKind::TooManyStates`] beyond it;
+    /// a lazy index counts the rows it holds since its caches were last cleared,
+    /// [`cache_bytes`](Self::cache_bytes)).
     pub fn max_states(mut self, n: usize) -> IndexConfig {
         self.max_states = n;
         self
@@ -154,6 +162,18 @@ impl IndexConfig {
     /// it is that copy. Counted in [`Index::memory_usage`].
     pub fn mask_cache_bytes(mut self, bytes: usize) -> IndexConfig {
         self.mask_cache_bytes = bytes;
+        self
+    }
+    /// Memory a lazy index's automaton may hold in caches before it clears them and
+    /// goes on (default [`DEFAULT_CACHE_BYTES`]), as regex-automata's lazy DFA does: its
+    /// expressions and memo tables, past those of the states reached, are computed again
+    /// when needed. States keep their ids (a guide may hold one for as long as it likes),
+    /// their transitions and their rows; masks are exact either way. Checked between
+    /// calls, so one row may use up to the determinization limit
+    /// ([`determinize_size_limit`](Self::determinize_size_limit)). [`Index::cache_clears`]
+    /// counts the clears (docs/semantics.md, "Memory of a lazy index").
+    pub fn cache_bytes(mut self, bytes: usize) -> IndexConfig {
+        self.cache_bytes = bytes;
         self
     }
     /// Cap on the DFA's transition table in bytes.
@@ -199,6 +219,10 @@ impl IndexConfig {
     /// The memory allowed for rows' bitsets kept for masks.
     pub fn get_mask_cache_bytes(&self) -> usize {
         self.mask_cache_bytes
+    }
+    /// The memory a lazy index's caches may hold before they are cleared.
+    pub fn get_cache_bytes(&self) -> usize {
+        self.cache_bytes
     }
     /// The DFA options.
     pub fn get_dfa_config(&self) -> &DfaConfig {
@@ -379,7 +403,7 @@ impl Index {
     /// An index over `determinizer`; an eager build's budget starts with `spent` steps
     /// used (a schema's compilation).
     fn from_on_demand(
-        determinizer: OnDemandDfa,
+        mut determinizer: OnDemandDfa,
         pattern: &str,
         vocab: &Arc<Vocabulary>,
         config: &IndexConfig,
@@ -387,6 +411,9 @@ impl Index {
     ) -> Result<Index> {
         let lazy = Path::of(vocab, config).lazy;
         let store = RowStore::new(config.max_states);
+        if let OnDemandDfa::Expr(d) = &mut determinizer {
+            d.set_cache_bytes(config.cache_bytes);
+        }
         if lazy && determinizer.exact_liveness() {
             return Ok(Index::assemble(
                 vocab,
@@ -682,6 +709,12 @@ impl Index {
             + self.eos_only.memory_usage()
     }
 
+    /// How many times a lazy index cleared its automaton's caches to stay within
+    /// [`IndexConfig::cache_bytes`] (0 for a complete automaton).
+    pub fn cache_clears(&self) -> u64 {
+        self.source.cache_clears()
+    }
+
     /// Number of distinct rows stored.
     pub fn distinct_row_count(&self) -> usize {
         self.store.distinct_count()
@@ -754,7 +787,7 @@ impl Index {
         let Some(bytes) = self.vocab.text_bytes(token) else {
             return Ok(None);
         };
-        Ok(match self.source.walk(s, bytes)? {
+        Ok(match self.source.walk(s, bytes, &self.store)? {
             Walk::Alive { state, .. } if self.walker().accepts_end(state) => Some(state),
             _ => None,
         })

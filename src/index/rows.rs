@@ -88,6 +88,11 @@ pub(super) struct RowStore {
     max_states: usize,
     /// Bytes left for rows' bitsets kept for masks (`IndexConfig::mask_cache_bytes`).
     expansion_left: AtomicUsize,
+    /// What `expansion_left` starts from.
+    expansion_budget: usize,
+    /// Bytes of the distinct rows, as stored and expanded (what a lazy index's cache
+    /// budget compares, without a walk over the rows).
+    row_bytes: AtomicUsize,
 }
 
 impl RowStore {
@@ -102,12 +107,26 @@ impl RowStore {
             string_body: AtomicUsize::new(0),
             max_states,
             expansion_left: AtomicUsize::new(0),
+            expansion_budget: 0,
+            row_bytes: AtomicUsize::new(0),
         }
     }
 
     /// Sets the bytes rows' kept bitsets may take, before any is kept.
     pub(super) fn set_expansion_budget(&mut self, bytes: usize) {
         self.expansion_left = AtomicUsize::new(bytes);
+        self.expansion_budget = bytes;
+    }
+
+    /// Forgets every row (a lazy index's cache cleared, `source.rs`): the count of
+    /// states with rows and the bitsets' budget start over; rows a caller still holds
+    /// stay valid.
+    pub(super) fn forget_rows(&self) {
+        *self.distinct() = HashSet::new();
+        self.computed.store(0, Ordering::Relaxed);
+        self.row_bytes.store(0, Ordering::Relaxed);
+        self.expansion_left
+            .store(self.expansion_budget, Ordering::Relaxed);
     }
 
     /// Keeps `row`'s bitset for its masks if that makes them cheaper
@@ -126,6 +145,8 @@ impl RowStore {
         {
             // Expanded by another thread meanwhile, or no memory: give the bytes back.
             self.expansion_left.fetch_add(bytes, Ordering::Relaxed);
+        } else if row.bits().is_some() {
+            self.row_bytes.fetch_add(bytes, Ordering::Relaxed);
         }
     }
 
@@ -220,6 +241,8 @@ impl RowStore {
         match distinct.get(&row) {
             Some(r) => r.clone(),
             None => {
+                self.row_bytes
+                    .fetch_add(row.memory_usage(), Ordering::Relaxed);
                 let r = Arc::new(row);
                 distinct.insert(r.clone());
                 r
@@ -245,8 +268,15 @@ impl RowStore {
                 count += 1;
             }
         }
+        let bytes = distinct.iter().map(|r| r.memory_usage()).sum();
         self.distinct = Mutex::new(distinct);
         self.computed = AtomicUsize::new(count);
+        self.row_bytes = AtomicUsize::new(bytes);
+    }
+
+    /// Bytes held by the distinct rows, as counted when they were stored or expanded.
+    pub(super) fn row_bytes(&self) -> usize {
+        self.row_bytes.load(Ordering::Relaxed)
     }
 
     /// Bytes of memory held by the distinct rows.

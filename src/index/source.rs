@@ -114,13 +114,19 @@ impl Source {
 
     /// Walks a token's `bytes` from live state `s`. Fails only when an on-demand DFA
     /// hits its size limits.
-    pub(super) fn walk(&self, s: u32, bytes: &[u8]) -> Result<Walk> {
+    pub(super) fn walk(&self, s: u32, bytes: &[u8], store: &RowStore) -> Result<Walk> {
         match self {
             Source::Complete { dfa, .. } => Ok(dfa.walk(s, bytes)),
             Source::OnDemand(m) => {
                 let mut g = lock(m)?;
+                g.dfa.touch(s);
+                g.clear_caches_if_over(store);
                 g.dfa.begin_call();
-                g.dfa.walk(s, bytes).map_err(|e| g.dfa.too_large(e))
+                let walk = g.dfa.walk(s, bytes).map_err(|e| g.dfa.too_large(e))?;
+                if let Walk::Alive { state, .. } = walk {
+                    g.dfa.touch(state);
+                }
+                Ok(walk)
             }
         }
     }
@@ -152,9 +158,11 @@ impl Source {
                 if s == DEAD || s as usize >= g.dfa.state_count() {
                     return Err(unknown_state(s));
                 }
+                g.dfa.touch(s);
                 if let Some(row) = g.rows.get(s) {
                     return Ok(row.clone());
                 }
+                g.clear_caches_if_over(store);
                 if let Some(row) = g.bounded_row(s, walker, store, pattern) {
                     store.admit(pattern)?;
                     store.count_bounded();
@@ -244,6 +252,14 @@ impl Source {
         }
     }
 
+    /// How many times the on-demand automaton cleared its caches.
+    pub(super) fn cache_clears(&self) -> u64 {
+        match self {
+            Source::Complete { .. } => 0,
+            Source::OnDemand(m) => lock(m).map_or(0, |g| g.dfa.clears()),
+        }
+    }
+
     /// Number of DFA states so far (dead included).
     pub(super) fn dfa_state_count(&self) -> usize {
         match self {
@@ -267,6 +283,23 @@ impl Source {
 }
 
 impl OnDemand {
+    /// Clears the automaton's caches over their budget, and the rows with them (each
+    /// computed again on request, exactly as before), or the rows alone when they hold
+    /// more than the same budget.
+    fn clear_caches_if_over(&mut self, store: &RowStore) {
+        let rows_over = store.row_bytes() > self.dfa.cache_bytes();
+        let cleared = self.dfa.clear_caches_if_over();
+        if cleared || rows_over {
+            if !cleared {
+                self.dfa.count_rows_clear();
+            }
+            self.rows = StateRows::new(0);
+            self.bounds = FastMap::default();
+            self.scratch = Scratch::default();
+            store.forget_rows();
+        }
+    }
+
     /// The row of `s` from one walk (or a slice and a smaller walk), stored.
     fn computed_row(
         &mut self,

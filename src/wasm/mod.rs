@@ -364,6 +364,12 @@ impl JsIndex {
     pub fn memory_usage(&self) -> f64 {
         self.inner.memory_usage() as f64
     }
+
+    /// How many times a lazy index cleared its caches to stay within `cacheBytes`.
+    #[wasm_bindgen(js_name = cacheClears)]
+    pub fn cache_clears(&self) -> f64 {
+        self.inner.cache_clears() as f64
+    }
 }
 
 /// Where one generated sequence stands; fills masks and advances with sampled tokens.

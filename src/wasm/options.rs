@@ -55,6 +55,7 @@ pub(super) struct IndexOptions {
     max_states: Option<f64>,
     max_work: Option<f64>,
     mask_cache_bytes: Option<f64>,
+    cache_bytes: Option<f64>,
 }
 
 impl IndexOptions {
@@ -79,6 +80,9 @@ impl IndexOptions {
         }
         if let Some(n) = size_from_js(self.mask_cache_bytes, "maskCacheBytes")? {
             config = config.mask_cache_bytes(n);
+        }
+        if let Some(n) = size_from_js(self.cache_bytes, "cacheBytes")? {
+            config = config.cache_bytes(n);
         }
         Ok(config)
     }
@@ -161,6 +165,7 @@ pub(super) struct IndexAndSchemaOptions {
     max_states: Option<f64>,
     max_work: Option<f64>,
     mask_cache_bytes: Option<f64>,
+    cache_bytes: Option<f64>,
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     whitespace: JsValue,
     max_recursion_depth: Option<f64>,
@@ -181,6 +186,7 @@ impl IndexAndSchemaOptions {
             max_states,
             max_work,
             mask_cache_bytes,
+            cache_bytes,
             whitespace,
             max_recursion_depth,
             any_value_depth,
@@ -198,6 +204,7 @@ impl IndexAndSchemaOptions {
                 max_states,
                 max_work,
                 mask_cache_bytes,
+                cache_bytes,
             },
             JsonSchemaOptions {
                 whitespace,

@@ -37,6 +37,13 @@ export interface IndexOptions {
    * Counted in `memoryUsage()`.
    */
   maskCacheBytes?: number;
+  /**
+   * Memory a lazy index's caches (its automaton's expressions and memo tables, and its
+   * rows) may hold before they are cleared and computed again on request (default 16 MiB),
+   * so that a long generation or deep recursion stays within bounded memory. State ids
+   * stay valid across clears and masks stay exact; `cacheClears()` counts the clears.
+   */
+  cacheBytes?: number;
 }
 /** Options of the JSON Schema conversion (`regexFromJsonSchema`, `Index.fromJsonSchema`). */
 export interface JsonSchemaOptions {

@@ -71,12 +71,23 @@ impl InterleaveSpec {
     }
 
     /// Every member, the extra one and the separator: what the nodes may reach.
-    fn parts(&self) -> impl Iterator<Item = ExprId> + '_ {
+    pub(super) fn parts(&self) -> impl Iterator<Item = ExprId> + '_ {
         self.groups
             .iter()
             .flat_map(|g| g.iter().map(|&(m, _)| m))
             .chain(self.extra)
             .chain([self.sep])
+    }
+
+    /// This spec with every part renamed by `f` (the arena compacted, `compact.rs`).
+    pub(super) fn renamed(&self, f: impl Fn(ExprId) -> ExprId) -> InterleaveSpec {
+        let mut spec = self.clone();
+        spec.groups = (self.groups.iter())
+            .map(|g| g.iter().map(|&(m, req)| (f(m), req)).collect())
+            .collect();
+        spec.extra = self.extra.map(&f);
+        spec.sep = f(self.sep);
+        spec
     }
 
     /// The members not written yet at `at`, with whether each is required.

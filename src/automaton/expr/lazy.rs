@@ -81,6 +81,16 @@ const MAX_DIVE_STEPS: usize = 1024;
 /// A transition not determinized yet.
 const UNKNOWN: u32 = u32::MAX;
 
+/// The expression of a state evicted by a clear ([`ExprDfa::clear_caches`]).
+const EVICTED: ExprId = ExprId(u32::MAX);
+/// The recipe of a state that is never evicted.
+const PINNED: (u32, u8) = (u32::MAX, 0);
+/// States touched last that a clear keeps ([`ExprDfa::touch`]).
+const RECENT_STATES: usize = 1024;
+/// State ids an automaton hands out at most, evicted ones included (each keeps its
+/// finality and recipe, 14 bytes, for as long as the automaton lives).
+const MAX_STATE_IDS: usize = 1 << 26;
+
 /// Bytes one expression node holds, about (node, info, hash-consing entry): the
 /// determinization size limit caps the arena with it and the tables below.
 const BYTES_PER_NODE: usize = 96;
@@ -99,8 +109,20 @@ pub(crate) struct ExprDfa {
     classes: [u8; 256],
     stride: usize,
     representatives: Vec<u8>,
-    /// State -> the expression of what may still follow. `states[0]` is `NOTHING`.
+    /// State -> the expression of what may still follow. `states[0]` is `NOTHING`;
+    /// [`EVICTED`] where a clear dropped it ([`clear_caches`](Self::clear_caches)): it is
+    /// derived again from `recipes` when needed.
     states: Vec<ExprId>,
+    /// State -> the state and byte class it was first reached from, so that an evicted
+    /// state can be derived again; [`PINNED`] for states that are never evicted (the dead
+    /// and start states, the bounds of counts, made from expressions, not derivatives).
+    recipes: Vec<(u32, u8)>,
+    /// States with an expression (not evicted), what the size limit counts.
+    live: usize,
+    /// The states a caller touched last ([`touch`](Self::touch)), kept by a clear: the
+    /// state a guide stands in is among them, so a clear seldom makes it derive again.
+    recent: Vec<u32>,
+    recent_at: usize,
     state_of: FastMap<ExprId, u32>,
     trans: Paged<u32>,
     /// `shared[s * stride + class]`: the smallest class whose transition from `s` is the
@@ -137,6 +159,15 @@ pub(crate) struct ExprDfa {
     max_states: usize,
     /// The determinization size limit (arena and memo tables), in bytes.
     max_working_bytes: usize,
+    /// Bytes the arena and memo tables may hold between calls before they are cleared
+    /// ([`clear_caches_if_over`](Self::clear_caches_if_over)).
+    cache_bytes: usize,
+    /// How many times they were.
+    clears: u64,
+    /// Working bytes past which the next clear comes: the cache budget, or, where the
+    /// states' own expressions keep more than half of it, what they kept and half the
+    /// budget again (so that clears do not follow each other at every call).
+    clear_at: usize,
     dfa_size_limit: Option<usize>,
     determinize_size_limit: Option<usize>,
     /// The error of the last refused step, for [`too_large`](Self::too_large).
@@ -192,6 +223,9 @@ impl ExprDfa {
             max_working_bytes: config
                 .get_determinize_size_limit()
                 .map_or(usize::MAX, |l| l.max(64 * BYTES_PER_NODE)),
+            cache_bytes: usize::MAX,
+            clears: 0,
+            clear_at: usize::MAX,
             dfa_size_limit: config.get_dfa_size_limit(),
             determinize_size_limit: config.get_determinize_size_limit(),
             exprs,
@@ -199,6 +233,10 @@ impl ExprDfa {
             stride,
             representatives,
             states: vec![ExprId::NOTHING],
+            recipes: vec![PINNED],
+            live: 1,
+            recent: Vec::new(),
+            recent_at: 0,
             state_of: FastMap::default(),
             trans: {
                 // The dead state's row leads nowhere; later rows start unknown.
@@ -242,7 +280,7 @@ impl ExprDfa {
                 format!("{} matches no string", dfa.what),
             ));
         }
-        let start = dfa.add_state(root).map_err(|e| dfa.too_large(e))?;
+        let start = dfa.add_state(root, PINNED).map_err(|e| dfa.too_large(e))?;
         debug_assert_eq!(start, Self::START);
         Ok(dfa)
     }
@@ -265,7 +303,10 @@ impl ExprDfa {
         if self.string_bodies.is_empty() {
             return false;
         }
-        let Some(&e) = self.states.get(s as usize) else {
+        if s as usize >= self.states.len() {
+            return false;
+        }
+        let Ok(e) = self.expr_of(s) else {
             return false;
         };
         let mut fuel = COVER_FUEL;
@@ -329,6 +370,138 @@ impl ExprDfa {
         self.budget.reset();
     }
 
+    /// What the determinization size limit counts: the arena and the memo tables.
+    /// Capacities, not lengths: a table that grows holds its old and new slots at once.
+    fn working_bytes(&self) -> usize {
+        self.exprs.len() * BYTES_PER_NODE
+            + (self.memo.capacity() + self.nonempty.capacity() + self.state_of.capacity())
+                * BYTES_PER_MEMO_SLOT
+    }
+
+    /// Sets the bytes the arena and memo tables may hold between calls
+    /// ([`clear_caches_if_over`](Self::clear_caches_if_over)).
+    pub(crate) fn set_cache_bytes(&mut self, bytes: usize) {
+        self.cache_bytes = bytes;
+        self.clear_at = bytes;
+    }
+
+    /// The bytes past which the caches are cleared.
+    pub(crate) fn cache_bytes(&self) -> usize {
+        self.cache_bytes
+    }
+
+    /// Counts a clear of the index's rows alone (over the same budget).
+    pub(crate) fn count_rows_clear(&mut self) {
+        self.clears += 1;
+    }
+
+    /// How many times the caches were cleared.
+    pub(crate) fn clears(&self) -> u64 {
+        self.clears
+    }
+
+    /// Clears the caches if the arena and memo tables hold more than the cache budget,
+    /// as regex-automata's lazy DFA clears its cache: the states, their transitions and
+    /// finality stay (callers hold state ids), and so do the expressions of the states;
+    /// every other node and every memo goes. Masks stay exact: a cleared memo is
+    /// computed again, and a derivative that meets a state's expression finds it by
+    /// hash-consing. Call it between computations only: no expression id may be held
+    /// across it but the states'. True if it cleared.
+    pub(crate) fn clear_caches_if_over(&mut self) -> bool {
+        if self.working_bytes() <= self.clear_at {
+            return false;
+        }
+        self.clear_caches();
+        let kept = self.working_bytes();
+        self.clear_at = self.cache_bytes.max(kept.saturating_add(self.cache_bytes / 2));
+        true
+    }
+
+    /// See [`clear_caches_if_over`](Self::clear_caches_if_over).
+    pub(crate) fn clear_caches(&mut self) {
+        // Kept: the pinned states and those touched last; the others are evicted.
+        let mut kept = vec![false; self.states.len()];
+        for (s, recipe) in self.recipes.iter().enumerate() {
+            kept[s] = *recipe == PINNED;
+        }
+        for &s in &self.recent {
+            kept[s as usize] = true;
+        }
+        let kept_states: Vec<u32> = (0..self.states.len() as u32)
+            .filter(|&s| kept[s as usize] && self.states[s as usize] != EVICTED)
+            .collect();
+        let mut roots: Vec<ExprId> = kept_states.iter().map(|&s| self.states[s as usize]).collect();
+        let n = roots.len();
+        roots.extend(self.string_bodies.drain());
+        self.exprs.compact(&mut roots);
+        self.string_bodies = roots[n..].iter().copied().collect();
+        self.states.fill(EVICTED);
+        self.states[0] = ExprId::NOTHING;
+        for (&s, &e) in kept_states.iter().zip(&roots) {
+            self.states[s as usize] = e;
+        }
+        self.live = kept_states.len();
+        // New tables, not cleared ones: a cleared table keeps its capacity.
+        self.state_of = (kept_states.iter().zip(&roots))
+            .filter(|(&s, _)| s != DEAD)
+            .map(|(&s, &e)| (e, s))
+            .collect();
+        // Transitions are derived again (an evicted state's from its expression once
+        // it is derived again); the dead state's lead nowhere.
+        self.trans.clear();
+        self.trans.write(0, &vec![DEAD; self.stride]);
+        self.shared.clear();
+        self.shared_known.fill(false);
+        self.memo = FastMap::default();
+        self.nonempty = FastMap::default();
+        self.built = FastMap::default();
+        self.built_bytes = 0;
+        self.first_seen = FastSet::default();
+        self.first_stack = Vec::new();
+        self.first_sets = Vec::new();
+        // Its tables name expressions; the row bounds it gave are pinned state pairs.
+        self.saturation = None;
+        self.clears += 1;
+    }
+
+    /// Records that a caller is at state `s` (its row asked for, or a walk ended there):
+    /// a clear keeps the last [`RECENT_STATES`] of them.
+    pub(crate) fn touch(&mut self, s: u32) {
+        if self.recent.len() < RECENT_STATES {
+            self.recent.push(s);
+        } else {
+            self.recent[self.recent_at] = s;
+            self.recent_at = (self.recent_at + 1) % RECENT_STATES;
+        }
+    }
+
+    /// The expression of state `s`, derived again along its recipe if a clear evicted
+    /// it: from its nearest ancestor with an expression (the start state at worst),
+    /// every state on the way getting its expression back. The same language as
+    /// before (the derivative of a language by a byte is one language), so rows and
+    /// transitions met later agree with those given before.
+    fn expr_of(&mut self, s: u32) -> Result<ExprId, TooLarge> {
+        let e = self.states[s as usize];
+        if e != EVICTED {
+            return Ok(e);
+        }
+        let mut path = Vec::new();
+        let mut at = s;
+        while self.states[at as usize] == EVICTED {
+            let (parent, class) = self.recipes[at as usize];
+            path.push((at, class));
+            at = parent;
+        }
+        let mut e = self.states[at as usize];
+        for &(state, class) in path.iter().rev() {
+            e = self.derive_with(e, class as usize, false)?;
+            self.states[state as usize] = e;
+            self.state_of.entry(e).or_insert(state);
+            self.live += 1;
+        }
+        Ok(e)
+    }
+
     /// Work steps used since the last [`begin_call`](Self::begin_call).
     pub(crate) fn work_used(&self) -> u64 {
         self.budget.used()
@@ -386,7 +559,7 @@ impl ExprDfa {
         s: u32,
         longest: usize,
     ) -> Result<Option<(u32, u32)>, TooLarge> {
-        let e = self.states[s as usize];
+        let e = self.expr_of(s)?;
         let saturation = self
             .saturation
             .get_or_insert_with(|| Saturation::new(longest));
@@ -399,9 +572,9 @@ impl ExprDfa {
             return Ok(None);
         }
         // `sat` holds `e`'s language: non-empty.
-        let above = self.add_state(sat)?;
+        let above = self.add_state(sat, PINNED)?;
         let below = if self.is_nonempty(rep)? {
-            self.add_state(rep)?
+            self.add_state(rep, PINNED)?
         } else {
             DEAD
         };
@@ -411,8 +584,9 @@ impl ExprDfa {
     /// The bounds [`row_bounds`](Self::row_bounds) gave for `s` had different rows:
     /// their counts reach further from now on, or are not lifted any more.
     pub(crate) fn widen_row_bounds(&mut self, s: u32) {
-        if let Some(saturation) = &mut self.saturation {
-            saturation.widen(&self.exprs, self.states[s as usize]);
+        let e = self.states[s as usize];
+        if let (Some(saturation), false) = (&mut self.saturation, e == EVICTED) {
+            saturation.widen(&self.exprs, e);
         }
     }
 
@@ -460,6 +634,8 @@ impl ExprDfa {
             + self.memo.capacity() * 16
             + self.nonempty.capacity() * 8
             + self.states.capacity() * 4
+            + self.recipes.capacity() * 8
+            + self.recent.capacity() * 4
             + self.state_of.capacity() * 12
             + self.trans.memory_usage()
             + self.shared.memory_usage()
@@ -494,9 +670,10 @@ impl ExprDfa {
             self.trans.set(i, t);
             return Ok(t);
         }
-        let d = self.derive_state(self.states[s as usize], class)?;
+        let e = self.expr_of(s)?;
+        let d = self.derive_state(e, class)?;
         let t = if self.is_nonempty(d)? {
-            self.add_state(d)?
+            self.add_state(d, (s, class as u8))?
         } else {
             DEAD
         };
@@ -519,7 +696,7 @@ impl ExprDfa {
     /// it, a walk from a state derived it once per class it stepped.
     fn share_classes(&mut self, s: u32) -> Result<(), TooLarge> {
         let mut work = 0;
-        let e = self.states[s as usize];
+        let e = self.expr_of(s)?;
         self.exprs.first_sets(
             e,
             &mut self.first_seen,
@@ -576,11 +753,7 @@ impl ExprDfa {
             let err = self.too_deep_error();
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
-        // Capacities, not lengths: a table that grows holds its old and new slots at once.
-        let working = self.exprs.len() * BYTES_PER_NODE
-            + (self.memo.capacity() + self.nonempty.capacity() + self.state_of.capacity())
-                * BYTES_PER_MEMO_SLOT;
-        if working > self.max_working_bytes {
+        if self.working_bytes() > self.max_working_bytes {
             let message = format!(
                 "the automaton of {} needs more than determinize_size_limit {} ({} expression nodes, {} derivatives)",
                 self.what,
@@ -1315,21 +1488,23 @@ impl ExprDfa {
         self.witnesses.insert(0, witness);
     }
 
-    fn add_state(&mut self, e: ExprId) -> Result<u32, TooLarge> {
+    fn add_state(&mut self, e: ExprId, recipe: (u32, u8)) -> Result<u32, TooLarge> {
         if let Some(&s) = self.state_of.get(&e) {
             return Ok(s);
         }
-        if self.states.len() >= self.max_states {
+        if self.live >= self.max_states || self.states.len() >= MAX_STATE_IDS {
             let message = format!(
                 "the DFA of {} exceeds dfa_size_limit {} ({} states)",
                 self.what,
                 limit(self.dfa_size_limit),
-                self.states.len()
+                self.live
             );
             return Err(self.refuse(ErrorKind::DfaTooLarge, message));
         }
         let s = self.states.len() as u32;
         self.states.push(e);
+        self.recipes.push(recipe);
+        self.live += 1;
         self.state_of.insert(e, s);
         self.finals.push(self.exprs.nullable(e));
         self.trans.grow(self.stride);

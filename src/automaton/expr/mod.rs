@@ -18,6 +18,7 @@
 
 mod alphabet;
 mod call;
+mod compact;
 mod derive;
 mod hir;
 mod interleave;

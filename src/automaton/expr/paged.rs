@@ -13,7 +13,8 @@ const PAGE: usize = 1 << PAGE_SHIFT;
 /// Entries `0..len`, read and written one at a time.
 #[derive(Debug, Clone)]
 pub(crate) struct Paged<T> {
-    pages: Vec<Box<[T; PAGE]>>,
+    /// `None`: a page dropped by [`clear`](Paged::clear), every entry `fill` until set.
+    pages: Vec<Option<Box<[T; PAGE]>>>,
     len: usize,
     fill: T,
 }
@@ -31,24 +32,32 @@ impl<T: Copy + PartialEq> Paged<T> {
     #[inline]
     pub(crate) fn get(&self, i: usize) -> T {
         debug_assert!(i < self.len);
-        self.pages[i >> PAGE_SHIFT][i & (PAGE - 1)]
+        match &self.pages[i >> PAGE_SHIFT] {
+            Some(page) => page[i & (PAGE - 1)],
+            None => self.fill,
+        }
     }
 
     #[inline]
     pub(crate) fn set(&mut self, i: usize, value: T) {
         debug_assert!(i < self.len);
-        self.pages[i >> PAGE_SHIFT][i & (PAGE - 1)] = value;
+        let fill = self.fill;
+        let page = self.pages[i >> PAGE_SHIFT].get_or_insert_with(|| new_page(fill));
+        page[i & (PAGE - 1)] = value;
+    }
+
+    /// Sets every entry back to `fill` and frees the pages (a cleared cache).
+    pub(crate) fn clear(&mut self) {
+        for page in &mut self.pages {
+            *page = None;
+        }
     }
 
     /// Appends `n` entries of the fill value.
     pub(crate) fn grow(&mut self, n: usize) {
         self.len += n;
         while self.pages.len() * PAGE < self.len {
-            let page: Box<[T]> = vec![self.fill; PAGE].into_boxed_slice();
-            self.pages.push(
-                page.try_into()
-                    .unwrap_or_else(|_| unreachable!("PAGE entries")),
-            );
+            self.pages.push(Some(new_page(self.fill)));
         }
     }
 
@@ -71,9 +80,15 @@ impl<T: Copy + PartialEq> Paged<T> {
 
     /// Bytes held.
     pub(crate) fn memory_usage(&self) -> usize {
-        self.pages.len() * PAGE * std::mem::size_of::<T>()
-            + self.pages.capacity() * std::mem::size_of::<Box<[T; PAGE]>>()
+        self.pages.iter().flatten().count() * PAGE * std::mem::size_of::<T>()
+            + self.pages.capacity() * std::mem::size_of::<Option<Box<[T; PAGE]>>>()
     }
+}
+
+fn new_page<T: Copy>(fill: T) -> Box<[T; PAGE]> {
+    let page: Box<[T]> = vec![fill; PAGE].into_boxed_slice();
+    page.try_into()
+        .unwrap_or_else(|_| unreachable!("PAGE entries"))
 }
 
 #[cfg(test)]
@@ -94,5 +109,12 @@ mod tests {
         assert!(t.contains(3) && !t.contains(5));
         assert_eq!(t.to_vec().len(), n);
         assert_eq!(t.memory_usage() / 4 / PAGE, 3);
+        // Cleared: every entry the fill again, no page held until one is set.
+        t.clear();
+        assert_eq!(t.memory_usage() / 4 / PAGE, 0);
+        assert!(t.to_vec().iter().all(|&v| v == 7));
+        t.set(PAGE, 9);
+        assert_eq!((t.get(PAGE), t.get(PAGE + 1), t.get(0)), (9, 7, 7));
+        assert_eq!(t.memory_usage() / 4 / PAGE, 1);
     }
 }
