@@ -15,7 +15,7 @@ use super::pattern::{self, Pat, PropCache};
 use super::re::{self, Interleave, Re};
 use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, OneOf, Sch};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
-use super::{Config, PropertyOrder, MAX_SCHEMA_NESTING};
+use super::{stack_exhausted, stack_position, Config, PropertyOrder, MAX_SCHEMA_NESTING};
 use crate::automaton::determinize::StepOnDemand;
 use crate::automaton::expr::{ExprDfa, ExprSet, FastMap};
 use crate::automaton::{Budget, Dfa, DfaConfig, Walk};
@@ -119,6 +119,8 @@ pub(crate) struct Compiler<'a> {
     pub(crate) automaton_only: Option<(&'static str, String)>,
     /// Nesting of `compile_node`/`compile_flat` calls, bounded by [`MAX_SCHEMA_NESTING`].
     nesting: usize,
+    /// The stack's position when this compiler was made ([`stack_exhausted`]).
+    stack_start: usize,
     /// The work limit (`Config::max_work`): combinations of `anyOf`, `oneOf` and `$ref`
     /// multiply, and this stops them before they take seconds.
     budget: Budget,
@@ -204,6 +206,7 @@ impl<'a> Compiler<'a> {
             depth_cuts: 0,
             automaton_only: None,
             nesting: 0,
+            stack_start: stack_position(),
             budget: Budget::new(config.get_max_work(), "JSON Schema"),
             re_entries_charged: re::entries_made(),
             for_automaton: false,
@@ -276,10 +279,10 @@ impl<'a> Compiler<'a> {
     /// Runs `f` one nesting level deeper: recursion through sub-schemas is bounded here,
     /// so no schema can overflow the stack (a trap in wasm32).
     fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<Re>) -> Result<Re> {
-        if self.nesting >= MAX_SCHEMA_NESTING {
+        if self.nesting >= MAX_SCHEMA_NESTING || stack_exhausted(self.stack_start) {
             return Err(Error::new(
                 ErrorKind::UnsupportedSchema,
-                format!("sub-schemas (properties, items, $ref expansions, anyOf/oneOf) nest more than {MAX_SCHEMA_NESTING} deep"),
+                format!("sub-schemas (properties, items, $ref expansions, anyOf/oneOf, complements) nest more than {MAX_SCHEMA_NESTING} deep, or more than {} KiB of stack", super::MAX_STACK_BYTES >> 10),
             ));
         }
         self.budget.charge(STEPS_PER_NODE)?;

@@ -104,6 +104,30 @@ pub const MAX_REGEX_SIZE_LIMIT: usize = 16 << 20;
 /// this deep in one compilation; deeper is [`ErrorKind::UnsupportedSchema`].
 pub const MAX_SCHEMA_NESTING: usize = 256;
 
+/// Stack a compilation may use below where it started, checked where it nests (parsing,
+/// compiling): nesting counts alone do not bound it, as frames differ in size by path
+/// (a `not` of a `oneOf` of a recursive `$ref` nested 165 compiles deep, 12 KiB each in a
+/// test build, and overflowed a 2 MiB test thread). Release builds take less room per
+/// frame; wasm's stack is 1 MiB.
+pub(crate) const MAX_STACK_BYTES: usize = if cfg!(debug_assertions) && !cfg!(target_arch = "wasm32") {
+    1536 << 10
+} else {
+    640 << 10
+};
+
+/// Where the stack stands now (it grows down, natively as in wasm's shadow stack).
+#[inline(never)]
+pub(crate) fn stack_position() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+/// Whether more than [`MAX_STACK_BYTES`] of stack are in use since `start`
+/// ([`stack_position`] then).
+pub(crate) fn stack_exhausted(start: usize) -> bool {
+    start.saturating_sub(stack_position()) > MAX_STACK_BYTES
+}
+
 /// The whitespace allowed between JSON tokens by default: nothing, one space (`", "`,
 /// `": "`), or one newline followed by up to 12 spaces or up to 4 tabs (pretty printing,
 /// 2-space indentation to depth 6, 4-space to depth 3). Bounded, so that a model cannot

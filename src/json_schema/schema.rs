@@ -11,7 +11,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::json::{pointer_push, Json};
-use super::MAX_SCHEMA_NESTING;
+use super::{stack_exhausted, stack_position, MAX_SCHEMA_NESTING};
 use super::number::{tighter_lower, tighter_upper, Bound, Decimal};
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::error::{Error, ErrorKind, Result};
@@ -397,6 +397,12 @@ impl Draft {
 }
 
 /// Base URI of a document without `$id`.
+/// Subschemas all the complements of one document may visit (each `not`, `if` and
+/// `oneOf` branch takes one; a complement parsed may hold more `not`s and `if`s): past
+/// it complements are given up (a subset taken, or none), so that a schema whose
+/// complements feed each other cannot take seconds (one took 28 s before).
+const MAX_COMPLEMENT_VISITS: usize = 50_000;
+
 const DEFAULT_BASE: &str = "https://logitmask.invalid/schema.json";
 
 /// The document: its root, draft, and where each `$id` and anchor is.
@@ -418,6 +424,11 @@ pub(crate) struct Doc<'a> {
     /// of a `not` or an `if` is a new schema, parsed in turn, and one that refers back to
     /// itself (`{"if": {"not": {"$ref": "#"}}, ...}`) would produce complements forever.
     nesting: Cell<usize>,
+    /// The stack's position when this document was made ([`stack_exhausted`]).
+    stack_start: usize,
+    /// Subschemas visited by all complements of this document
+    /// ([`MAX_COMPLEMENT_VISITS`]).
+    complement_visits: Cell<usize>,
 }
 
 impl<'a> Doc<'a> {
@@ -431,6 +442,8 @@ impl<'a> Doc<'a> {
             anchors: FastMap::default(),
             cache: FastMap::default(),
             nesting: Cell::new(0),
+            stack_start: stack_position(),
+            complement_visits: Cell::new(0),
         };
         doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
         doc.resources
@@ -666,7 +679,7 @@ impl<'a> Doc<'a> {
     /// ignored.
     pub(crate) fn parse(&self, json: &Json, ptr: &str, base: &str) -> Result<NodeRef> {
         let depth = self.nesting.get();
-        if depth >= MAX_SCHEMA_NESTING {
+        if depth >= MAX_SCHEMA_NESTING || stack_exhausted(self.stack_start) {
             return Err(Error::new(
                 ErrorKind::UnsupportedSchema,
                 format!(
@@ -1098,7 +1111,9 @@ impl<'a> Doc<'a> {
         const MAX_WORK: usize = 4096;
         const MAX_ALTERNATIVES: usize = 4;
         work.visited += 1;
-        if depth > MAX_DEPTH || work.visited > MAX_WORK {
+        let total = self.complement_visits.get() + 1;
+        self.complement_visits.set(total);
+        if depth > MAX_DEPTH || work.visited > MAX_WORK || total > MAX_COMPLEMENT_VISITS {
             return work.lose(exact);
         }
         let members = match schema {
