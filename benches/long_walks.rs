@@ -10,7 +10,7 @@
 //! many times its caches were cleared to stay within `IndexConfig::cache_bytes`.
 //!
 //! ```text
-//! cargo bench --bench long_walks -- [--tokenizer tokenizer.json] [--cache-bytes N]
+//! cargo bench --bench long_walks -- [--tokenizer tokenizer.json] [--cache-bytes N] [--enum-only]
 //! ```
 
 use std::sync::Arc;
@@ -109,6 +109,53 @@ impl Walker<'_> {
     }
 }
 
+/// An enum of 100,000 strings (issue 38): compile, first mask, and the masks of 200 random
+/// walks through it.
+fn large_enum(vocab: &Arc<Vocabulary>, config: &IndexConfig) {
+    let mut rng = Rng::new(5);
+    let words: Vec<String> = (0..100_000)
+        .map(|i| {
+            let len = 4 + rng.below(12);
+            let mut w: String = (0..len).map(|_| (b'a' + rng.below(26) as u8) as char).collect();
+            w.push_str(&i.to_string());
+            w
+        })
+        .collect();
+    let schema = serde_json::json!({ "type": "object", "properties": { "city": { "enum": words } }, "required": ["city"] })
+        .to_string();
+    let start = Instant::now();
+    let index = Index::from_json_schema_str(&schema, vocab, config, &json_schema::Config::new())
+        .expect("compiles");
+    let compiled = start.elapsed();
+    index.allowed_tokens(index.initial_state()).expect("row");
+    let first = start.elapsed() - compiled;
+    let mut times = Vec::new();
+    for _ in 0..200 {
+        let mut state = index.initial_state();
+        loop {
+            let t = Instant::now();
+            let row = index.allowed_tokens(state).expect("row");
+            times.push(t.elapsed());
+            let ids: Vec<u32> = row.iter().filter(|id| !index.eos_tokens().contains(*id)).collect();
+            if ids.is_empty() {
+                break;
+            }
+            state = index.next_state(state, ids[rng.below(ids.len())]).expect("step").expect("allowed");
+        }
+    }
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+    println!(
+        "enum of 100,000 strings: compile {:.1} ms, first mask {:.1} ms; {} masks p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        compiled.as_secs_f64() * 1e3,
+        first.as_secs_f64() * 1e3,
+        times.len(),
+        at(0.5),
+        at(0.99),
+        at(1.0)
+    );
+}
+
 /// How deep brackets nest in a JSON text read so far (outside strings).
 #[derive(Default)]
 struct Nesting {
@@ -161,6 +208,10 @@ fn main() {
         vocab.size(),
         config.get_cache_bytes()
     );
+    large_enum(&vocab, &config);
+    if std::env::args().any(|a| a == "--enum-only") {
+        return;
+    }
     for (name, schema) in [("recursive", GRAMMAR), ("free-form", "{}")] {
         let start = Instant::now();
         let index = Index::from_json_schema_str(schema, &vocab, &config, &json_schema::Config::new().allow_additional_properties(true))
