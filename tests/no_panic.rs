@@ -222,6 +222,13 @@ fn fuzzer_findings_stay_fixed() {
             r#"{"x-y":{"x-y":{"x-y":{"id":1,"x-y":{}}}}}"#,
             None,
         ),
+        // `minContains` without `contains` beside a `$ref` governed the target's
+        // `contains` (found in the second hour).
+        (
+            r##"{"$defs":{"A":{"contains":{"type":"array"}},"B":{"$ref":"#/$defs/A","minContains":0}},"$ref":"#/$defs/B"}"##,
+            r#"[{"id":7}]"#,
+            Some("[[]]"),
+        ),
     ] {
         let value: serde_json::Value = serde_json::from_str(schema).unwrap();
         let validator = jsonschema::validator_for(&value).unwrap();

@@ -742,6 +742,12 @@ impl<'a> Doc<'a> {
                 || self.parse_applicator(&mut s.apply, &k)?;
             unevaluated |= check_unevaluated(&k)?;
         }
+        if s.array.contains.is_empty() {
+            // Without `contains` beside them they say nothing (and must not govern a
+            // `contains` merged in from a reference or an `allOf`).
+            s.array.min_contains = None;
+            s.array.max_contains = None;
+        }
         if unevaluated {
             self.parse_unevaluated(&mut s, json, ptr, &base)?;
         }
@@ -1881,22 +1887,29 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
     m.array.items = all_of(&a.array.items, &b.array.items);
     m.array.min_items = a.array.min_items.max(b.array.min_items);
     m.array.max_items = min_opt(a.array.max_items, b.array.max_items);
+    // One pair of counts holds for every `contains` of the merged schema: where both
+    // sides have a `contains`, their counts (1 and none by default) must agree, else a
+    // side's counts would apply to the other's `contains` (`minContains: 0` beside a
+    // `$ref` whose `contains` it does not govern made that `contains` vacuous).
+    let counts = |s: &Sch| {
+        (
+            s.array.min_contains.as_ref().map_or(1, |x| x.0),
+            s.array.max_contains.as_ref().map(|x| x.0),
+        )
+    };
+    if !a.array.contains.is_empty() && !b.array.contains.is_empty() && counts(a) != counts(b) {
+        return Err(unsupported(
+            "minContains",
+            &b.ptr,
+            "two contains with different minContains/maxContains in allOf or beside $ref",
+        ));
+    }
     m.array.contains.extend(b.array.contains.iter().cloned());
     m.array.min_contains = a
         .array
         .min_contains
         .clone()
         .or_else(|| b.array.min_contains.clone());
-    if a.array.min_contains.is_some()
-        && b.array.min_contains.is_some()
-        && a.array.min_contains.as_ref().map(|x| x.0) != b.array.min_contains.as_ref().map(|x| x.0)
-    {
-        return Err(unsupported(
-            "minContains",
-            &b.ptr,
-            "two different minContains in allOf",
-        ));
-    }
     m.array.max_contains = a
         .array
         .max_contains
