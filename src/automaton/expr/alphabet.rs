@@ -55,7 +55,7 @@ impl ExprSet {
 /// kept whole when they are all in the alphabet, else intersected with it.
 fn leaf_bytes(set: &ExprSet, e: ExprId) -> &[ByteSet] {
     match *set.node(e) {
-        Node::Strings(s, _) => set.string_trie(s).byte_sets(),
+        Node::Strings(s, ..) => set.string_trie(s).byte_sets(),
         _ => &DIGIT_SETS,
     }
 }

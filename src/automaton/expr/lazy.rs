@@ -1312,7 +1312,7 @@ impl ExprDfa {
             Node::Empty => Some(Vec::new()),
             Node::Set(set) => (0..=255u8).find(|&b| set.contains(b)).map(|b| vec![b]),
             Node::Residue(_, r) => (r == 0).then(Vec::new),
-            Node::Strings(set, at) => Some(self.exprs.string_trie(set).shortest_from(at)),
+            Node::Strings(set, lo, depth) => Some(self.exprs.string_trie(set).shortest_from(lo, depth)),
             Node::Concat(..) => {
                 let mut out = Vec::new();
                 let mut cur = e;
@@ -1563,7 +1563,7 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
         let sets: &[ByteSet] = match exprs.node(e) {
             Node::Set(set) => std::slice::from_ref(set),
             Node::Residue(..) => &super::DIGIT_SETS,
-            Node::Strings(set, _) => exprs.string_trie(*set).byte_sets(),
+            Node::Strings(set, ..) => exprs.string_trie(*set).byte_sets(),
             Node::Nothing | Node::Empty => continue,
             Node::Concat(a, b) => {
                 stack.extend([*a, *b]);

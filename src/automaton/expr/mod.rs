@@ -173,9 +173,10 @@ pub(crate) enum Node {
     /// `$ref`, shared by every level and unfolded only when a derivative reaches it.
     /// Inside a template, `depth` is [`call::HOLE`]: one less than the caller's.
     Call(u32, u32),
-    /// `Strings(set, at)`: the rest of the strings of string set `set` (a trie,
-    /// `strings.rs`) from its node `at`; an `enum` of many strings.
-    Strings(u32, u32),
+    /// `Strings(set, lo, depth)`: the rest of the strings of string set `set`
+    /// (`strings.rs`) after the prefix of `depth` bytes of its string `lo` (the first
+    /// string with that prefix); an `enum` of many strings.
+    Strings(u32, u32, u32),
 }
 
 /// Each decimal digit alone: a [`Node::Residue`] steps differently on each.
@@ -472,8 +473,8 @@ impl ExprSet {
             },
             Node::Call(slot, depth) => self.call_info(*slot, *depth),
             // Every trie node leads to an end.
-            Node::Strings(set, at) => Info {
-                nullable: self.string_trie(*set).is_end(*at),
+            Node::Strings(set, lo, depth) => Info {
+                nullable: self.string_trie(*set).is_end(*lo, *depth),
                 positive: true,
                 depth: 1,
                 counted: false,
