@@ -879,9 +879,18 @@ impl<'a> Compiler<'a> {
             })
             .collect();
         let types = s.types.unwrap_or(ALL_TYPES);
-        let mut rest = s.clone();
-        rest.enums.clear();
-        rest.types = None;
+        // Everything but the values (an enum may hold 100,000 of them).
+        let mut rest = Sch {
+            ptr: s.ptr.clone(),
+            types: None,
+            enums: Vec::new(),
+            excluded: s.excluded.clone(),
+            number: s.number.clone(),
+            string: s.string.clone(),
+            array: s.array.clone(),
+            object: s.object.clone(),
+            apply: s.apply.clone(),
+        };
         let unique = rest.array.unique.take().is_some();
         // Whether the other keywords constrain anything beyond the type: then each value
         // is checked against the regex of the rest, compiled compactly. (Every keyword
@@ -915,7 +924,12 @@ impl<'a> Compiler<'a> {
         // Values with one spelling (strings, booleans, null): one trie in an automaton.
         let mut literals: Vec<String> = Vec::new();
         for v in values {
-            self.charge_entries(1 + v.to_compact().len() as u64 / 16)?;
+            // A string's size without writing it out (an enum may hold 100,000).
+            let size = match v {
+                Json::String(text) => text.len() + 2,
+                _ => v.to_compact().len(),
+            };
+            self.charge_entries(1 + size as u64 / 16)?;
             if value_types(v) & types == 0 || s.excluded.iter().any(|x| x.equals(v)) {
                 continue;
             }
