@@ -137,16 +137,18 @@ impl RowStore {
         }
         let bytes = row.expansion_bytes();
         let take = |left: usize| left.checked_sub(bytes);
-        if self
+        let taken = self
             .expansion_left
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, take)
-            .is_ok()
-            && !row.expand()
-        {
+            .is_ok();
+        if !taken {
+            return;
+        }
+        if row.expand() {
+            self.row_bytes.fetch_add(bytes, Ordering::Relaxed);
+        } else {
             // Expanded by another thread meanwhile, or no memory: give the bytes back.
             self.expansion_left.fetch_add(bytes, Ordering::Relaxed);
-        } else if row.bits().is_some() {
-            self.row_bytes.fetch_add(bytes, Ordering::Relaxed);
         }
     }
 
