@@ -123,8 +123,10 @@ fn large_enum(vocab: &Arc<Vocabulary>, config: &IndexConfig) {
         .collect();
     let schema = serde_json::json!({ "type": "object", "properties": { "city": { "enum": words } }, "required": ["city"] })
         .to_string();
-    // As an application does once per vocabulary (npm start, the worker builder).
+    // As an application does once per vocabulary (npm start, the worker builder; JS
+    // `Vocabulary.prepare()` does both).
     vocab.prepare();
+    vocab.prepare_slices();
     let start = Instant::now();
     let index = Index::from_json_schema_str(&schema, vocab, config, &json_schema::Config::new())
         .expect("compiles");

@@ -9,7 +9,11 @@
 // automaton states and cache clears, with `cacheBytes` at its default and, beside it,
 // without clears (`cacheBytes` unbounded: what a lazy index did before them).
 //
-//   node benches/wasm/long-walks.mjs [--walks N] [--tokens N]
+//   enum:      an enum of 100,000 strings (the words of benches/long_walks.rs): the time
+//              from `Index.fromJsonSchema` to the first mask filled, and the masks of 200
+//              random walks through it (`--enum-only` runs only this).
+//
+//   node benches/wasm/long-walks.mjs [--walks N] [--tokens N] [--enum-only]
 //
 // Each configuration runs in a child process of its own: wasm memory never shrinks.
 
@@ -120,11 +124,62 @@ function child(which, cacheBytes, walks, tokens) {
   };
 }
 
-if (process.argv[2] === "--child") {
+/// The enum of 100,000 strings, in a fresh process: five compiles (the first grows the
+/// module's memory), each timed from the call to its first mask filled; then 200 random
+/// walks through the last index, every mask timed.
+function enumChild() {
+  const require = createRequire(import.meta.url);
+  const lm = require(path.join(ROOT, "pkg/node/logitmask.js"));
+  const vocab = lm.Vocabulary.fromTokenizerJson(readFileSync(TOKENIZER, "utf8"));
+  vocab.prepare(); // as applications do once per vocabulary
+  const pick = rng(5);
+  const words = Array.from({ length: 100_000 }, (_, i) => {
+    let w = "";
+    for (let k = 4 + pick(12); k > 0; k--) w += String.fromCharCode(97 + pick(26));
+    return w + i;
+  });
+  const schema = JSON.stringify({ type: "object", properties: { city: { enum: words } }, required: ["city"] });
+  const mask = new lm.MaskBuffer(vocab.size);
+  const firsts = [];
+  let index;
+  for (let k = 0; k < 5; k++) {
+    index?.free();
+    const t = performance.now();
+    index = lm.Index.fromJsonSchema(schema, vocab);
+    new lm.Guide(index).fillMaskBuffer(mask);
+    firsts.push(performance.now() - t);
+  }
+  const eos = new Set(vocab.eosTokenIds);
+  const times = [];
+  for (let w = 0; w < 200; w++) {
+    const guide = new lm.Guide(index);
+    for (;;) {
+      const t = performance.now();
+      guide.fillMaskBuffer(mask);
+      times.push(performance.now() - t);
+      const ids = guide.allowedTokens().filter((id) => !eos.has(id));
+      if (ids.length === 0) break;
+      guide.advance(ids[pick(ids.length)]);
+    }
+    guide.free();
+  }
+  times.sort((a, b) => a - b);
+  const at = (q) => times[Math.floor((times.length - 1) * q)];
+  return { firsts, masks: times.length, p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+if (process.argv[2] === "--enum-child") {
+  process.stdout.write(JSON.stringify(enumChild()));
+} else if (process.argv[2] === "--child") {
   const [which, cache, walks, tokens] = process.argv.slice(3);
   const r = child(which, cache === "unbounded" ? 9e15 : cache === "default" ? null : Number(cache), Number(walks), Number(tokens));
   process.stdout.write(JSON.stringify(r));
 } else {
+  const e = JSON.parse(execFileSync(process.execPath, [fileURLToPath(import.meta.url), "--enum-child"], { maxBuffer: 1 << 24 }).toString());
+  const ms = (x) => x.toFixed(1);
+  console.log(`enum of 100,000 strings in wasm: call to first mask ${e.firsts.map(ms).join(", ")} ms (the first in a fresh module);`
+    + ` ${e.masks} masks p50 ${(e.p50 * 1000).toFixed(0)} µs, p99 ${(e.p99 * 1000).toFixed(0)} µs, max ${ms(e.max)} ms`);
+  if (process.argv.includes("--enum-only")) process.exit(0);
   const walks = arg("--walks", 300);
   const tokens = arg("--tokens", 20000);
   console.log(`long walks in wasm, Llama 3, lazy index (${walks} recursive walks, ${tokens} free-form tokens)`);

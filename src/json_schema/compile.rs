@@ -17,7 +17,7 @@ use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef,
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{stack_exhausted, stack_position, Config, PropertyOrder, MAX_SCHEMA_NESTING};
 use crate::automaton::determinize::StepOnDemand;
-use crate::automaton::expr::{ExprDfa, ExprSet, FastMap};
+use crate::automaton::expr::{ExprDfa, ExprSet, FastMap, StringsBuilder};
 use crate::automaton::{Budget, Dfa, DfaConfig, Walk};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -922,7 +922,7 @@ impl<'a> Compiler<'a> {
         };
         let mut alts = Vec::new();
         // Values with one spelling (strings, booleans, null): one trie in an automaton.
-        let mut literals: Vec<String> = Vec::new();
+        let mut literals = StringsBuilder::new();
         for v in values {
             // A string's size without writing it out (an enum may hold 100,000).
             let size = match v {
@@ -958,17 +958,15 @@ impl<'a> Compiler<'a> {
             }
             match v {
                 Json::Null | Json::Bool(_) | Json::String(_) if self.for_automaton => {
-                    literals.push(v.to_compact())
+                    literals.push_with(|out| v.write_compact(out))
                 }
                 _ => alts.push(self.literal(v)),
             }
         }
         if literals.len() >= MIN_TRIE_LITERALS {
-            literals.sort_unstable();
-            literals.dedup();
             alts.push(Re::strings(literals));
         } else {
-            alts.extend(literals.into_iter().map(Re::lit));
+            alts.extend(literals.iter().map(Re::lit));
         }
         Ok(match intersect_with {
             Some(rest) => Re::and([Re::alt(alts), rest]),

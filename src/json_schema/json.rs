@@ -7,6 +7,7 @@
 //! integers exactly, other numbers as the shortest decimal of their `f64`).
 
 use std::fmt;
+use std::rc::Rc;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -19,11 +20,17 @@ pub(crate) enum Json {
     Bool(bool),
     Number(Decimal),
     String(String),
-    Array(Vec<Json>),
+    Array(Rc<[Json]>),
     Object(Vec<(String, Json)>),
 }
 
 impl Json {
+    /// An array of `items` (arrays are shared: an `enum` of 100,000 values is cloned
+    /// into each schema that names it without copying them).
+    pub(crate) fn array(items: Vec<Json>) -> Json {
+        Json::Array(items.into())
+    }
+
     /// The member `key` of an object (the last one if the key is repeated).
     pub(crate) fn get(&self, key: &str) -> Option<&Json> {
         match self {
@@ -41,7 +48,7 @@ impl Json {
             (Json::Number(a), Json::Number(b)) => a == b,
             (Json::String(a), Json::String(b)) => a == b,
             (Json::Array(a), Json::Array(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.equals(y))
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.equals(y))
             }
             (Json::Object(a), Json::Object(b)) => {
                 a.len() == b.len()
@@ -87,7 +94,7 @@ impl Json {
         out
     }
 
-    fn write_compact(&self, out: &mut String) {
+    pub(crate) fn write_compact(&self, out: &mut String) {
         match self {
             Json::Null => out.push_str("null"),
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -213,7 +220,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
         while let Some(item) = seq.next_element()? {
             items.push(item);
         }
-        Ok(Json::Array(items))
+        Ok(Json::Array(items.into()))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut members: Vec<(String, Json)> = Vec::new();

@@ -11,8 +11,11 @@ use std::cell::Cell;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
+use std::sync::Arc;
 
-use crate::automaton::expr::{ByteSet, ExprId, ExprSet, FastMap, FastSet, Interleaving};
+use crate::automaton::expr::{
+    ByteSet, ExprId, ExprSet, FastMap, FastSet, Interleaving, StringTrie, StringsBuilder,
+};
 use crate::error::Result;
 
 /// A regular expression over bytes (regex-automata syntax, Unicode mode).
@@ -66,7 +69,7 @@ enum Kind {
     Call(u32),
     /// Exactly these strings (distinct), as one trie ([`ExprSet::strings`]): a long
     /// `enum`; automaton only.
-    Strings(Rc<[String]>),
+    Strings(Arc<StringTrie>),
 }
 
 /// The parts of an [`Interleaving`], as trees.
@@ -149,9 +152,7 @@ fn node(kind: Kind) -> Re {
             .parts()
             .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Multiples(_) | Kind::Call(_) => 16,
-        Kind::Strings(v) => v
-            .iter()
-            .fold(4u64, |a, s| a.saturating_add(2 * s.len() as u64 + 1)),
+        Kind::Strings(v) => (4 + 2 * v.byte_len() as u64).saturating_add(v.len() as u64),
     };
     let needs_automaton = match &kind {
         Kind::And(_)
@@ -351,12 +352,12 @@ impl Re {
         node(Kind::Multiples(k.max(1)))
     }
 
-    /// Exactly the literal texts `strings` (distinct), as one trie; automaton only.
-    pub(crate) fn strings(strings: Vec<String>) -> Re {
-        match strings.len() {
+    /// Exactly the literal texts of `strings`, as one trie; automaton only.
+    pub(crate) fn strings(strings: StringsBuilder) -> Re {
+        let set = strings.into_trie();
+        match set.len() {
             0 => Re::never(),
-            1 => Re::lit(strings.into_iter().next().expect("one")),
-            _ => node(Kind::Strings(strings.into())),
+            _ => node(Kind::Strings(Arc::new(set))),
         }
     }
 
@@ -589,10 +590,7 @@ impl Re {
                 set.complement(e)
             }
             Kind::Multiples(k) => set.multiples_of(*k),
-            Kind::Strings(v) => {
-                let bytes: Vec<&[u8]> = v.iter().map(|s| s.as_bytes()).collect();
-                set.strings(&bytes)
-            }
+            Kind::Strings(v) => set.string_set(v.clone()),
             Kind::Call(slot) => set.hole_call(*slot),
             Kind::Interleave(i) => {
                 let mut groups = Vec::with_capacity(i.groups.len());

@@ -47,7 +47,7 @@ pub(crate) struct Sch {
     pub(crate) ptr: String,
     pub(crate) types: Option<u8>,
     /// `enum` / `const` constraints (each must hold), with their locations.
-    pub(crate) enums: Vec<(Vec<Json>, String)>,
+    pub(crate) enums: Vec<(Rc<[Json]>, String)>,
     /// Values `not: {enum}` / `not: {const}` exclude: strings, booleans and null only,
     /// whose every spelling a complement can name (numbers have spellings no regular
     /// language can tie to a value: `1`, `1.0`, `10e-1`...).
@@ -226,13 +226,13 @@ fn sole_keyword(schema: &Json) -> Option<(&str, &Json)> {
 fn excluded_values(not: &Json) -> Option<Vec<Json>> {
     let values = match sole_keyword(not)? {
         ("enum", Json::Array(list)) => list.clone(),
-        ("const", v) => vec![v.clone()],
+        ("const", v) => vec![v.clone()].into(),
         _ => return None,
     };
     values
         .iter()
         .all(|v| matches!(v, Json::String(_) | Json::Bool(_) | Json::Null))
-        .then_some(values)
+        .then(|| values.to_vec())
 }
 
 /// The pattern of a `not` that is only a `pattern` (and annotations).
@@ -767,7 +767,7 @@ impl<'a> Doc<'a> {
                 };
                 s.enums.push((values.clone(), k.at()));
             }
-            "const" => s.enums.push((vec![value.clone()], k.at())),
+            "const" => s.enums.push((vec![value.clone()].into(), k.at())),
             "not" => {
                 // Supported when it only excludes types: `not: {"type": ...}`.
                 let excluded = match value {
@@ -826,7 +826,7 @@ impl<'a> Doc<'a> {
                 };
                 let both = |a: Json, b: Option<&Json>| match b {
                     Some(b) => {
-                        Json::Object(vec![("allOf".to_string(), Json::Array(vec![a, b.clone()]))])
+                        Json::Object(vec![("allOf".to_string(), Json::array(vec![a, b.clone()]))])
                     }
                     None => a,
                 };
@@ -881,8 +881,8 @@ impl<'a> Doc<'a> {
                     let absent = obj("properties", obj(p, Json::Bool(false)));
                     let present = obj(
                         "allOf",
-                        Json::Array(vec![
-                            obj("required", Json::Array(vec![Json::String(p.clone())])),
+                        Json::array(vec![
+                            obj("required", Json::array(vec![Json::String(p.clone())])),
                             then,
                         ]),
                     );
@@ -1035,7 +1035,7 @@ impl<'a> Doc<'a> {
             }
             "required" => match value {
                 Json::Array(names) => {
-                    for n in names {
+                    for n in names.iter() {
                         let Json::String(n) = n else {
                             return Err(invalid(key, ptr, "not an array of strings"));
                         };
@@ -1172,7 +1172,7 @@ impl<'a> Doc<'a> {
             Some(if names.is_empty() {
                 Json::Bool(false)
             } else {
-                obj("type", Json::Array(names))
+                obj("type", Json::array(names))
             })
         };
         // not (A and B and ...) = (not A) or (not B) or ...; a keyword left out of a
@@ -1275,17 +1275,17 @@ impl<'a> Doc<'a> {
                     let mut sides = Vec::new();
                     if let Some(then) = then {
                         let c = self.complement(then, base, depth + 1, exact, work)?;
-                        sides.push(obj("allOf", Json::Array(vec![value.clone(), c])));
+                        sides.push(obj("allOf", Json::array(vec![value.clone(), c])));
                     }
                     if let Some(otherwise) = otherwise {
                         let c = self.complement(otherwise, base, depth + 1, exact, work)?;
                         let not_if = self.complement(value, base, depth + 1, exact, work)?;
-                        sides.push(obj("allOf", Json::Array(vec![not_if, c])));
+                        sides.push(obj("allOf", Json::array(vec![not_if, c])));
                     }
                     if sides.is_empty() {
                         continue;
                     }
-                    Some(obj("anyOf", Json::Array(sides)))
+                    Some(obj("anyOf", Json::array(sides)))
                 }
                 "then" | "else" if self.draft.has_conditionals() => continue,
                 // Failing a dependency: the property present and its dependency failing.
@@ -1297,7 +1297,7 @@ impl<'a> Doc<'a> {
                         let present = typed(
                             "object",
                             "required",
-                            Json::Array(vec![Json::String(p.clone())]),
+                            Json::array(vec![Json::String(p.clone())]),
                         );
                         let failing = match dep {
                             Json::Array(names) => {
@@ -1310,14 +1310,14 @@ impl<'a> Doc<'a> {
                                     .collect::<Option<Vec<_>>>()?;
                                 match names.len() {
                                     0 => continue,
-                                    _ => obj("anyOf", Json::Array(names)),
+                                    _ => obj("anyOf", Json::array(names)),
                                 }
                             }
                             dep => self.complement(dep, base, depth + 1, exact, work)?,
                         };
                         if !matches!(failing, Json::Bool(false)) {
                             alternatives
-                                .push((3, obj("allOf", Json::Array(vec![present, failing]))));
+                                .push((3, obj("allOf", Json::array(vec![present, failing]))));
                         }
                     }
                     continue;
@@ -1326,7 +1326,7 @@ impl<'a> Doc<'a> {
                     let Json::Array(names) = value else {
                         return None;
                     };
-                    for n in names {
+                    for n in names.iter() {
                         let Json::String(n) = n else { return None };
                         // Only objects can lack a property: every other value has them all.
                         let mut missing = absent(n);
@@ -1354,7 +1354,7 @@ impl<'a> Doc<'a> {
                                     ("type".to_string(), Json::String("object".to_string())),
                                     (
                                         "required".to_string(),
-                                        Json::Array(vec![Json::String(name.clone())]),
+                                        Json::array(vec![Json::String(name.clone())]),
                                     ),
                                     ("properties".to_string(), obj(name, c)),
                                 ]),
@@ -1377,7 +1377,7 @@ impl<'a> Doc<'a> {
                         .collect::<Option<Vec<_>>>()?;
                     Some(obj(
                         if key == "allOf" { "anyOf" } else { "allOf" },
-                        Json::Array(negated),
+                        Json::array(negated),
                     ))
                 }
                 "not" => Some(value.clone()),
@@ -1461,7 +1461,7 @@ impl<'a> Doc<'a> {
                             bound("exclusiveMinimum", numbers[numbers.len() - 1]),
                         ]));
                         sides.retain(|a| !matches!(a, Json::Bool(false)));
-                        Some(obj("anyOf", Json::Array(sides)))
+                        Some(obj("anyOf", Json::array(sides)))
                     }
                 }
                 // Failing `additionalProperties: false`: an object with a key that is not
@@ -1480,7 +1480,7 @@ impl<'a> Doc<'a> {
                         _ => Vec::new(),
                     };
                     work.lossless = false;
-                    Some(typed("object", SOME_KEY_NOT_IN, Json::Array(names)))
+                    Some(typed("object", SOME_KEY_NOT_IN, Json::array(names)))
                 }
                 _ if exact => None,
                 _ => {
@@ -1504,7 +1504,7 @@ impl<'a> Doc<'a> {
         Some(match alternatives.len() {
             0 => Json::Bool(false),
             1 => alternatives.pop().expect("one"),
-            _ => obj("anyOf", Json::Array(alternatives)),
+            _ => obj("anyOf", Json::array(alternatives)),
         })
     }
 

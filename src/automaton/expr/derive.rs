@@ -63,7 +63,8 @@ impl ExprSet {
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Not(x) | Node::Repeat(x, ..) => stack.push(x),
                 Node::Residue(..) => out.extend(super::DIGIT_SETS),
-                Node::Strings(set, ..) => out.extend_from_slice(self.string_trie(set).byte_sets()),
+                // Only the bytes that follow this prefix split its classes.
+                Node::Strings(set, lo, hi, depth) => self.string_trie(set).next_bytes(lo, hi, depth, out),
                 // The template's sets: a superset of any instance's, which only
                 // refines the classes.
                 Node::Call(slot, _) => stack.push(self.template(slot)),
@@ -176,7 +177,7 @@ impl ExprSet {
                 }
                 _ => ExprId::NOTHING,
             },
-            Node::Strings(set, lo, depth) => self.derive_strings(set, lo, depth, byte),
+            Node::Strings(set, lo, hi, depth) => self.derive_strings(set, lo, hi, depth, byte),
         }
     }
 }

@@ -139,6 +139,8 @@ pub(crate) struct ExprDfa {
     /// on request (as much as their derivatives). At most [`MAX_PARTITION_BYTES`].
     partitions: FastMap<Box<[ByteSet]>, Box<[u8]>>,
     partition_bytes: usize,
+    /// A partition computed without the cache (single bytes), reused.
+    scratch_row: Vec<u8>,
     finals: Vec<bool>,
     memo: DeriveMemo,
     /// Decided non-emptiness of expressions that are not states.
@@ -256,6 +258,7 @@ impl ExprDfa {
             first_sets: Vec::new(),
             partitions: FastMap::default(),
             partition_bytes: 0,
+            scratch_row: Vec::new(),
             finals: vec![false],
             memo: FastMap::default(),
             nonempty: FastMap::default(),
@@ -709,6 +712,24 @@ impl ExprDfa {
         self.first_sets.sort_unstable();
         self.first_sets.dedup();
         let stride = self.stride;
+        // Single bytes only (a state inside an enum's trie, a keyword): each class
+        // holding one is apart, the others together. Computed directly: rarely twice
+        // the same, and cheaper than hashing the list.
+        if self.first_sets.iter().all(|set| set.len() == 1) {
+            let singles = self.first_sets.iter().fold(ByteSet::EMPTY, |a, s| a.union(s));
+            let mut other = None;
+            let row = &mut self.scratch_row;
+            row.clear();
+            row.extend(self.representatives.iter().enumerate().map(|(c, &byte)| {
+                if singles.contains(byte) {
+                    c as u8
+                } else {
+                    *other.get_or_insert(c as u8)
+                }
+            }));
+            self.shared.write(s as usize * stride, row);
+            return self.shared_known_after(s, self.first_sets.len() as u64);
+        }
         let row = match self.partitions.get(&self.first_sets[..]) {
             Some(row) => row,
             None => {
@@ -726,6 +747,11 @@ impl ExprDfa {
             }
         };
         self.shared.write(s as usize * stride, row);
+        self.shared_known_after(s, work)
+    }
+
+    /// Marks `s`'s shared classes known, charging `work` for them.
+    fn shared_known_after(&mut self, s: u32, work: u64) -> Result<(), TooLarge> {
         if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
@@ -1312,7 +1338,7 @@ impl ExprDfa {
             Node::Empty => Some(Vec::new()),
             Node::Set(set) => (0..=255u8).find(|&b| set.contains(b)).map(|b| vec![b]),
             Node::Residue(_, r) => (r == 0).then(Vec::new),
-            Node::Strings(set, lo, depth) => Some(self.exprs.string_trie(set).shortest_from(lo, depth)),
+            Node::Strings(set, lo, hi, depth) => Some(self.exprs.string_trie(set).shortest_from(lo, hi, depth)),
             Node::Concat(..) => {
                 let mut out = Vec::new();
                 let mut cur = e;

@@ -32,6 +32,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 pub use interleave::Interleaving;
 pub(crate) use lazy::ExprDfa;
+pub(crate) use strings::{StringTrie, StringsBuilder};
 
 /// A fast, non-cryptographic hasher for the arena's and the DFA's tables (ids, small
 /// nodes): SipHash's DoS resistance buys nothing here (keys are our own ids) and costs a
@@ -138,6 +139,9 @@ impl ByteSet {
     pub(crate) fn is_empty(&self) -> bool {
         self.0 == [0; 4]
     }
+    pub(crate) fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
     pub(crate) fn is_subset(&self, o: &ByteSet) -> bool {
         self.intersection(o) == *self
     }
@@ -173,10 +177,10 @@ pub(crate) enum Node {
     /// `$ref`, shared by every level and unfolded only when a derivative reaches it.
     /// Inside a template, `depth` is [`call::HOLE`]: one less than the caller's.
     Call(u32, u32),
-    /// `Strings(set, lo, depth)`: the rest of the strings of string set `set`
-    /// (`strings.rs`) after the prefix of `depth` bytes of its string `lo` (the first
-    /// string with that prefix); an `enum` of many strings.
-    Strings(u32, u32, u32),
+    /// `Strings(set, lo, hi, depth)`: the rest of the strings of string set `set`
+    /// (`strings.rs`) after the prefix of `depth` bytes that its strings `lo..hi` (in
+    /// sorted order) share; an `enum` of many strings.
+    Strings(u32, u32, u32, u32),
 }
 
 /// Each decimal digit alone: a [`Node::Residue`] steps differently on each.
@@ -473,7 +477,7 @@ impl ExprSet {
             },
             Node::Call(slot, depth) => self.call_info(*slot, *depth),
             // Every trie node leads to an end.
-            Node::Strings(set, lo, depth) => Info {
+            Node::Strings(set, lo, _, depth) => Info {
                 nullable: self.string_trie(*set).is_end(*lo, *depth),
                 positive: true,
                 depth: 1,

@@ -16,6 +16,7 @@
 use super::{ByteSet, ExprId, ExprSet, Node};
 
 /// The strings of one set, distinct and sorted, one after another.
+#[derive(PartialEq)]
 pub(crate) struct StringTrie {
     data: Vec<u8>,
     /// String `i` is `data[starts[i]..starts[i + 1]]`.
@@ -24,31 +25,87 @@ pub(crate) struct StringTrie {
     bytes: Vec<ByteSet>,
 }
 
-impl StringTrie {
-    fn new(strings: &[&[u8]]) -> StringTrie {
-        let mut sorted: Vec<&[u8]> = strings.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let mut data = Vec::with_capacity(sorted.iter().map(|s| s.len()).sum());
-        let mut starts = Vec::with_capacity(sorted.len() + 1);
+/// Strings written one after another into one buffer (no allocation per string), then
+/// sorted into a [`StringTrie`]. An enum of 100,000 strings as 100,000 `String`s cost
+/// their allocations, a sort, a copy into the trie, a second sort and their frees.
+#[derive(Default)]
+pub(crate) struct StringsBuilder {
+    data: String,
+    /// String `i` ends at `ends[i]` (and starts where `i - 1` ends).
+    ends: Vec<u32>,
+}
+
+impl StringsBuilder {
+    pub(crate) fn new() -> StringsBuilder {
+        StringsBuilder::default()
+    }
+
+    /// Appends the string `write` writes.
+    pub(crate) fn push_with(&mut self, write: impl FnOnce(&mut String)) {
+        write(&mut self.data);
+        self.ends.push(self.data.len() as u32);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The strings in the order pushed.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts
+            .zip(self.ends.iter())
+            .map(|(a, &b)| &self.data[a as usize..b as usize])
+    }
+
+    /// The set of the strings pushed: sorted, duplicates once.
+    pub(crate) fn into_trie(self) -> StringTrie {
+        let data = self.data.as_bytes();
+        let mut spans: Vec<(u32, u32)> = std::iter::once(0)
+            .chain(self.ends.iter().copied())
+            .zip(self.ends.iter().copied())
+            .collect();
+        let text = |&(a, b): &(u32, u32)| &data[a as usize..b as usize];
+        spans.sort_unstable_by(|x, y| text(x).cmp(text(y)));
+        spans.dedup_by(|x, y| text(x) == text(y));
+        let mut sorted = Vec::with_capacity(data.len());
+        let mut starts = Vec::with_capacity(spans.len() + 1);
         starts.push(0);
         let mut used = ByteSet::EMPTY;
-        for s in &sorted {
-            for &b in *s {
-                used.insert(b);
-            }
-            data.extend_from_slice(s);
-            starts.push(data.len() as u32);
+        for span in &spans {
+            let s = text(span);
+            s.iter().for_each(|&b| used.insert(b));
+            sorted.extend_from_slice(s);
+            starts.push(sorted.len() as u32);
         }
         let bytes = (0..=255u8)
             .filter(|&b| used.contains(b))
             .map(|b| ByteSet::range(b, b))
             .collect();
         StringTrie {
-            data,
+            data: sorted,
             starts,
             bytes,
         }
+    }
+}
+
+impl std::fmt::Debug for StringTrie {
+    // A set may hold 100,000 strings: its size, not its contents.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StringTrie({} strings, {} bytes)", self.len(), self.byte_len())
+    }
+}
+
+impl StringTrie {
+    /// How many distinct strings.
+    pub(crate) fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Bytes of all the strings.
+    pub(crate) fn byte_len(&self) -> usize {
+        self.data.len()
     }
 
     fn string(&self, i: u32) -> &[u8] {
@@ -73,24 +130,28 @@ impl StringTrie {
         lo
     }
 
-    /// One past the last string with the first `depth` bytes of string `lo`.
-    fn end_of(&self, lo: u32, depth: u32) -> u32 {
-        let prefix = &self.string(lo)[..depth as usize];
-        self.partition(lo, self.count(), |s| s.starts_with(prefix))
+    /// The first string in `lo..hi` (strings sharing their first `depth` bytes) longer
+    /// than `depth`: the prefix itself, if it is in the set, sorts first.
+    fn first_longer(&self, lo: u32, hi: u32, depth: u32) -> u32 {
+        if lo < hi && self.string(lo).len() == depth as usize {
+            lo + 1
+        } else {
+            lo
+        }
     }
 
-    /// The child of node `(lo, depth)` by `byte`: the first string with the prefix and
-    /// `byte` after it.
-    fn child(&self, lo: u32, depth: u32, byte: u8) -> Option<u32> {
-        let hi = self.end_of(lo, depth);
+    /// The child of node `(lo, hi, depth)` by `byte`: its range.
+    fn child(&self, lo: u32, hi: u32, depth: u32, byte: u8) -> Option<(u32, u32)> {
         let d = depth as usize;
-        // The prefix itself, if it is in the set, sorts first; the others are longer.
-        let first = if self.string(lo).len() == d { lo + 1 } else { lo };
+        let first = self.first_longer(lo, hi, depth);
         let at = self.partition(first, hi, |s| s[d] < byte);
-        (at < hi && self.string(at)[d] == byte).then_some(at)
+        if at == hi || self.string(at)[d] != byte {
+            return None;
+        }
+        Some((at, self.partition(at, hi, |s| s[d] == byte)))
     }
 
-    /// Whether the prefix of node `(lo, depth)` is in the set.
+    /// Whether the prefix of node `(lo, _, depth)` is in the set.
     pub(crate) fn is_end(&self, lo: u32, depth: u32) -> bool {
         self.string(lo).len() == depth as usize
     }
@@ -100,9 +161,21 @@ impl StringTrie {
         &self.bytes
     }
 
-    /// The shortest string from node `(lo, depth)` to an end.
-    pub(crate) fn shortest_from(&self, lo: u32, depth: u32) -> Vec<u8> {
-        let shortest = (lo..self.end_of(lo, depth))
+    /// Each byte that follows the prefix of node `(lo, hi, depth)`, alone, pushed to
+    /// `out`: one binary search per distinct byte.
+    pub(crate) fn next_bytes(&self, lo: u32, hi: u32, depth: u32, out: &mut Vec<ByteSet>) {
+        let d = depth as usize;
+        let mut i = self.first_longer(lo, hi, depth);
+        while i < hi {
+            let byte = self.string(i)[d];
+            out.push(ByteSet::range(byte, byte));
+            i = self.partition(i, hi, |s| s[d] == byte);
+        }
+    }
+
+    /// The shortest string from node `(lo, hi, depth)` to an end.
+    pub(crate) fn shortest_from(&self, lo: u32, hi: u32, depth: u32) -> Vec<u8> {
+        let shortest = (lo..hi)
             .min_by_key(|&i| self.string(i).len())
             .unwrap_or(lo);
         self.string(shortest)[depth as usize..].to_vec()
@@ -115,15 +188,24 @@ impl StringTrie {
 }
 
 impl ExprSet {
-    /// Exactly the strings of `strings` (the empty set is [`ExprId::NOTHING`]).
-    pub(crate) fn strings(&mut self, strings: &[&[u8]]) -> ExprId {
-        if strings.is_empty() {
+    /// Exactly the strings of `set` (the empty set is [`ExprId::NOTHING`]); shared, not
+    /// copied, by every automaton lowered from the same tree.
+    pub(crate) fn string_set(&mut self, set: std::sync::Arc<StringTrie>) -> ExprId {
+        if set.len() == 0 {
             return ExprId::NOTHING;
         }
         let id = self.string_sets.len() as u32;
-        self.string_sets
-            .push(std::sync::Arc::new(StringTrie::new(strings)));
-        self.intern(Node::Strings(id, 0, 0))
+        self.string_sets.push(set);
+        let count = self.string_sets[id as usize].count();
+        self.intern(Node::Strings(id, 0, count, 0))
+    }
+
+    /// Exactly the strings of `strings`.
+    #[cfg(test)]
+    pub(crate) fn strings(&mut self, strings: &[&str]) -> ExprId {
+        let mut builder = StringsBuilder::new();
+        strings.iter().for_each(|s| builder.push_with(|out| out.push_str(s)));
+        self.string_set(std::sync::Arc::new(builder.into_trie()))
     }
 
     /// The trie of string set `set`.
@@ -131,10 +213,10 @@ impl ExprSet {
         &self.string_sets[set as usize]
     }
 
-    /// The derivative of `Strings(set, lo, depth)` by `byte`.
-    pub(super) fn derive_strings(&mut self, set: u32, lo: u32, depth: u32, byte: u8) -> ExprId {
-        match self.string_sets[set as usize].child(lo, depth, byte) {
-            Some(c) => self.intern(Node::Strings(set, c, depth + 1)),
+    /// The derivative of `Strings(set, lo, hi, depth)` by `byte`.
+    pub(super) fn derive_strings(&mut self, set: u32, lo: u32, hi: u32, depth: u32, byte: u8) -> ExprId {
+        match self.string_sets[set as usize].child(lo, hi, depth, byte) {
+            Some((lo, hi)) => self.intern(Node::Strings(set, lo, hi, depth + 1)),
             None => ExprId::NOTHING,
         }
     }
@@ -150,11 +232,11 @@ mod tests {
     #[test]
     fn a_trie_of_strings_matches_exactly_them() {
         let mut set = ExprSet::new();
-        let words: [&[u8]; 5] = [b"ab", b"abc", b"b", b"abd", b"ab"];
+        let words = ["ab", "abc", "b", "abd", "ab"];
         let e = set.strings(&words);
         let trie = set.string_trie(0);
-        assert_eq!(trie.shortest_from(0, 0), b"b");
-        assert_eq!(trie.shortest_from(0, 1), b"b", "from \"a\": \"ab\"");
+        assert_eq!(trie.shortest_from(0, 4, 0), b"b");
+        assert_eq!(trie.shortest_from(0, 3, 1), b"b", "from \"a\": \"ab\"");
         let mut d = ExprDfa::new(set, e, &DfaConfig::new(), u64::MAX, "test".into()).unwrap();
         for (text, matches) in [
             ("ab", true),
@@ -180,10 +262,10 @@ mod tests {
     #[test]
     fn prefixes_and_members_match_a_plain_set() {
         let mut rng = crate::test_support::Rng::new(7);
-        let words: Vec<Vec<u8>> = (0..300)
-            .map(|_| (0..rng.below(5)).map(|_| b"abc"[rng.below(3)]).collect())
+        let words: Vec<String> = (0..300)
+            .map(|_| (0..rng.below(5)).map(|_| b"abc"[rng.below(3)] as char).collect())
             .collect();
-        let refs: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
         let mut set = ExprSet::new();
         let root = set.strings(&refs);
         let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
@@ -199,12 +281,12 @@ mod tests {
             let mut e = root;
             for &b in text {
                 e = match *set.node(e) {
-                    Node::Strings(s, lo, depth) => set.derive_strings(s, lo, depth, b),
+                    Node::Strings(s, lo, hi, depth) => set.derive_strings(s, lo, hi, depth, b),
                     _ => ExprId::NOTHING,
                 };
             }
-            let alive = words.iter().any(|w| w.starts_with(text));
-            let member = words.iter().any(|w| w == text);
+            let alive = words.iter().any(|w| w.as_bytes().starts_with(text));
+            let member = words.iter().any(|w| w.as_bytes() == text);
             assert_eq!(e != ExprId::NOTHING, alive, "{text:?}");
             assert_eq!(e != ExprId::NOTHING && set.nullable(e), member, "{text:?}");
         }
