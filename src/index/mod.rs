@@ -171,7 +171,9 @@ impl IndexConfig {
     /// their transitions and their rows; masks are exact either way. Checked between
     /// calls, so one row may use up to the determinization limit
     /// ([`determinize_size_limit`](Self::determinize_size_limit)). [`Index::cache_clears`]
-    /// counts the clears (docs/semantics.md, "Memory of a lazy index").
+    /// counts the clears (docs/semantics.md, "Memory of a lazy index"). A budget below
+    /// what one row needs (0, say) clears at every call: exact still, but every row is
+    /// computed from scratch, many times slower.
     pub fn cache_bytes(mut self, bytes: usize) -> IndexConfig {
         self.cache_bytes = bytes;
         self

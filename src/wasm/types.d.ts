@@ -42,6 +42,8 @@ export interface IndexOptions {
    * rows) may hold before they are cleared and computed again on request (default 16 MiB),
    * so that a long generation or deep recursion stays within bounded memory. State ids
    * stay valid across clears and masks stay exact; `cacheClears()` counts the clears.
+   * A budget smaller than one row's work (such as 0) clears at every call: correct, but
+   * every row is then computed from scratch, many times slower.
    */
   cacheBytes?: number;
 }
