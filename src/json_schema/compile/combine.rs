@@ -1,0 +1,396 @@
+//! Combinators: `$ref`s merged beside siblings, `anyOf` groups intersected instead of
+//! distributed, `oneOf` complements, and the proofs that `oneOf` branches are disjoint.
+
+use super::*;
+
+/// The values an enum-constrained schema allows (before other keywords), if any.
+pub(super) fn enum_values(s: &Sch) -> Option<Vec<Json>> {
+    let (first, _) = s.enums.first()?;
+    let types = s.types.unwrap_or(ALL_TYPES);
+    Some(
+        first
+            .iter()
+            .filter(|v| {
+                s.enums[1..]
+                    .iter()
+                    .all(|(l, _)| l.iter().any(|w| w.equals(v)))
+            })
+            .filter(|v| value_types(v) & types != 0)
+            .cloned()
+            .collect(),
+    )
+}
+
+pub(super) fn possible_types(s: &Sch) -> u8 {
+    let t = s.types.unwrap_or(ALL_TYPES);
+    match enum_values(s) {
+        Some(vals) => vals.iter().fold(0, |acc, v| acc | value_types(v)) & t,
+        None => t,
+    }
+}
+
+/// A value that a schema rejects by its type or number bounds or string length alone.
+pub(super) fn simply_excluded(v: &Json, s: &Sch) -> bool {
+    if value_types(v) & s.types.unwrap_or(ALL_TYPES) == 0 {
+        return true;
+    }
+    if let Some(vals) = enum_values(s) {
+        if !vals.iter().any(|w| w.equals(v)) {
+            return true;
+        }
+    }
+    match v {
+        Json::Number(d) => !in_range(d, s.number.lo.as_ref(), s.number.hi.as_ref()),
+        Json::String(x) => {
+            let n = x.chars().count() as u64;
+            n < s.string.min_len || s.string.max_len.is_some_and(|m| n > m)
+        }
+        _ => false,
+    }
+}
+
+/// The literal text every match of `pattern` starts with, when it is anchored (`^`)
+/// and has no alternation: the characters up to the first one that is not plainly
+/// literal, less the last one if a quantifier follows it. Empty where unknown.
+pub(super) fn anchored_prefix(pattern: &str) -> &str {
+    let Some(rest) = pattern.strip_prefix('^') else {
+        return "";
+    };
+    if pattern.contains('|') {
+        return "";
+    }
+    let literal = |c: char| c.is_ascii_alphanumeric() || " _-/:@#%&=,;<>'!~`\"".contains(c);
+    let mut end = 0;
+    let mut chars = rest.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if !literal(c) {
+            break;
+        }
+        match chars.peek() {
+            Some((_, '?' | '*' | '+' | '{')) => break,
+            _ => end = i + c.len_utf8(),
+        }
+    }
+    &rest[..end]
+}
+
+/// Whether no string starts with both prefixes.
+pub(super) fn prefixes_clash(a: &str, b: &str) -> bool {
+    !(a.starts_with(b) || b.starts_with(a))
+}
+
+/// Whether `s` allows no value for property `k` (declared `false`, or undeclared beside
+/// `additionalProperties: false` and no `patternProperties` that might match it): an
+/// object that has `k` is refused.
+pub(super) fn forbids(s: &Sch, k: &str) -> bool {
+    match s.object.props.iter().find(|(n, _)| n == k) {
+        Some((_, v)) => matches!(&**v, Node::Nothing),
+        None => {
+            s.object.patterns.is_empty()
+                && s.object
+                    .additional
+                    .as_ref()
+                    .is_some_and(|v| matches!(&**v, Node::Nothing))
+        }
+    }
+}
+
+pub(super) fn prop_node(s: &Sch, k: &str) -> NodeRef {
+    s.object
+        .props
+        .iter()
+        .find(|(n, _)| n == k)
+        .map(|(_, v)| v.clone())
+        .or_else(|| s.object.additional.clone())
+        .unwrap_or_else(|| std::rc::Rc::new(Node::Any))
+}
+
+impl Compiler<'_> {
+    /// Branch `b` (of the `anyOf`/`oneOf` at `at`) flattened and merged with `rest`,
+    /// with the references it followed (taken off the stack: the caller puts them back
+    /// to compile it, [`compile_with_refs`](Self::compile_with_refs)); `None` where
+    /// nothing validates.
+    pub(super) fn merged_branch(
+        &mut self,
+        rest: &Sch,
+        b: &NodeRef,
+        at: &str,
+    ) -> Result<Option<(Sch, Vec<String>)>> {
+        self.count_branch(at)?;
+        let mark = self.ref_stack.len();
+        let out = self
+            .flatten(b)
+            .and_then(|fb| fb.map(|fb| self.merge(rest, &fb)).transpose());
+        let pushed = self.ref_stack[mark..].to_vec();
+        self.ref_stack.truncate(mark);
+        Ok(out?.map(|m| (m, pushed)))
+    }
+
+    /// Compiles `m` with the references it was merged under on the stack.
+    pub(super) fn compile_with_refs(&mut self, m: Sch, refs: Vec<String>) -> Result<Re> {
+        let mark = self.ref_stack.len();
+        self.ref_stack.extend(refs);
+        let out = self.compile_flat(m);
+        self.ref_stack.truncate(mark);
+        out
+    }
+
+    /// Whether `s`'s `anyOf` groups are compiled as an intersection
+    /// ([`any_of_intersected`](Self::any_of_intersected)) rather than distributed: in an
+    /// automaton, where undeclared properties are allowed (else a part would forbid the
+    /// properties another declares), and where distributing would make more than
+    /// [`MAX_DISTRIBUTED`] alternatives at this level (each group's, and a `oneOf`'s,
+    /// branches multiply).
+    pub(super) fn intersects_any_of(&self, s: &Sch) -> bool {
+        if !self.for_automaton
+            || !self.config.allow_additional_properties
+            || s.apply.any_of.is_empty()
+        {
+            return false;
+        }
+        let groups = s.apply.any_of.iter().map(|(g, _)| g.len());
+        let one_ofs = s.apply.one_of.iter().map(|o| o.branches.len());
+        let product = groups
+            .chain(one_ofs)
+            .fold(1usize, |p, n| p.saturating_mul(n.max(1)));
+        product > MAX_DISTRIBUTED
+    }
+
+    /// `anyOf` without multiplying its groups: for each group, the union of its
+    /// branches each merged with the schema's own keywords (so a branch that
+    /// contradicts them is dropped when compiling, as distributing does), and these
+    /// unions intersected (with the `oneOf` beside them, distributed as usual, as one
+    /// more part). The groups add their branches instead of multiplying them. Each
+    /// part is a subset of its schema's texts, and a text in all of them is valid for
+    /// all: exact. A part's objects take the properties another part's branches
+    /// declare as undeclared ones, so in every part undeclared properties may come
+    /// anywhere ([`Compiler::loose_objects`]): a text writes each place's properties
+    /// in that place's order, interleaved, as the distributed merge would accept.
+    pub(super) fn any_of_intersected(&mut self, mut s: Sch) -> Result<Re> {
+        let groups = std::mem::take(&mut s.apply.any_of);
+        let saved = std::mem::replace(&mut self.loose_objects, true);
+        let out = self.intersect_groups(s, groups);
+        self.loose_objects = saved;
+        out
+    }
+
+    pub(super) fn intersect_groups(&mut self, s: Sch, groups: Vec<(Vec<NodeRef>, String)>) -> Result<Re> {
+        let mut base = s.clone();
+        base.apply.one_of.clear();
+        // Each branch merged with the schema's keywords, with the references it followed.
+        let mut merged: Vec<Vec<(Sch, Vec<String>)>> = Vec::new();
+        for (group, at) in &groups {
+            let mut alts = Vec::new();
+            for b in group {
+                alts.extend(self.merged_branch(&base, b, at)?);
+            }
+            merged.push(alts);
+        }
+        // A branch that no branch of another group can hold with is dropped, until none
+        // is: an intersection the automaton would have to search through (objects of
+        // any depth) to prove empty, where `oneOf`'s complements often leave nothing (a
+        // branch requires a property that another's complement says is absent).
+        loop {
+            let mut dropped = false;
+            for i in 0..merged.len() {
+                let mut k = 0;
+                while k < merged[i].len() {
+                    let mut holds = true;
+                    for j in 0..merged.len() {
+                        if j == i {
+                            continue;
+                        }
+                        let mut some = false;
+                        for l in 0..merged[j].len() {
+                            if !self.disjoint(&merged[i][k].0, &merged[j][l].0, 0)? {
+                                some = true;
+                                break;
+                            }
+                        }
+                        if !some {
+                            holds = false;
+                            break;
+                        }
+                    }
+                    if holds {
+                        k += 1;
+                    } else {
+                        merged[i].remove(k);
+                        dropped = true;
+                    }
+                }
+                if merged[i].is_empty() {
+                    return Ok(Re::never());
+                }
+            }
+            if !dropped {
+                break;
+            }
+        }
+        let mut parts = Vec::new();
+        if !s.apply.one_of.is_empty() {
+            parts.push(self.compile_flat(s)?);
+        }
+        for alts in merged {
+            let mut compiled = Vec::new();
+            for (m, pushed) in alts {
+                compiled.push(self.compile_with_refs(m, pushed)?);
+            }
+            let union = Re::alt(compiled);
+            if union.is_never() {
+                return Ok(union);
+            }
+            parts.push(union);
+        }
+        Ok(Re::and(parts))
+    }
+
+    /// The complement of `oneOf` branch `j` ([`OneOf::complements`]), flattened, with
+    /// the references it followed; `None` where none is known (a branch that may hold
+    /// with `j` then allows nothing).
+    pub(super) fn one_of_complement(
+        &mut self,
+        one_of: &OneOf,
+        j: usize,
+    ) -> Result<Option<(Sch, Vec<String>)>> {
+        let (json, _) = &one_of.complements[j];
+        if matches!(json, Json::Bool(false)) {
+            return Ok(None);
+        }
+        let at = pointer_push(&one_of.at, &j.to_string());
+        let Ok(node) = self.doc.parse(json, &at, &one_of.base) else {
+            return Ok(None);
+        };
+        let mark = self.ref_stack.len();
+        let flat = self.flatten(&node);
+        let pushed = self.ref_stack[mark..].to_vec();
+        self.ref_stack.truncate(mark);
+        Ok(flat?.map(|f| (f, pushed)))
+    }
+
+    /// Whether no instance can satisfy both (conservative: `false` when unsure).
+    pub(super) fn disjoint(&mut self, a: &Sch, b: &Sch, depth: usize) -> Result<bool> {
+        self.budget.charge(STEPS_PER_NODE)?;
+        self.charge_entries(entries(a) + entries(b))?;
+        let ta = possible_types(a);
+        let tb = possible_types(b);
+        if ta & tb == 0 {
+            return Ok(true);
+        }
+        if let (Some(va), Some(vb)) = (enum_values(a), enum_values(b)) {
+            if va.iter().all(|x| vb.iter().all(|y| !x.equals(y))) {
+                return Ok(true);
+            }
+        }
+        for (one, other) in [(a, b), (b, a)] {
+            if let Some(vals) = enum_values(one) {
+                // Every value of one's enum is excluded by a simple check of the other.
+                if vals.iter().all(|v| simply_excluded(v, other)) {
+                    return Ok(true);
+                }
+            }
+        }
+        let common = ta & tb;
+        let mut all = true;
+        for t in [NULL, BOOLEAN, OBJECT, ARRAY, STRING, NUMBER | INTEGER] {
+            if common & t == 0 {
+                continue;
+            }
+            let d = match t {
+                NULL | BOOLEAN => false,
+                STRING => {
+                    let lo = a.string.min_len.max(b.string.min_len);
+                    let hi = match (a.string.max_len, b.string.max_len) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    };
+                    hi.is_some_and(|h| h < lo)
+                        || a.string.patterns.iter().any(|(pa, _)| {
+                            b.string.patterns.iter().any(|(pb, _)| {
+                                prefixes_clash(anchored_prefix(pa), anchored_prefix(pb))
+                            })
+                        })
+                }
+                ARRAY => {
+                    let lo = a.array.min_items.max(b.array.min_items);
+                    let hi = match (a.array.max_items, b.array.max_items) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    };
+                    hi.is_some_and(|h| h < lo)
+                }
+                OBJECT => {
+                    let lo = a.object.min_props.max(b.object.min_props);
+                    let hi = match (a.object.max_props, b.object.max_props) {
+                        (Some(x), Some(y)) => Some(x.min(y)),
+                        (x, y) => x.or(y),
+                    };
+                    let mut d = hi.is_some_and(|h| h < lo)
+                        || a.object.required.iter().any(|k| forbids(b, k))
+                        || b.object.required.iter().any(|k| forbids(a, k));
+                    if !d && depth < 4 {
+                        for k in a
+                            .object
+                            .required
+                            .iter()
+                            .filter(|k| b.object.required.contains(k))
+                        {
+                            let pa = prop_node(a, k);
+                            let pb = prop_node(b, k);
+                            let mark = self.ref_stack.len();
+                            let fa = self.flatten(&pa);
+                            let fb = self.flatten(&pb);
+                            let res = match (fa, fb) {
+                                (Ok(Some(x)), Ok(Some(y))) => self.disjoint(&x, &y, depth + 1),
+                                (Ok(None), _) | (_, Ok(None)) => Ok(true),
+                                (Err(e), _) | (_, Err(e)) => Err(e),
+                            };
+                            self.ref_stack.truncate(mark);
+                            if res? {
+                                d = true;
+                                break;
+                            }
+                        }
+                    }
+                    d
+                }
+                _ => {
+                    let lo = number::tighter_lower(a.number.lo.clone(), b.number.lo.clone());
+                    let hi = number::tighter_upper(a.number.hi.clone(), b.number.hi.clone());
+                    number::range_is_empty(lo.as_ref(), hi.as_ref())
+                }
+            };
+            if !d {
+                all = false;
+                break;
+            }
+        }
+        Ok(all)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{anchored_prefix, prefixes_clash};
+
+    /// Only what every match must start with: anchored, no alternation, a quantified
+    /// last character left out.
+    #[test]
+    fn anchored_prefixes_are_what_every_match_starts_with() {
+        assert_eq!(anchored_prefix("^mailto:"), "mailto:");
+        assert_eq!(anchored_prefix("^ab?c"), "a");
+        assert_eq!(anchored_prefix("^ab*"), "a");
+        assert_eq!(anchored_prefix("^ab{0,2}"), "a");
+        assert_eq!(anchored_prefix("^ab+"), "a");
+        assert_eq!(anchored_prefix("^x0[a-z]"), "x0");
+        assert_eq!(anchored_prefix("^a.b"), "a");
+        assert_eq!(anchored_prefix("^a\\.b"), "a");
+        assert_eq!(anchored_prefix("^x|y"), "");
+        assert_eq!(anchored_prefix("^(x|y)"), "");
+        assert_eq!(anchored_prefix("x"), "");
+        assert_eq!(anchored_prefix("^(ab)"), "");
+        assert!(prefixes_clash("x0", "y"));
+        assert!(!prefixes_clash("x", "x0"));
+        assert!(!prefixes_clash("", "y"));
+    }
+}

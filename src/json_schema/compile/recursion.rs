@@ -1,0 +1,152 @@
+//! Recursive references: which definitions reach themselves (Tarjan's strongly
+//! connected components over the document's reference graph), and the templates a
+//! lazy index calls for them instead of expanding them in place.
+
+use super::*;
+
+/// The state of [`Compiler::is_recursive`]'s search: targets numbered as found.
+#[derive(Default)]
+pub(super) struct Tarjan {
+    number: FastMap<String, usize>,
+    names: Vec<String>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    self_loop: Vec<bool>,
+    stack: Vec<usize>,
+    frames: Vec<TarjanFrame>,
+}
+
+pub(super) struct TarjanFrame {
+    node: usize,
+    edges: Rc<[String]>,
+    next: usize,
+}
+
+impl Tarjan {
+    fn open(&mut self, name: String, edges: Rc<[String]>) {
+        let id = self.names.len();
+        self.self_loop.push(edges.contains(&name));
+        self.number.insert(name.clone(), id);
+        self.names.push(name);
+        self.low.push(id);
+        self.on_stack.push(true);
+        self.stack.push(id);
+        self.frames.push(TarjanFrame {
+            node: id,
+            edges,
+            next: 0,
+        });
+    }
+}
+
+impl Compiler<'_> {
+    /// A call to `target`'s template in this context. Its body is compiled later, by
+    /// [`compile_templates`](Self::compile_templates), not here: a chain of definitions
+    /// each calling the next would otherwise nest one compile per link.
+    pub(super) fn call_to(&mut self, target: String) -> Result<Re> {
+        let key = (target, self.compact(), self.loose_objects);
+        if let Some(&slot) = self.call_slots.get(&key) {
+            return Ok(Re::call(slot));
+        }
+        let slot = self.templates.len() as u32;
+        self.call_slots.insert(key.clone(), slot);
+        self.template_contexts.push(key);
+        self.templates.push(None);
+        Ok(Re::call(slot))
+    }
+
+    /// Compiles the bodies of the templates called so far (and of those their bodies
+    /// call), each with only its target on the reference stack: every recursive
+    /// reference in it is a call too, so a body does not depend on where it was first
+    /// met, and one template serves every use and every depth. Whitespace and loose
+    /// objects are those of the context the template was called in.
+    pub(super) fn compile_templates(&mut self) -> Result<()> {
+        let mut next = 0;
+        while next < self.template_contexts.len() {
+            let (target, compact, loose) = self.template_contexts[next].clone();
+            let node = self.doc.node_at(&target)?;
+            let ws = if compact {
+                Re::empty()
+            } else {
+                self.ws.clone()
+            };
+            let saved_ws = std::mem::replace(&mut self.ws, ws);
+            let saved_loose = std::mem::replace(&mut self.loose_objects, loose);
+            let outer = std::mem::replace(&mut self.ref_stack, vec![target]);
+            let body = self.compile_node(&node);
+            self.ref_stack = outer;
+            self.ws = saved_ws;
+            self.loose_objects = saved_loose;
+            self.templates[next] = Some(body?);
+            next += 1;
+        }
+        Ok(())
+    }
+
+    /// Whether `target` reaches itself through the references under it (and under
+    /// theirs). Tarjan's strongly connected components over the document's reference
+    /// graph, iteratively (a chain of definitions must not deepen the native stack):
+    /// every target the search finishes is decided at once, and a later search stops at
+    /// decided targets (a cycle through one would have been found with it), so each
+    /// target's references are listed and walked once per compile.
+    pub(super) fn is_recursive(&mut self, target: &str) -> Result<bool> {
+        if let Some(&known) = self.recursive.get(target) {
+            return Ok(known);
+        }
+        let mut t = Tarjan::default();
+        let edges = self.refs_under(target)?;
+        t.open(target.to_string(), edges);
+        while let Some(frame) = t.frames.last_mut() {
+            let v = frame.node;
+            if frame.next < frame.edges.len() {
+                let w = frame.edges[frame.next].clone();
+                frame.next += 1;
+                if self.recursive.contains_key(&w) {
+                    continue;
+                }
+                match t.number.get(&w) {
+                    None => {
+                        let edges = self.refs_under(&w)?;
+                        t.open(w, edges);
+                    }
+                    Some(&wi) if t.on_stack[wi] => t.low[v] = t.low[v].min(wi),
+                    Some(_) => {}
+                }
+                continue;
+            }
+            t.frames.pop();
+            if let Some(parent) = t.frames.last() {
+                t.low[parent.node] = t.low[parent.node].min(t.low[v]);
+            }
+            if t.low[v] == v {
+                let at = t.stack.iter().rposition(|&x| x == v).expect("on the stack");
+                let component: Vec<usize> = t.stack.drain(at..).collect();
+                let cyclic = component.len() > 1 || t.self_loop[v];
+                for x in component {
+                    t.on_stack[x] = false;
+                    self.recursive.insert(t.names[x].clone(), cyclic);
+                }
+            }
+        }
+        Ok(self.recursive[target])
+    }
+
+    pub(super) fn refs_under(&mut self, target: &str) -> Result<Rc<[String]>> {
+        if let Some(r) = self.ref_edges.get(target) {
+            return Ok(r.clone());
+        }
+        let mut visited = 0u64;
+        let refs: Rc<[String]> = self.doc.refs_under(target, &mut || visited += 1).into();
+        self.budget
+            .charge(visited.saturating_mul(STEPS_PER_ENTRY))?;
+        self.ref_edges.insert(target.to_string(), refs.clone());
+        Ok(refs)
+    }
+
+    /// Whether following a reference to `target` once more recurses deeper than
+    /// `max_recursion_depth`: nothing more can be written there.
+    pub(super) fn too_deep(&self, target: &str) -> bool {
+        self.ref_stack.iter().filter(|t| *t == target).count()
+            > self.config.get_max_recursion_depth()
+    }
+}
