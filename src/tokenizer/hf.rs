@@ -387,88 +387,17 @@ fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()
             // Hugging Face's ByteLevel decoder joins all tokens into one string.
             *fused = true;
         }
-        "Metaspace" => {
-            let replacement = opt_str(d, "replacement", "Metaspace")?.unwrap_or("\u{2581}");
-            if replacement.chars().count() != 1 {
-                return Err(invalid(
-                    FORMAT,
-                    format!("Metaspace replacement {replacement:?} is not one character"),
-                ));
-            }
-            steps.push(Step::Replace {
-                from: replacement.as_bytes().to_vec(),
-                to: b" ".to_vec(),
-            });
-        }
-        "Replace" => {
-            let pattern = d
-                .get("pattern")
-                .ok_or_else(|| invalid(FORMAT, "a Replace decoder without a pattern"))?;
-            let from = match (
-                pattern.get("String").and_then(Value::as_str),
-                pattern.get("Regex"),
-            ) {
-                (Some(s), _) => s,
-                (None, Some(_)) => {
-                    return Err(unsupported("a Replace decoder with a regex pattern"))
-                }
-                (None, None) => {
-                    return Err(invalid(
-                        FORMAT,
-                        format!(
-                            "Replace decoder pattern {} is not {{\"String\": ...}}",
-                            short(pattern)
-                        ),
-                    ))
-                }
-            };
-            if from.is_empty() {
-                return Err(invalid(FORMAT, "a Replace decoder with an empty pattern"));
-            }
-            let to = opt_str(d, "content", "Replace")?
-                .ok_or_else(|| invalid(FORMAT, "a Replace decoder without a \"content\" string"))?;
-            steps.push(Step::Replace {
-                from: from.as_bytes().to_vec(),
-                to: to.as_bytes().to_vec(),
-            });
-        }
+        "Metaspace" => steps.push(metaspace_step(d)?),
+        "Replace" => steps.push(replace_step(d)?),
         "ByteFallback" => steps.push(Step::ByteFallback),
         "Fuse" => *fused = true,
         "Strip" => {
-            let content = opt_str(d, "content", "Strip")?.unwrap_or(" ");
-            if content.chars().count() != 1 {
-                return Err(invalid(
-                    FORMAT,
-                    format!("Strip content {content:?} is not one character"),
-                ));
-            }
-            let start = opt_u64(d, "start", "Strip")?.unwrap_or(0);
-            let stop = opt_u64(d, "stop", "Strip")?.unwrap_or(0);
-            if !*fused && (start > 0 || stop > 0) {
-                steps.push(Step::Strip {
-                    content: content.as_bytes().to_vec(),
-                    start,
-                    stop,
-                });
+            // After a fusing step the text is one string: nothing is stripped per token.
+            if let Some(step) = strip_step(d)?.filter(|_| !*fused) {
+                steps.push(step);
             }
         }
-        "WordPiece" => {
-            let prefix = opt_str(d, "prefix", "WordPiece")?.unwrap_or("##");
-            let cleanup = match d.get("cleanup") {
-                None | Some(Value::Null) => true,
-                Some(Value::Bool(b)) => *b,
-                Some(other) => {
-                    return Err(invalid(
-                        FORMAT,
-                        format!("WordPiece cleanup {} is not a boolean", short(other)),
-                    ))
-                }
-            };
-            steps.push(Step::WordPiece {
-                prefix: prefix.as_bytes().to_vec(),
-                cleanup,
-            });
-        }
+        "WordPiece" => steps.push(word_piece_step(d)?),
         "BPEDecoder" => {
             let suffix = opt_str(d, "suffix", "BPEDecoder")?.unwrap_or("</w>");
             if !suffix.is_empty() {
@@ -486,6 +415,90 @@ fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()
         other => return Err(unsupported(format!("decoder type '{other}'"))),
     }
     Ok(())
+}
+
+/// A `Metaspace` decoder: its replacement character back to a space.
+fn metaspace_step(d: &Value) -> Result<Step> {
+    let replacement = opt_str(d, "replacement", "Metaspace")?.unwrap_or("\u{2581}");
+    if replacement.chars().count() != 1 {
+        return Err(invalid(
+            FORMAT,
+            format!("Metaspace replacement {replacement:?} is not one character"),
+        ));
+    }
+    Ok(Step::Replace {
+        from: replacement.as_bytes().to_vec(),
+        to: b" ".to_vec(),
+    })
+}
+
+/// A `Replace` decoder of a string pattern (a regex pattern is unsupported).
+fn replace_step(d: &Value) -> Result<Step> {
+    let pattern = d
+        .get("pattern")
+        .ok_or_else(|| invalid(FORMAT, "a Replace decoder without a pattern"))?;
+    let from = match (
+        pattern.get("String").and_then(Value::as_str),
+        pattern.get("Regex"),
+    ) {
+        (Some(s), _) => s,
+        (None, Some(_)) => return Err(unsupported("a Replace decoder with a regex pattern")),
+        (None, None) => {
+            return Err(invalid(
+                FORMAT,
+                format!(
+                    "Replace decoder pattern {} is not {{\"String\": ...}}",
+                    short(pattern)
+                ),
+            ))
+        }
+    };
+    if from.is_empty() {
+        return Err(invalid(FORMAT, "a Replace decoder with an empty pattern"));
+    }
+    let to = opt_str(d, "content", "Replace")?
+        .ok_or_else(|| invalid(FORMAT, "a Replace decoder without a \"content\" string"))?;
+    Ok(Step::Replace {
+        from: from.as_bytes().to_vec(),
+        to: to.as_bytes().to_vec(),
+    })
+}
+
+/// A `Strip` decoder, checked; `None` where it strips nothing.
+fn strip_step(d: &Value) -> Result<Option<Step>> {
+    let content = opt_str(d, "content", "Strip")?.unwrap_or(" ");
+    if content.chars().count() != 1 {
+        return Err(invalid(
+            FORMAT,
+            format!("Strip content {content:?} is not one character"),
+        ));
+    }
+    let start = opt_u64(d, "start", "Strip")?.unwrap_or(0);
+    let stop = opt_u64(d, "stop", "Strip")?.unwrap_or(0);
+    Ok((start > 0 || stop > 0).then(|| Step::Strip {
+        content: content.as_bytes().to_vec(),
+        start,
+        stop,
+    }))
+}
+
+/// A `WordPiece` decoder: its continuation prefix and whether it cleans up spaces.
+fn word_piece_step(d: &Value) -> Result<Step> {
+    let prefix = opt_str(d, "prefix", "WordPiece")?.unwrap_or("##");
+    let cleanup = match d.get("cleanup") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err(invalid(
+                FORMAT,
+                format!("WordPiece cleanup {} is not a boolean", short(other)),
+            ))
+        }
+    };
+    Ok(Step::WordPiece {
+        prefix: prefix.as_bytes().to_vec(),
+        cleanup,
+    })
 }
 
 fn opt_str<'v>(d: &'v Value, key: &str, decoder: &str) -> Result<Option<&'v str>> {
