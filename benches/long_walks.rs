@@ -48,7 +48,11 @@ fn args() -> Args {
         match arg.as_str() {
             "--tokenizer" => a.tokenizer = it.next().expect("--tokenizer FILE"),
             "--cache-bytes" => {
-                a.cache_bytes = Some(it.next().and_then(|n| n.parse().ok()).expect("--cache-bytes N"));
+                a.cache_bytes = Some(
+                    it.next()
+                        .and_then(|n| n.parse().ok())
+                        .expect("--cache-bytes N"),
+                );
             }
             "--bench" => bench = true,
             _ => {}
@@ -92,8 +96,16 @@ impl Walker<'_> {
             return Ok(None);
         }
         let wanted: Vec<u32> = match lean {
-            Lean::Open => ids.iter().copied().filter(|&t| self.openers[t as usize]).collect(),
-            Lean::Close => ids.iter().copied().filter(|&t| self.closers[t as usize]).collect(),
+            Lean::Open => ids
+                .iter()
+                .copied()
+                .filter(|&t| self.openers[t as usize])
+                .collect(),
+            Lean::Close => ids
+                .iter()
+                .copied()
+                .filter(|&t| self.closers[t as usize])
+                .collect(),
             Lean::Any => Vec::new(),
         };
         let pool = if wanted.is_empty() { &ids } else { &wanted };
@@ -103,7 +115,12 @@ impl Walker<'_> {
         let memory = self.index.memory_usage();
         self.peak = self.peak.max(memory);
         if self.steps % 1000 == 0 {
-            self.samples.push((self.steps, memory, self.index.dfa_state_count(), self.index.cache_clears()));
+            self.samples.push((
+                self.steps,
+                memory,
+                self.index.dfa_state_count(),
+                self.index.cache_clears(),
+            ));
         }
         Ok(Some((next, token)))
     }
@@ -116,7 +133,9 @@ fn large_enum(vocab: &Arc<Vocabulary>, config: &IndexConfig) {
     let words: Vec<String> = (0..100_000)
         .map(|i| {
             let len = 4 + rng.below(12);
-            let mut w: String = (0..len).map(|_| (b'a' + rng.below(26) as u8) as char).collect();
+            let mut w: String = (0..len)
+                .map(|_| (b'a' + rng.below(26) as u8) as char)
+                .collect();
             w.push_str(&i.to_string());
             w
         })
@@ -140,11 +159,17 @@ fn large_enum(vocab: &Arc<Vocabulary>, config: &IndexConfig) {
             let t = Instant::now();
             let row = index.allowed_tokens(state).expect("row");
             times.push(t.elapsed());
-            let ids: Vec<u32> = row.iter().filter(|id| !index.eos_tokens().contains(*id)).collect();
+            let ids: Vec<u32> = row
+                .iter()
+                .filter(|id| !index.eos_tokens().contains(*id))
+                .collect();
             if ids.is_empty() {
                 break;
             }
-            state = index.next_state(state, ids[rng.below(ids.len())]).expect("step").expect("allowed");
+            state = index
+                .next_state(state, ids[rng.below(ids.len())])
+                .expect("step")
+                .expect("allowed");
         }
     }
     times.sort();
@@ -199,10 +224,16 @@ fn main() {
     let json = std::fs::read_to_string(&a.tokenizer).expect("tokenizer.json (npm run setup)");
     let vocab = Arc::new(Vocabulary::from_tokenizer_json(&json, &LoadOptions::new()).unwrap());
     let spelled = |t: u32, any: &[u8]| {
-        vocab.token_bytes(t).is_some_and(|b| b.iter().any(|c| any.contains(c)))
+        vocab
+            .token_bytes(t)
+            .is_some_and(|b| b.iter().any(|c| any.contains(c)))
     };
-    let openers: Vec<bool> = (0..vocab.size() as u32).map(|t| spelled(t, b"{[")).collect();
-    let closers: Vec<bool> = (0..vocab.size() as u32).map(|t| spelled(t, b"}]\"")).collect();
+    let openers: Vec<bool> = (0..vocab.size() as u32)
+        .map(|t| spelled(t, b"{["))
+        .collect();
+    let closers: Vec<bool> = (0..vocab.size() as u32)
+        .map(|t| spelled(t, b"}]\""))
+        .collect();
     let mut config = IndexConfig::new();
     if let Some(bytes) = a.cache_bytes {
         config = config.cache_bytes(bytes);
@@ -218,8 +249,13 @@ fn main() {
     }
     for (name, schema) in [("recursive", GRAMMAR), ("free-form", "{}")] {
         let start = Instant::now();
-        let index = Index::from_json_schema_str(schema, &vocab, &config, &json_schema::Config::new().allow_additional_properties(true))
-            .expect("compiles");
+        let index = Index::from_json_schema_str(
+            schema,
+            &vocab,
+            &config,
+            &json_schema::Config::new().allow_additional_properties(true),
+        )
+        .expect("compiles");
         let mut w = Walker {
             index: &index,
             openers: openers.clone(),
@@ -233,7 +269,11 @@ fn main() {
         let mut deepest = 0;
         let recursive = name == "recursive";
         let mut failed = None;
-        'walks: while if recursive { walks < a.walks } else { w.steps < a.tokens } {
+        'walks: while if recursive {
+            walks < a.walks
+        } else {
+            w.steps < a.tokens
+        } {
             walks += 1;
             let mut state = index.initial_state();
             let mut lean = Lean::Open;
@@ -264,7 +304,9 @@ fn main() {
                 deepest = deepest.max(nesting.deepest);
                 // Lean open until the row offers no opening bracket, then close.
                 if recursive && lean == Lean::Open {
-                    let Ok(row) = index.allowed_tokens(state) else { continue };
+                    let Ok(row) = index.allowed_tokens(state) else {
+                        continue;
+                    };
                     if !row.iter().any(|t| w.openers[t as usize]) {
                         lean = Lean::Close;
                     }
@@ -284,7 +326,11 @@ fn main() {
             println!("{name:>10}: FAILED after {} tokens: {e}", w.steps);
         }
         for (steps, memory, states, clears) in &w.samples {
-            println!("{:>12} tokens: {:>7.1} MiB, {states} states, {clears} clears", steps, *memory as f64 / 1048576.0);
+            println!(
+                "{:>12} tokens: {:>7.1} MiB, {states} states, {clears} clears",
+                steps,
+                *memory as f64 / 1048576.0
+            );
         }
     }
 }

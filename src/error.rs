@@ -72,6 +72,11 @@ error_kinds! {
     /// A build (regex, schema, vocabulary, serialized index, lazy row) needed more work
     /// steps than its budget allows; the message names the option that raises it.
     BuildTooExpensive,
+    /// A grammar is malformed: a syntax error, an undefined or twice defined rule, a
+    /// left recursion that cannot be rewritten, a rule that matches nothing.
+    InvalidGrammar,
+    /// A grammar is well formed but uses a feature logitmask does not support.
+    UnsupportedGrammar,
 }
 
 impl fmt::Display for ErrorKind {

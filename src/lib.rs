@@ -55,6 +55,7 @@
 
 mod automaton;
 mod error;
+pub mod grammar;
 mod guide;
 mod index;
 pub mod json_schema;

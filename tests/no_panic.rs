@@ -206,7 +206,11 @@ fn fuzzer_findings_stay_fixed() {
     ] {
         let start = std::time::Instant::now();
         let outcome = compile(schema).map(|_| ());
-        assert!(start.elapsed().as_secs() < 3, "{schema}: {:?}", start.elapsed());
+        assert!(
+            start.elapsed().as_secs() < 3,
+            "{schema}: {:?}",
+            start.elapsed()
+        );
         if let Err(e) = outcome {
             assert!(e.kind() != ErrorKind::InvalidArgument, "{schema}: {e}");
         }

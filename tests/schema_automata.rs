@@ -1487,11 +1487,20 @@ fn cleared_caches_give_the_same_rows() {
         "sym":{"type":"object","properties":{"type":{"type":"string","pattern":"^SYM"},"name":{"type":"string","maxLength":3}},"required":["type","name"]},
         "seq":{"type":"object","properties":{"type":{"type":"string","pattern":"^SEQ$"},"members":{"type":"array","items":{"$ref":"#/definitions/rule"},"maxItems":3}},"required":["type","members"]}}}"##;
     let vocab = bytes_vocab();
-    for schema in [grammar, "{}", r#"{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer","multipleOf":7}}}}"#] {
+    for schema in [
+        grammar,
+        "{}",
+        r#"{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer","multipleOf":7}}}}"#,
+    ] {
         let config = Config::new().allow_additional_properties(true);
         let build = |cache: usize| {
-            Index::from_json_schema_str(schema, &vocab, &IndexConfig::new().cache_bytes(cache), &config)
-                .unwrap()
+            Index::from_json_schema_str(
+                schema,
+                &vocab,
+                &IndexConfig::new().cache_bytes(cache),
+                &config,
+            )
+            .unwrap()
         };
         let (plain, cleared) = (build(usize::MAX), build(0));
         let mut rng = Rng::new(38);
@@ -1517,7 +1526,11 @@ fn cleared_caches_give_the_same_rows() {
                     .copied()
                     .filter(|&t| b"\"{}[],:0123456789SEQYM".contains(&(t as u8)))
                     .collect();
-                let pool = if !structural.is_empty() && rng.chance(3, 4) { &structural } else { &text };
+                let pool = if !structural.is_empty() && rng.chance(3, 4) {
+                    &structural
+                } else {
+                    &text
+                };
                 let t = pool[rng.below(pool.len())];
                 a = plain.next_state(a, t).unwrap().unwrap();
                 b = cleared.next_state(b, t).unwrap().unwrap();
@@ -1527,6 +1540,10 @@ fn cleared_caches_give_the_same_rows() {
             }
         }
         assert_eq!(plain.cache_clears(), 0);
-        assert!(cleared.cache_clears() > 10, "{schema}: {} clears", cleared.cache_clears());
+        assert!(
+            cleared.cache_clears() > 10,
+            "{schema}: {} clears",
+            cleared.cache_clears()
+        );
     }
 }

@@ -360,6 +360,35 @@ impl Index {
         Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config, 0)
     }
 
+    /// An index for a grammar (`grammar::Syntax::Gbnf`: llama.cpp's GBNF, `root` the
+    /// start rule), compiled to the same lazy automata as regexes and schemas
+    /// (docs/grammars.md). Rules that reach themselves nest at most
+    /// `grammar_config.max_recursion_depth()` deep.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use logitmask::{grammar, Index, IndexConfig, Vocabulary};
+    /// let vocab = Arc::new(Vocabulary::new([Some("("), Some(")"), Some("()"), Some("x")], &[])?);
+    /// let gbnf = "root ::= item+\nitem ::= \"x\" | \"(\" item* \")\"";
+    /// let index = Index::from_grammar(gbnf, grammar::Syntax::Gbnf, &vocab, &IndexConfig::new(), &grammar::Config::new())?;
+    /// let s = index.next_state(index.initial_state(), 0)?.unwrap(); // "("
+    /// assert_eq!(index.allowed_tokens(s)?.to_vec(), [0, 1, 2, 3]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// Errors: [`ErrorKind::InvalidGrammar`] (with the line and column),
+    /// [`ErrorKind::UnsupportedGrammar`], and those of [`Index::from_expr`].
+    pub fn from_grammar(
+        text: &str,
+        syntax: crate::grammar::Syntax,
+        vocab: &Arc<Vocabulary>,
+        config: &IndexConfig,
+        grammar_config: &crate::grammar::Config,
+    ) -> Result<Index> {
+        let (exprs, root) = crate::grammar::compile(text, syntax, grammar_config)?;
+        Index::from_expr(exprs, root, vocab, config)
+    }
+
     fn from_schema_automaton(
         mut a: json_schema::SchemaAutomaton,
         vocab: &Arc<Vocabulary>,

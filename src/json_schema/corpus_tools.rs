@@ -131,9 +131,7 @@ fn triage() {
                 );
                 let key: String = key.chars().take(110).collect();
                 errors.entry(key).or_default().push(id.clone());
-                out.push_str(
-                    &serde_json::json!({"id": id, "error": msg, "ms": ms}).to_string(),
-                );
+                out.push_str(&serde_json::json!({"id": id, "error": msg, "ms": ms}).to_string());
                 out.push('\n');
                 continue;
             }
@@ -151,7 +149,12 @@ fn triage() {
         out.push_str(&serde_json::json!({"id": id, "pass": passed, "valid_refused": bad_valid, "invalid_accepted": bad_invalid, "ms": ms}).to_string());
         out.push('\n');
     }
-    print_triage(errors, slowest, &valid_refused, (schemas, pass, invalid_accepted));
+    print_triage(
+        errors,
+        slowest,
+        &valid_refused,
+        (schemas, pass, invalid_accepted),
+    );
     if let Ok(p) = std::env::var("LOGITMASK_TRIAGE_OUT") {
         std::fs::write(p, out).unwrap();
     }
@@ -223,5 +226,8 @@ fn print_triage(
         valid_refused.len(),
         valid_refused.join(" ")
     );
-    println!("schemas {schemas}, pass {pass}, compile errors {}, invalid accepted in {invalid_accepted}", errs.iter().map(|(_, v)| v.len()).sum::<usize>());
+    println!(
+        "schemas {schemas}, pass {pass}, compile errors {}, invalid accepted in {invalid_accepted}",
+        errs.iter().map(|(_, v)| v.len()).sum::<usize>()
+    );
 }

@@ -110,7 +110,8 @@ pub const MAX_SCHEMA_NESTING: usize = 256;
 /// (a `not` of a `oneOf` of a recursive `$ref` nested 165 compiles deep, 12 KiB each in a
 /// test build, and overflowed a 2 MiB test thread). Release builds take less room per
 /// frame; wasm's stack is 1 MiB.
-pub(crate) const MAX_STACK_BYTES: usize = if cfg!(debug_assertions) && !cfg!(target_arch = "wasm32") {
+pub(crate) const MAX_STACK_BYTES: usize = if cfg!(debug_assertions) && !cfg!(target_arch = "wasm32")
+{
     1536 << 10
 } else {
     640 << 10

@@ -11,8 +11,8 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use super::json::{pointer_push, Json};
-use super::{stack_exhausted, stack_position, MAX_SCHEMA_NESTING};
 use super::number::{tighter_lower, tighter_upper, Bound, Decimal};
+use super::{stack_exhausted, stack_position, MAX_SCHEMA_NESTING};
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::error::{Error, ErrorKind, Result};
 

@@ -130,6 +130,11 @@ impl ExprSet {
         }
     }
 
+    /// The least depth at which template `slot` matches some text (`u32::MAX`: none).
+    pub(crate) fn template_min_depth(&self, slot: u32) -> u32 {
+        self.template_min_depth[slot as usize]
+    }
+
     /// Whether every template only gains strings as its depth grows.
     pub(crate) fn templates_monotone(&self) -> bool {
         self.template_monotone.iter().all(|&m| m)

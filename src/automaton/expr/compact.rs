@@ -83,7 +83,11 @@ impl ExprSet {
             new_id[old] = id.0;
         }
         let renamed = |e: ExprId| (new_id[e.index()] != DROPPED).then(|| ExprId(new_id[e.index()]));
-        set.templates = self.templates.iter().map(|&t| renamed(t).expect("a root")).collect();
+        set.templates = self
+            .templates
+            .iter()
+            .map(|&t| renamed(t).expect("a root"))
+            .collect();
         for (&from, &to) in &self.unfolded {
             if let (Some(from), Some(to)) = (renamed(from), renamed(to)) {
                 set.unfolded.insert(from, to);
@@ -108,7 +112,12 @@ impl ExprSet {
         let mut keep = vec![false; self.nodes.len()];
         let mut spec_seen = vec![false; self.interleaves.len()];
         let mut specs = 0;
-        let constants = [ExprId::NOTHING, ExprId::EMPTY, ExprId::ANY_BYTE, ExprId::ANY];
+        let constants = [
+            ExprId::NOTHING,
+            ExprId::EMPTY,
+            ExprId::ANY_BYTE,
+            ExprId::ANY,
+        ];
         let mut stack: Vec<ExprId> = (constants.iter().chain(roots).chain(&self.templates))
             .copied()
             .collect();

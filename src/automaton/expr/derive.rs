@@ -64,7 +64,9 @@ impl ExprSet {
                 Node::Not(x) | Node::Repeat(x, ..) => stack.push(x),
                 Node::Residue(..) => out.extend(super::DIGIT_SETS),
                 // Only the bytes that follow this prefix split its classes.
-                Node::Strings(set, lo, hi, depth) => self.string_trie(set).next_bytes(lo, hi, depth, out),
+                Node::Strings(set, lo, hi, depth) => {
+                    self.string_trie(set).next_bytes(lo, hi, depth, out)
+                }
                 // The template's sets: a superset of any instance's, which only
                 // refines the classes.
                 Node::Call(slot, _) => stack.push(self.template(slot)),

@@ -526,7 +526,10 @@ impl ExprDfa {
         // holding one is apart, the others together. Computed directly: rarely twice
         // the same, and cheaper than hashing the list.
         if self.first_sets.iter().all(|set| set.len() == 1) {
-            let singles = self.first_sets.iter().fold(ByteSet::EMPTY, |a, s| a.union(s));
+            let singles = self
+                .first_sets
+                .iter()
+                .fold(ByteSet::EMPTY, |a, s| a.union(s));
             let mut other = None;
             let row = &mut self.scratch_row;
             row.clear();

@@ -93,7 +93,12 @@ impl StringsBuilder {
 impl std::fmt::Debug for StringTrie {
     // A set may hold 100,000 strings: its size, not its contents.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "StringTrie({} strings, {} bytes)", self.len(), self.byte_len())
+        write!(
+            f,
+            "StringTrie({} strings, {} bytes)",
+            self.len(),
+            self.byte_len()
+        )
     }
 }
 
@@ -175,9 +180,7 @@ impl StringTrie {
 
     /// The shortest string from node `(lo, hi, depth)` to an end.
     pub(crate) fn shortest_from(&self, lo: u32, hi: u32, depth: u32) -> Vec<u8> {
-        let shortest = (lo..hi)
-            .min_by_key(|&i| self.string(i).len())
-            .unwrap_or(lo);
+        let shortest = (lo..hi).min_by_key(|&i| self.string(i).len()).unwrap_or(lo);
         self.string(shortest)[depth as usize..].to_vec()
     }
 
@@ -204,7 +207,9 @@ impl ExprSet {
     #[cfg(test)]
     pub(crate) fn strings(&mut self, strings: &[&str]) -> ExprId {
         let mut builder = StringsBuilder::new();
-        strings.iter().for_each(|s| builder.push_with(|out| out.push_str(s)));
+        strings
+            .iter()
+            .for_each(|s| builder.push_with(|out| out.push_str(s)));
         self.string_set(std::sync::Arc::new(builder.into_trie()))
     }
 
@@ -214,7 +219,14 @@ impl ExprSet {
     }
 
     /// The derivative of `Strings(set, lo, hi, depth)` by `byte`.
-    pub(super) fn derive_strings(&mut self, set: u32, lo: u32, hi: u32, depth: u32, byte: u8) -> ExprId {
+    pub(super) fn derive_strings(
+        &mut self,
+        set: u32,
+        lo: u32,
+        hi: u32,
+        depth: u32,
+        byte: u8,
+    ) -> ExprId {
         match self.string_sets[set as usize].child(lo, hi, depth, byte) {
             Some((lo, hi)) => self.intern(Node::Strings(set, lo, hi, depth + 1)),
             None => ExprId::NOTHING,
@@ -263,7 +275,11 @@ mod tests {
     fn prefixes_and_members_match_a_plain_set() {
         let mut rng = crate::test_support::Rng::new(7);
         let words: Vec<String> = (0..300)
-            .map(|_| (0..rng.below(5)).map(|_| b"abc"[rng.below(3)] as char).collect())
+            .map(|_| {
+                (0..rng.below(5))
+                    .map(|_| b"abc"[rng.below(3)] as char)
+                    .collect()
+            })
             .collect();
         let refs: Vec<&str> = words.iter().map(String::as_str).collect();
         let mut set = ExprSet::new();

@@ -174,7 +174,11 @@ impl Compiler<'_> {
         out
     }
 
-    pub(super) fn intersect_groups(&mut self, s: Sch, groups: Vec<(Vec<NodeRef>, String)>) -> Result<Re> {
+    pub(super) fn intersect_groups(
+        &mut self,
+        s: Sch,
+        groups: Vec<(Vec<NodeRef>, String)>,
+    ) -> Result<Re> {
         let mut base = s.clone();
         base.apply.one_of.clear();
         // Each branch merged with the schema's keywords, with the references it followed.

@@ -617,7 +617,6 @@ impl<'a> Compiler<'a> {
         }
         root.deepest_mark(&marks)
     }
-
 }
 
 fn clamp32(v: u64) -> u32 {

@@ -765,7 +765,12 @@ impl Compiler<'_> {
     /// match one name (most key patterns are disjoint: `^x-`, `^[0-9]+$`), so only
     /// those are written, and a pattern disjoint from one in the set needs no
     /// complement beside it.
-    pub(super) fn pattern_members(&mut self, s: &Sch, undeclared: Re, extra_value: Re) -> Result<Option<Re>> {
+    pub(super) fn pattern_members(
+        &mut self,
+        s: &Sch,
+        undeclared: Re,
+        extra_value: Re,
+    ) -> Result<Option<Re>> {
         const MAX_PATTERNS: usize = 24;
         const MAX_CELLS: usize = 64;
         let patterns = &s.object.patterns;

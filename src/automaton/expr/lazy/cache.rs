@@ -47,7 +47,9 @@ impl ExprDfa {
         }
         self.clear_caches();
         let kept = self.working_bytes();
-        self.clear_at = self.cache_bytes.max(kept.saturating_add(self.cache_bytes / 2));
+        self.clear_at = self
+            .cache_bytes
+            .max(kept.saturating_add(self.cache_bytes / 2));
         true
     }
 
@@ -64,7 +66,10 @@ impl ExprDfa {
         let kept_states: Vec<u32> = (0..self.states.len() as u32)
             .filter(|&s| kept[s as usize] && self.states[s as usize] != EVICTED)
             .collect();
-        let mut roots: Vec<ExprId> = kept_states.iter().map(|&s| self.states[s as usize]).collect();
+        let mut roots: Vec<ExprId> = kept_states
+            .iter()
+            .map(|&s| self.states[s as usize])
+            .collect();
         let n = roots.len();
         roots.extend(self.string_bodies.drain());
         self.exprs.compact(&mut roots);

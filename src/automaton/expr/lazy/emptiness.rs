@@ -181,7 +181,12 @@ impl ExprDfa {
     /// first level non-empty decides every deeper one, and a shallow level is cheap to
     /// decide (its calls stop soon), where deciding a deep one first would search
     /// through every level below it.
-    pub(super) fn call_nonempty(&mut self, e: ExprId, slot: u32, depth: u32) -> Result<bool, TooLarge> {
+    pub(super) fn call_nonempty(
+        &mut self,
+        e: ExprId,
+        slot: u32,
+        depth: u32,
+    ) -> Result<bool, TooLarge> {
         let unfold = |dfa: &mut Self, call: ExprId| -> Result<bool, TooLarge> {
             let mut work = 0;
             let unfolded = dfa.exprs.unfold_call(call, &mut work);
@@ -429,7 +434,11 @@ impl ExprDfa {
     /// parts of an intersection begin with first, then those of shorter strings (a
     /// closing bracket before another element of a free-form array: the search goes
     /// depth first, and nested values never end).
-    pub(super) fn guide_classes(&mut self, x: ExprId, fuel: &mut usize) -> Result<Vec<u8>, TooLarge> {
+    pub(super) fn guide_classes(
+        &mut self,
+        x: ExprId,
+        fuel: &mut usize,
+    ) -> Result<Vec<u8>, TooLarge> {
         let mut votes: Vec<Vote> = Vec::new();
         self.guide_votes(x, 0, fuel, &mut votes)?;
         // Voted bytes first, the longest string first: the part that needs the most
@@ -607,7 +616,9 @@ impl ExprDfa {
             Node::Empty => Some(Vec::new()),
             Node::Set(set) => (0..=255u8).find(|&b| set.contains(b)).map(|b| vec![b]),
             Node::Residue(_, r) => (r == 0).then(Vec::new),
-            Node::Strings(set, lo, hi, depth) => Some(self.exprs.string_trie(set).shortest_from(lo, hi, depth)),
+            Node::Strings(set, lo, hi, depth) => {
+                Some(self.exprs.string_trie(set).shortest_from(lo, hi, depth))
+            }
             Node::Concat(..) => self.built_concat(e, depth, fuel)?,
             Node::Or(ref alts) => {
                 let alts = alts.clone();
