@@ -21,6 +21,8 @@ mod docs;
 #[cfg(not(target_arch = "wasm32"))]
 mod fuzz_schemas;
 #[cfg(not(target_arch = "wasm32"))]
+mod grammars;
+#[cfg(not(target_arch = "wasm32"))]
 mod json_schema;
 #[cfg(not(target_arch = "wasm32"))]
 mod json_schema_e2e;

@@ -1,4 +1,5 @@
-//! An Earley recognizer over a parsed grammar: the tests' oracle, independent of the
+//! An Earley recognizer over a parsed grammar: the tests' oracle (through
+//! `test_support::GrammarOracle`), independent of the
 //! automaton (no lowering, no templates, no depth bound, no rewriting of recursion).
 //! Over code points; a text is accepted when the start rule derives it, and a prefix is
 //! viable when some item is still alive after it (every rule of the grammars tested can

@@ -21,7 +21,7 @@
 //! ```
 
 mod ast;
-mod gbnf;
+pub(crate) mod gbnf;
 mod lower;
 
 use crate::automaton::expr::{ExprId, ExprSet};
@@ -135,8 +135,7 @@ fn unsupported(pos: Pos, what: impl std::fmt::Display) -> Error {
     )
 }
 
-#[cfg(test)]
-mod earley;
+pub(crate) mod earley;
 
 #[cfg(test)]
 mod tests {
