@@ -200,25 +200,52 @@ fn the_layout_matches_the_tree() {
             );
         }
     }
-    // Every module of src/ and every file of its directories is named.
-    for entry in std::fs::read_dir(root().join("src")).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        let shown = if path.is_dir() {
-            format!("src/{name}/")
-        } else {
-            format!("src/{name}")
-        };
-        assert!(layout.contains(&shown), "the layout omits {shown}");
-        if path.is_dir() {
-            for file in std::fs::read_dir(&path).unwrap() {
-                let file = file.unwrap().file_name().into_string().unwrap();
-                if file != "mod.rs" {
-                    assert!(layout.contains(&file), "the layout omits src/{name}/{file}");
-                }
+    // The layout's entries: a line that starts in the first column opens one (its first
+    // word, e.g. `src/automaton/`), the indented lines after it continue it.
+    let mut entries: Vec<(String, String)> = Vec::new();
+    for line in layout.lines().filter(|l| !l.trim().is_empty()) {
+        if line.starts_with(char::is_whitespace) {
+            if let Some((_, text)) = entries.last_mut() {
+                text.push(' ');
+                text.push_str(line.trim());
             }
+        } else {
+            let key = line.split_whitespace().next().unwrap_or("").to_string();
+            entries.push((key, line.to_string()));
         }
     }
+    // Every .rs file under src/, at any depth, is named: `src/NAME.rs` as an entry of its
+    // own; a file in a directory by its name (and the name of every directory between)
+    // in the entry of its top directory, e.g. `expr/` and `interleave.rs` in the
+    // `src/automaton/` entry. `mod.rs` files are their directory's entry.
+    let mut missing = Vec::new();
+    for file in rust_files("src") {
+        let rel = file.strip_prefix(root()).unwrap().to_str().unwrap().replace('\\', "/");
+        let parts: Vec<&str> = rel.split('/').collect(); // ["src", ..., "x.rs"]
+        let ok = if parts.len() == 2 {
+            entries.iter().any(|(key, _)| *key == rel)
+        } else {
+            let top = format!("src/{}/", parts[1]);
+            entries.iter().any(|(key, text)| {
+                *key == top
+                    && parts[2..parts.len() - 1]
+                        .iter()
+                        .all(|dir| text.contains(&format!("{dir}/")))
+                    && (parts[parts.len() - 1] == "mod.rs"
+                        || text.contains(parts[parts.len() - 1]))
+            })
+        };
+        if !ok {
+            missing.push(rel);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "docs/development.md, \"Layout\", does not name these files: {missing:#?}\n\
+         Name each in the entry of its top directory (`src/<dir>/`), with the directories \
+         between (`expr/`) and a few words on what it holds; a file directly in src/ gets \
+         an entry of its own (`src/<name>.rs`)."
+    );
 }
 
 #[test]
