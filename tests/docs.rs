@@ -492,3 +492,70 @@ fn the_json_schema_page_names_exactly_the_json_schema_options() {
     );
 }
 
+/// `1437120` -> `1,437,120`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn the_wasm_size_is_given_once_and_is_the_built_one() {
+    // scripts/build-wasm.sh writes the size of a release build between these markers.
+    const BEGIN: &str = "<!-- wasm-size:begin -->";
+    const END: &str = "<!-- wasm-size:end -->";
+    let readme = read("README.md");
+    assert_eq!(readme.matches(BEGIN).count(), 1, "README.md has one {BEGIN}");
+    let block = readme.split(BEGIN).nth(1).unwrap().split(END).next().unwrap();
+    assert!(block.contains("KiB gzipped"), "the wasm size block: {block:?}");
+    // Nowhere else: README and docs point to the block instead of giving a size.
+    for page in std::iter::once("README.md".to_string()).chain(
+        std::fs::read_dir(root().join("docs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md"))
+            .map(|p| format!("docs/{}", p.file_name().unwrap().to_str().unwrap())),
+    ) {
+        let text = read(&page).replace(block, "");
+        assert!(
+            !text.contains("KiB gzipped") && !text.contains("KiB raw"),
+            "{page} gives a wasm size of its own: point to README.md's {BEGIN} block instead"
+        );
+    }
+    // Against the build present, when it is a release build.
+    let wasm = root().join("pkg/web/logitmask_bg.wasm");
+    let profile = std::fs::read_to_string(root().join("pkg/build-profile")).unwrap_or_default();
+    if !wasm.is_file() || profile.trim() != "wasm-release" {
+        eprintln!("no release build in pkg/: the wasm size block is not checked against one");
+        return;
+    }
+    let raw = std::fs::metadata(&wasm).unwrap().len();
+    let Ok(out) = std::process::Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(&wasm)
+        .output()
+    else {
+        eprintln!("no gzip: the wasm size block is not checked");
+        return;
+    };
+    let gz = out.stdout.len() as u64;
+    let kib = |n: u64| thousands((n as f64 / 1024.0).round() as u64);
+    let want = format!(
+        "{} KiB gzipped, {} KiB raw ({} and {} bytes)",
+        kib(gz),
+        kib(raw),
+        thousands(gz),
+        thousands(raw)
+    );
+    assert_eq!(
+        block, want,
+        "README.md's wasm size block is not the size of pkg/web/logitmask_bg.wasm: \
+         scripts/build-wasm.sh rewrites it (a release build)"
+    );
+}
