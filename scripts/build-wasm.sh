@@ -14,7 +14,7 @@ toolchain=$(cat .cache/wasm-toolchain 2>/dev/null || echo stable)
 dir=$profile; [[ $profile == dev ]] && dir=debug
 
 RUSTUP_TOOLCHAIN=$toolchain cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$profile"
-wasm=target/wasm32-unknown-unknown/$dir/logitmask.wasm
+wasm=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/$dir/logitmask.wasm
 rm -rf pkg/node pkg/web
 mkdir -p pkg/node
 wasm-bindgen "$wasm" --out-dir pkg/web --out-name logitmask --target web --weak-refs
