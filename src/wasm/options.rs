@@ -33,28 +33,42 @@ pub(super) trait JsOptions: DeserializeOwned + Default {
 pub(super) fn parse<T: JsOptions>(value: Option<JsValue>) -> JsResult<T> {
     #[cfg(debug_assertions)]
     check_structs_against_the_table();
-    let what = T::INTERFACES.join(" & ");
-    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
+    let Some(entries) = known_entries(value, T::INTERFACES)? else {
         return Ok(T::default());
     };
-    let Some(object) = as_plain_object(&value) else {
-        return Err(invalid_argument(format!("{what} must be a plain object")));
-    };
-    let entries = entries(object)?;
-    let accepted = accepted_keys(T::INTERFACES);
-    if let Some((key, _)) = entries.iter().find(|(k, _)| !accepted.contains(&k.as_str())) {
-        return Err(invalid_argument(format!(
-            "invalid {what}: unknown field `{key}`, {}",
-            expected(&accepted)
-        )));
-    }
     // Every own key goes through the struct's visitor (serde-wasm-bindgen's own struct
     // support reads the known keys only).
     let pairs = entries
         .into_iter()
         .map(|(key, value)| (key, serde_wasm_bindgen::Deserializer::from(value)));
     T::deserialize(MapDeserializer::<_, serde_wasm_bindgen::Error>::new(pairs))
-        .map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
+        .map_err(|e| invalid_argument(format!("invalid {}: {e}", T::INTERFACES.join(" & "))))
+}
+
+/// The own entries of an options object whose keys are all in the table for
+/// `interfaces`, or `None` when the options are absent (`undefined` or `null`). Not
+/// generic, so that the seven options structs share it.
+fn known_entries(
+    value: Option<JsValue>,
+    interfaces: &[&str],
+) -> JsResult<Option<Vec<(String, JsValue)>>> {
+    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
+        return Ok(None);
+    };
+    let what = || interfaces.join(" & ");
+    let Some(object) = as_plain_object(&value) else {
+        return Err(invalid_argument(format!("{} must be a plain object", what())));
+    };
+    let entries = entries(object)?;
+    let accepted = accepted_keys(interfaces);
+    if let Some((key, _)) = entries.iter().find(|(k, _)| !accepted.contains(&k.as_str())) {
+        return Err(invalid_argument(format!(
+            "invalid {}: unknown field `{key}`, {}",
+            what(),
+            expected(&accepted)
+        )));
+    }
+    Ok(Some(entries))
 }
 
 /// The keys accepted, as serde words them for an unknown field.
