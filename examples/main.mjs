@@ -22,8 +22,6 @@ export const DEFAULT_MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instru
 export const DEFAULT_SCHEMA = path.join(REPO, "examples/person.schema.json");
 /** Text tokens at most: room for pretty-printed objects (the model writes whitespace). */
 export const DEFAULT_MAX_TOKENS = 256;
-/** The default schema's compact JSON as a regex: used while Index.fromJsonSchema is missing. */
-export const FALLBACK_REGEX = String.raw`\{"name":"[^"\\\x00-\x1F]{1,24}","age":(0|[1-9][0-9]?|1[01][0-9]|120),"city":"[^"\\\x00-\x1F]{1,24}"\}`;
 
 const USAGE = `Usage: npm start -- [options]     (or: node examples/main.mjs [options])
 
@@ -72,7 +70,6 @@ export function parseCli(argv) {
   return {
     help: values.help ?? false,
     schemaFile: values.regex === undefined ? (values.schema ?? DEFAULT_SCHEMA) : undefined,
-    schemaIsDefault: values.regex === undefined && values.schema === undefined,
     regex: values.regex,
     prompt: values.prompt,
     maxTokens: values["max-tokens"] === undefined ? DEFAULT_MAX_TOKENS : int("max-tokens", values["max-tokens"], 1),
@@ -127,7 +124,7 @@ export async function loadRuntime({ modelPath = DEFAULT_MODEL, threads = os.avai
  * Builds the index for `{regex}` or `{schemaFile}` / `{schema}` (a JSON Schema object or text).
  * The vocabulary's token trie is built on first use; it is timed apart from the index.
  */
-export function buildConstraint({ regex, schemaFile, schema, schemaIsDefault = false }, vocabulary) {
+export function buildConstraint({ regex, schemaFile, schema }, vocabulary) {
   let t = performance.now();
   vocabulary.prepare(); // builds (once) the vocabulary's token trie and slices, shared by every index
   const trieMs = performance.now() - t;
@@ -147,17 +144,6 @@ export function buildConstraint({ regex, schemaFile, schema, schemaIsDefault = f
       } catch (e) {
         throw new Error(`the schema ${schemaFile ?? ""} is not JSON: ${e.message}`);
       }
-    }
-    if (typeof Index.fromJsonSchema !== "function") {
-      if (!schemaIsDefault) {
-        throw new Error("this logitmask build has no JSON Schema support yet (Index.fromJsonSchema is missing): use --regex");
-      }
-      // The default schema, spelled as a regex by hand, until JSON Schema support lands.
-      t = performance.now();
-      const index = Index.fromRegex(FALLBACK_REGEX, vocabulary);
-      const indexMs = performance.now() - t;
-      const note = "Index.fromJsonSchema is missing: a hand-written regex for the default schema is used";
-      return { kind: "schema", schema: parsed, source: schemaFile, index, states: index.stateCount(), timings: { trieMs, indexMs }, note };
     }
     t = performance.now();
     const index = Index.fromJsonSchema(typeof text === "string" ? text : JSON.stringify(text), vocabulary);
@@ -358,7 +344,6 @@ export function report(runtime, constraint, r, options) {
   const lines = [];
   lines.push(`model       ${runtime.modelName} (node-llama-cpp, CPU, ${runtime.threads} threads)`);
   lines.push(`constraint  ${constraint.kind === "schema" ? `JSON Schema ${path.relative(process.cwd(), constraint.source) || constraint.source}` : `regex ${constraint.regex}`}`);
-  if (constraint.note) lines.push(`            (${constraint.note})`);
   lines.push(`prompt      ${r.prompt}`);
   lines.push(`sampling    ${options.temperature > 0 ? `temperature ${options.temperature}, top-k ${DEFAULT_SAMPLING.topK}, top-p ${DEFAULT_SAMPLING.topP}, seed ${options.seed}` : "greedy"}; ${t.path === "fast" ? "fast path (mask as llama.cpp token bias)" : "full distribution, masked and sampled in JS"}`);
   lines.push("");

@@ -3,7 +3,8 @@
 # wasm-bindgen writes for it: pkg/web/logitmask.js (ES module with an explicit `init`, for
 # browsers and bundlers) and pkg/web/logitmask.cjs (CommonJS for Node, which reads the .wasm
 # next to it synchronously). pkg/node/logitmask.js re-exports the latter, with its types.
-# cargo -> wasm-bindgen (web and nodejs targets) -> wasm-opt -Oz.
+# cargo -> wasm-bindgen (web and nodejs targets) -> wasm-opt -Oz; a release build writes its
+# size into README.md (the one place it is given).
 # Usage: scripts/build-wasm.sh [--dev]   (--dev: debug build with the panic hook, no wasm-opt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,7 @@ toolchain=$(cat .cache/wasm-toolchain 2>/dev/null || echo stable)
 dir=$profile; [[ $profile == dev ]] && dir=debug
 
 RUSTUP_TOOLCHAIN=$toolchain cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$profile"
-wasm=target/wasm32-unknown-unknown/$dir/logitmask.wasm
+wasm=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/$dir/logitmask.wasm
 rm -rf pkg/node pkg/web
 mkdir -p pkg/node
 wasm-bindgen "$wasm" --out-dir pkg/web --out-name logitmask --target web --weak-refs
@@ -56,3 +57,25 @@ echo '{"type": "module"}' > pkg/web/package.json
 raw=$(stat -c %s pkg/web/logitmask_bg.wasm)
 gz=$(gzip -9 -c pkg/web/logitmask_bg.wasm | wc -c)
 echo "[build-wasm] $profile: logitmask_bg.wasm $raw bytes, $gz gzipped" >&2
+# The package's size is written in one place: README.md, between <!-- wasm-size:begin -->
+# and <!-- wasm-size:end -->, from a release build only (tests/docs.rs checks the block
+# against pkg/ when pkg/build-profile says it is one; a --dev build leaves README alone).
+echo "$profile" > pkg/build-profile
+if [[ $profile != dev ]]; then
+  node - "$raw" "$gz" <<'JS'
+const fs = require("node:fs");
+const [raw, gz] = process.argv.slice(2).map(Number);
+const n = (x) => String(x).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+const text = `${n(Math.round(gz / 1024))} KiB gzipped, ${n(Math.round(raw / 1024))} KiB raw (${n(gz)} and ${n(raw)} bytes)`;
+const [begin, end] = ["<!-- wasm-size:begin -->", "<!-- wasm-size:end -->"];
+const readme = fs.readFileSync("README.md", "utf8");
+const a = readme.indexOf(begin), b = readme.indexOf(end);
+if (a < 0 || b < a) {
+  console.error(`[build-wasm] README.md has no ${begin}...${end} block: size not written`);
+  process.exit(1);
+}
+const next = readme.slice(0, a + begin.length) + text + readme.slice(b);
+if (next !== readme) fs.writeFileSync("README.md", next);
+console.error(`[build-wasm] README.md: ${text}`);
+JS
+fi

@@ -9,11 +9,14 @@
 //!   `MaskBuffer`) and `regexFromJsonSchema`;
 //! * `convert.rs`: JS values to the core's types and back, errors as JS errors;
 //! * `options.rs`: the options objects, as serde structs that refuse unknown keys;
+//! * `options_table.rs`: the one list of the JS options (names, types, defaults), which
+//!   `options.rs` accepts, `types.d.ts` declares and README.md's table shows;
 //! * `types.d.ts`: the TypeScript types written by hand (options, `ErrorCode`), put at
 //!   the top of the generated `.d.ts` as they are.
 
 mod convert;
 mod options;
+mod options_table;
 
 use std::sync::Arc;
 
@@ -61,7 +64,7 @@ impl JsVocabulary {
         >,
     ) -> JsResult<JsVocabulary> {
         let eos = ids_from_js(&eos_token_ids, "eosTokenIds")?;
-        let options = options::parse::<VocabularyOptions>(options, "VocabularyOptions")?;
+        let options = options::parse::<VocabularyOptions>(options)?;
         vocabulary_from_js(tokens, &eos, options.max_work()?).map(JsVocabulary::wrap)
     }
 
@@ -74,7 +77,7 @@ impl JsVocabulary {
         >,
     ) -> JsResult<JsVocabulary> {
         let options =
-            options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+            options::parse::<TokenizerOptions>(options)?.load_options()?;
         let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
         crate::Vocabulary::from_tokenizer_json(&text, &options)
             .map(JsVocabulary::wrap)
@@ -91,7 +94,7 @@ impl JsVocabulary {
         if !ranks.is_string() {
             return Err(invalid_argument("ranks must be a string".to_string()));
         }
-        let o: TiktokenOptions = options::parse(options, "TiktokenOptions")?;
+        let o: TiktokenOptions = options::parse(options)?;
         let load = o.load_options()?;
         let ranks = loader_text(&ranks, "ranks", load.get_max_work())?;
         let special = special_tokens(&o.special_tokens)?;
@@ -116,7 +119,7 @@ impl JsVocabulary {
         }
         let bytes = bytes_from_js(&bytes, "GGUF bytes")?;
         let options =
-            options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+            options::parse::<TokenizerOptions>(options)?.load_options()?;
         crate::Vocabulary::from_gguf(&bytes, &options)
             .map(JsVocabulary::wrap)
             .map_err(js_error)
@@ -145,7 +148,7 @@ impl JsVocabulary {
                 ))
             })?;
         let mut options =
-            options::parse::<TokenizerOptions>(options, "TokenizerOptions")?.load_options()?;
+            options::parse::<TokenizerOptions>(options)?.load_options()?;
         let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
         // The one EOS rule (docs/semantics.md): the tokenizer's declared `eos_token_id`
         // joins the end markers of its tokenizer.json, as GGUF's declared ids do.
@@ -226,7 +229,7 @@ pub fn regex_from_json_schema(
     #[wasm_bindgen(unchecked_param_type = "string | object | boolean")] schema: JsValue,
     #[wasm_bindgen(unchecked_optional_param_type = "JsonSchemaOptions")] options: Option<JsValue>,
 ) -> JsResult<String> {
-    let o: JsonSchemaOptions = options::parse(options, "JsonSchemaOptions")?;
+    let o: JsonSchemaOptions = options::parse(options)?;
     crate::json_schema::regex_from_json_schema_str(&schema_text(&schema)?, &o.config()?)
         .map_err(js_error)
 }
@@ -249,7 +252,7 @@ impl JsIndex {
         #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
         let regex = pattern_from_js(&regex)?;
-        let o: IndexOptions = options::parse(options, "IndexOptions")?;
+        let o: IndexOptions = options::parse(options)?;
         let config = o.config()?;
         crate::Index::with_config(&regex, &vocabulary.inner, &config)
             .map(|i| JsIndex { inner: Arc::new(i) })
@@ -264,7 +267,7 @@ impl JsIndex {
         vocabulary: &JsVocabulary,
         #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions & JsonSchemaOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
-        let o: IndexAndSchemaOptions = options::parse(options, "options")?;
+        let o: IndexAndSchemaOptions = options::parse(options)?;
         let (index_options, schema_options) = o.split();
         crate::Index::from_json_schema_str(
             &schema_text(&schema)?,
@@ -286,7 +289,7 @@ impl JsIndex {
         #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions")] options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
         let bytes = bytes_from_js(&bytes, "the serialized index")?;
-        let config = options::parse::<IndexOptions>(options, "IndexOptions")?.config()?;
+        let config = options::parse::<IndexOptions>(options)?.config()?;
         crate::Index::from_bytes_with_config(&bytes, &vocabulary.inner, &config)
             .map(|i| JsIndex { inner: Arc::new(i) })
             .map_err(js_error)
@@ -386,7 +389,7 @@ impl JsGuide {
         index: &JsIndex,
         #[wasm_bindgen(unchecked_optional_param_type = "GuideOptions")] options: Option<JsValue>,
     ) -> JsResult<JsGuide> {
-        let config = options::parse::<GuideOptions>(options, "GuideOptions")?.config()?;
+        let config = options::parse::<GuideOptions>(options)?.config()?;
         Ok(JsGuide {
             inner: crate::Guide::with_config(index.inner.clone(), &config),
         })

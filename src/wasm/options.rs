@@ -1,6 +1,9 @@
-//! The JS options objects, as serde structs: each struct's fields are the keys it
-//! accepts (`deny_unknown_fields`: a typo is an `InvalidArgument` error naming it, never
-//! silently ignored), and its TypeScript interface is in `types.d.ts`.
+//! The JS options objects, as serde structs. The keys each accepts are those of
+//! `options_table.rs` (the one list of the JS options: names, types, defaults), checked
+//! before the struct reads the object: a typo is an `InvalidArgument` error naming it,
+//! never silently ignored. The structs deny unknown fields too, so a key of the table
+//! that a struct lacks is an error as well, and debug builds check that the two agree.
+//! The TypeScript interfaces are in `types.d.ts`.
 //!
 //! Options are optional: `undefined` or `null` means the defaults, and so does a known
 //! key whose value is `undefined`. Anything but a plain object (`{...}` or
@@ -14,29 +17,130 @@ use wasm_bindgen::JsValue;
 use super::convert::{
     as_plain_object, entries, ids_from_js, invalid_argument, size_from_js, JsResult,
 };
+use super::options_table::accepted_keys;
 use crate::json_schema::{self, PropertyOrder};
 use crate::tokenizer::LoadOptions;
 use crate::{GuideConfig, IndexConfig};
 
-/// Parses an optional options object into `T` (`T::default()` when absent); `what` names
-/// the TypeScript interface in messages.
-pub(super) fn parse<T: DeserializeOwned + Default>(
-    value: Option<JsValue>,
-    what: &str,
-) -> JsResult<T> {
-    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
+/// An options struct: the TypeScript interfaces whose keys it takes
+/// (`options_table.rs`; more than one for an intersection).
+pub(super) trait JsOptions: DeserializeOwned + Default {
+    const INTERFACES: &'static [&'static str];
+}
+
+/// Parses an optional options object into `T` (`T::default()` when absent). Keys not in
+/// the table for `T::INTERFACES` are refused with serde's wording for unknown fields.
+pub(super) fn parse<T: JsOptions>(value: Option<JsValue>) -> JsResult<T> {
+    #[cfg(debug_assertions)]
+    check_structs_against_the_table();
+    let Some(entries) = known_entries(value, T::INTERFACES)? else {
         return Ok(T::default());
     };
-    let Some(object) = as_plain_object(&value) else {
-        return Err(invalid_argument(format!("{what} must be a plain object")));
-    };
-    // Every own key goes through the struct's visitor, unknown ones included (serde-wasm-
-    // bindgen's own struct support reads the known keys only).
-    let pairs = entries(object)?
+    // Every own key goes through the struct's visitor (serde-wasm-bindgen's own struct
+    // support reads the known keys only).
+    let pairs = entries
         .into_iter()
         .map(|(key, value)| (key, serde_wasm_bindgen::Deserializer::from(value)));
     T::deserialize(MapDeserializer::<_, serde_wasm_bindgen::Error>::new(pairs))
-        .map_err(|e| invalid_argument(format!("invalid {what}: {e}")))
+        .map_err(|e| invalid_argument(format!("invalid {}: {e}", T::INTERFACES.join(" & "))))
+}
+
+/// The own entries of an options object whose keys are all in the table for
+/// `interfaces`, or `None` when the options are absent (`undefined` or `null`). Not
+/// generic, so that the seven options structs share it.
+fn known_entries(
+    value: Option<JsValue>,
+    interfaces: &[&str],
+) -> JsResult<Option<Vec<(String, JsValue)>>> {
+    let Some(value) = value.filter(|v| !v.is_undefined() && !v.is_null()) else {
+        return Ok(None);
+    };
+    let what = || interfaces.join(" & ");
+    let Some(object) = as_plain_object(&value) else {
+        return Err(invalid_argument(format!("{} must be a plain object", what())));
+    };
+    let entries = entries(object)?;
+    let accepted = accepted_keys(interfaces);
+    if let Some((key, _)) = entries.iter().find(|(k, _)| !accepted.contains(&k.as_str())) {
+        return Err(invalid_argument(format!(
+            "invalid {}: unknown field `{key}`, {}",
+            what(),
+            expected(&accepted)
+        )));
+    }
+    Ok(Some(entries))
+}
+
+/// The keys accepted, as serde words them for an unknown field.
+fn expected(keys: &[&str]) -> String {
+    let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    match quoted.as_slice() {
+        [] => "there are no fields".to_string(),
+        [one] => format!("expected {one}"),
+        [a, b] => format!("expected {a} or {b}"),
+        all => format!("expected one of {}", all.join(", ")),
+    }
+}
+
+/// Debug builds: every options struct has exactly the keys of its interfaces in the
+/// table (checked once per module, at the first options parsed).
+#[cfg(debug_assertions)]
+fn check_structs_against_the_table() {
+    fn check<T: JsOptions>() {
+        let mut fields = fields_of::<T>().to_vec();
+        let mut keys = accepted_keys(T::INTERFACES);
+        fields.sort_unstable();
+        keys.sort_unstable();
+        assert_eq!(
+            fields,
+            keys,
+            "the options struct for {:?} and options_table.rs disagree",
+            T::INTERFACES
+        );
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        check::<IndexOptions>();
+        check::<JsonSchemaOptions>();
+        check::<IndexAndSchemaOptions>();
+        check::<GuideOptions>();
+        check::<VocabularyOptions>();
+        check::<TokenizerOptions>();
+        check::<TiktokenOptions>();
+    });
+}
+
+/// The field names serde's derive gives a struct (renamed), read by asking it to
+/// deserialize from a deserializer that only records them.
+#[cfg(debug_assertions)]
+fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    use std::cell::Cell;
+
+    struct Fields<'a>(&'a Cell<&'static [&'static str]>);
+    impl<'de> de::Deserializer<'de> for Fields<'_> {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0.set(fields);
+            Err(de::Error::custom("fields recorded"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+            enum identifier ignored_any
+        }
+    }
+    let fields = Cell::new(&[][..]);
+    let _ = T::deserialize(Fields(&fields));
+    fields.get()
 }
 
 /// JS indexes are lazy unless `lazy: false`: the first mask is then ready after the
@@ -56,6 +160,10 @@ pub(super) struct IndexOptions {
     max_work: Option<f64>,
     mask_cache_bytes: Option<f64>,
     cache_bytes: Option<f64>,
+}
+
+impl JsOptions for IndexOptions {
+    const INTERFACES: &'static [&'static str] = &["IndexOptions"];
 }
 
 impl IndexOptions {
@@ -114,6 +222,10 @@ enum PropertyOrderOption {
     Any,
 }
 
+impl JsOptions for JsonSchemaOptions {
+    const INTERFACES: &'static [&'static str] = &["JsonSchemaOptions"];
+}
+
 impl JsonSchemaOptions {
     pub(super) fn config(&self) -> JsResult<json_schema::Config> {
         let mut c = json_schema::Config::new();
@@ -152,7 +264,7 @@ impl JsonSchemaOptions {
 }
 
 /// `IndexOptions & JsonSchemaOptions`: `Index.fromJsonSchema` takes both in one object.
-/// serde cannot flatten structs that deny unknown fields, so the keys are listed again;
+/// serde cannot flatten structs that deny unknown fields, so the fields are listed again;
 /// [`split`](Self::split) builds both structs field by field, so the compiler checks
 /// that none is missing.
 #[derive(Deserialize, Default)]
@@ -174,6 +286,10 @@ pub(super) struct IndexAndSchemaOptions {
     allow_additional_properties: Option<bool>,
     max_regex_size: Option<f64>,
     unknown_formats_are_errors: Option<bool>,
+}
+
+impl JsOptions for IndexAndSchemaOptions {
+    const INTERFACES: &'static [&'static str] = &["IndexOptions", "JsonSchemaOptions"];
 }
 
 impl IndexAndSchemaOptions {
@@ -228,6 +344,10 @@ pub(super) struct GuideOptions {
     max_rollback: Option<f64>,
 }
 
+impl JsOptions for GuideOptions {
+    const INTERFACES: &'static [&'static str] = &["GuideOptions"];
+}
+
 impl GuideOptions {
     pub(super) fn config(&self) -> JsResult<GuideConfig> {
         let mut config = GuideConfig::new();
@@ -245,6 +365,10 @@ pub(super) struct VocabularyOptions {
     max_work: Option<f64>,
 }
 
+impl JsOptions for VocabularyOptions {
+    const INTERFACES: &'static [&'static str] = &["VocabularyOptions"];
+}
+
 impl VocabularyOptions {
     pub(super) fn max_work(&self) -> JsResult<u64> {
         Ok(size_from_js(self.max_work, "maxWork")?.map_or(crate::DEFAULT_MAX_WORK, |n| n as u64))
@@ -259,6 +383,10 @@ pub(super) struct TokenizerOptions {
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     eos_token_ids: JsValue,
     max_work: Option<f64>,
+}
+
+impl JsOptions for TokenizerOptions {
+    const INTERFACES: &'static [&'static str] = &["TokenizerOptions"];
 }
 
 impl TokenizerOptions {
@@ -281,10 +409,14 @@ fn with_max_work(options: LoadOptions, max_work: Option<f64>) -> JsResult<LoadOp
 pub(super) struct TiktokenOptions {
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     eos_token_ids: JsValue,
+    max_work: Option<f64>,
     /// A plain object mapping text to id, kept as the JS value.
     #[serde(default, with = "serde_wasm_bindgen::preserve")]
     pub(super) special_tokens: JsValue,
-    max_work: Option<f64>,
+}
+
+impl JsOptions for TiktokenOptions {
+    const INTERFACES: &'static [&'static str] = &["TiktokenOptions"];
 }
 
 impl TiktokenOptions {

@@ -1,6 +1,8 @@
 /// <reference lib="esnext.disposable" />
 // (The classes below declare [Symbol.dispose]; the reference lets `lib: ES2022` users compile.)
-/** Options of `Index.fromRegex`. Unknown keys are an error. */
+// The options interfaces below declare exactly the keys of src/wasm/options_table.rs, with its
+// types and defaults (tests/docs.rs checks it); unknown keys are an error.
+/** Options of `Index.fromRegex`, `Index.fromJsonSchema` and `Index.fromBytes`. */
 export interface IndexOptions {
   /**
    * Compute each state's row, and the DFA itself, on first use (default true). The first
@@ -21,7 +23,7 @@ export interface IndexOptions {
   dfaSizeLimit?: number;
   /** Cap on determinization memory in bytes (default 32 MiB). */
   determinizeSizeLimit?: number;
-  /** Cap on the number of states with rows (default 100000). */
+  /** Cap on the number of states with rows (default 100,000). */
   maxStates?: number;
   /**
    * Work budget of one build, in steps (default 50,000,000, about a second at most):
@@ -51,15 +53,15 @@ export interface IndexOptions {
 export interface JsonSchemaOptions {
   /**
    * A regex for the whitespace allowed between JSON tokens, e.g. "[ ]?"; `null` (or "") for
-   * compact JSON. Default: the forms models write, bounded (nothing, one space, or a newline
-   * and up to 12 spaces or 4 tabs: `(?:[ ]|\n[ ]{0,12}|\n\t{0,4})?`; docs/json-schema.md).
+   * compact JSON. Default: nothing, one space, or a newline and up to 12 spaces or 4 tabs
+   * (`(?:[ ]|\n[ ]{0,12}|\n\t{0,4})?`, the forms models write, bounded; docs/json-schema.md).
    */
   whitespace?: string | null;
-  /** How deep recursive `$ref`s nest (at most 64): default 32 in a lazy index, where a recursive definition is one shared automaton instantiated a level at a time as a text reaches it (compiling costs the same at any depth; each call counts, mutual recursion included), 3 in regex text and eager indexes, where each level is written out. References merged with sibling keywords or through `allOf` are expanded in place, 3 deep unless this is set. */
+  /** How deep recursive `$ref`s nest (at most 64): default 32 in a lazy index, else 3. In a lazy index a recursive definition is one shared automaton instantiated a level at a time as a text reaches it (compiling costs the same at any depth; each call counts, mutual recursion included); in regex text and eager indexes each level is written out. References merged with sibling keywords or through `allOf` are expanded in place, 3 deep unless this is set. */
   maxRecursionDepth?: number;
-  /** Nesting depth of free-form values (`{}` / `true` schemas): default 32 in a lazy index (states are built only when reached), 2 in regex text and eager indexes. A lazy index with deep free-form values cannot be serialized (`toBytes` throws `TooManyStates` at once: at least 2^depth states); build with `lazy: false` to ship one. */
+  /** Nesting depth of free-form values (`{}` / `true` schemas): default 32 in a lazy index, else 2 (regex text and eager indexes; a lazy index builds states only when reached). A lazy index with deep free-form values cannot be serialized (`toBytes` throws `TooManyStates` at once: at least 2^depth states); build with `lazy: false` to ship one. */
   anyValueDepth?: number;
-  /** Declared properties in schema order (default) or in any order. */
+  /** Declared properties in schema order (default "schema") or in any order ("any"). */
   propertyOrder?: "schema" | "any";
   /** Allow undeclared properties where the schema does not forbid them (default false). */
   allowAdditionalProperties?: boolean;
@@ -67,7 +69,7 @@ export interface JsonSchemaOptions {
    * `Index.fromJsonSchema` compiles to an automaton without text. */
   maxRegexSize?: number;
   /** Whether a `format` logitmask does not know is an error (true) or, as JSON Schema
-   * 2020-12 says, an annotation (false, the default). */
+   * 2020-12 says, an annotation (default false). */
   unknownFormatsAreErrors?: boolean;
   /**
    * Work budget of the conversion, in steps (default 50,000,000, about a second at most):
@@ -98,9 +100,9 @@ export interface TokenizerOptions {
    */
   maxWork?: number;
 }
-/** Options of `Vocabulary.fromTiktoken`. */
+/** Options of `Vocabulary.fromTiktoken`. Unknown keys are an error. */
 export interface TiktokenOptions extends TokenizerOptions {
-  /** Special tokens, which `.tiktoken` files do not list: text -> id. */
+  /** Special tokens, which `.tiktoken` files do not list: text -> id (default none). */
   specialTokens?: Record<string, number>;
 }
 /** Options of `new Guide`. Unknown keys are an error. */

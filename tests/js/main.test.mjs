@@ -20,7 +20,6 @@ import {
   validateJson,
   defaultPrompt,
   DEFAULT_SCHEMA,
-  FALLBACK_REGEX,
 } from "../../examples/main.mjs";
 import { generate, chatMLPrompt, sampleLogits, mulberry32, percentiles } from "logitmask/node-llama-cpp";
 import { REPO } from "./helpers.mjs";
@@ -35,7 +34,7 @@ let schema;
 before(async () => {
   runtime = await loadRuntime({ threads: os.availableParallelism() });
   regex = buildConstraint({ regex: PERSON }, runtime.vocabulary);
-  schema = buildConstraint({ schemaFile: DEFAULT_SCHEMA, schemaIsDefault: true }, runtime.vocabulary);
+  schema = buildConstraint({ schemaFile: DEFAULT_SCHEMA }, runtime.vocabulary);
 });
 
 after(async () => {
@@ -74,7 +73,6 @@ describe("the main command's code path with SmolLM2-135M (full distribution, mas
   });
 
   test(`JSON Schema ${path.basename(DEFAULT_SCHEMA)}: seeds ${SEEDS.join(", ")} validate and finish`, async () => {
-    if (typeof Index.fromJsonSchema === "function") assert.equal(schema.note, undefined, "the schema itself is compiled");
     for (const seed of SEEDS) {
       const r = await run(runtime, schema, { seed, maxTokens: 48 });
       assertSchemaResult(r, `seed ${seed}`);
@@ -223,13 +221,12 @@ describe("pieces, without the model", () => {
   test("parseCli: defaults, flags and errors", () => {
     const d = parseCli([]);
     assert.equal(d.schemaFile, DEFAULT_SCHEMA);
-    assert.equal(d.schemaIsDefault, true);
     assert.equal(d.maxTokens, 256);
     assert.equal(d.seed, 0);
     assert.equal(d.fast, false);
     const o = parseCli(["--regex", "a+", "--prompt", "hi", "--max-tokens", "5", "--seed", "9", "--temperature", "0", "--fast"]);
     assert.deepEqual([o.regex, o.schemaFile, o.prompt, o.maxTokens, o.seed, o.temperature, o.fast], ["a+", undefined, "hi", 5, 9, 0, true]);
-    assert.equal(parseCli(["--schema", "x.json"]).schemaIsDefault, false);
+    assert.equal(parseCli(["--schema", "x.json"]).schemaFile, "x.json");
     assert.throws(() => parseCli(["--regex", "a", "--schema", "b"]), /not both/);
     assert.throws(() => parseCli(["--seed=-1"]), /--seed must be an integer >= 0/);
     assert.throws(() => parseCli(["--max-tokens", "1.5"]), /--max-tokens must be an integer >= 1/);
@@ -237,20 +234,7 @@ describe("pieces, without the model", () => {
     assert.throws(() => parseCli(["--nope"]), /Unknown option/);
   });
 
-  test("--schema needs Index.fromJsonSchema: a clear error without it; the default schema falls back to its regex", () => {
-    const saved = Object.getOwnPropertyDescriptor(Index, "fromJsonSchema");
-    if (saved) delete Index.fromJsonSchema;
-    try {
-      assert.throws(() => buildConstraint({ schemaFile: DEFAULT_SCHEMA, schemaIsDefault: false }, runtime.vocabulary), /no JSON Schema support yet \(Index\.fromJsonSchema is missing\): use --regex/);
-      const c = buildConstraint({ schemaFile: DEFAULT_SCHEMA, schemaIsDefault: true }, runtime.vocabulary);
-      assert.equal(c.kind, "schema");
-      assert.match(c.note, /hand-written regex/);
-      c.index.free();
-    } finally {
-      if (saved) Object.defineProperty(Index, "fromJsonSchema", saved);
-    }
-    // The fallback regex and the schema agree on these.
-    const re = jsRegExp(FALLBACK_REGEX);
+  test("validateJson judges texts of the default schema", () => {
     const person = JSON.parse(readSchema());
     for (const [text, ok] of [
       ['{"name":"Ada","age":36,"city":"Paris"}', true],
@@ -259,7 +243,6 @@ describe("pieces, without the model", () => {
       ['{"name":"","age":3,"city":"Paris"}', false],
       ['{"name":"Ada","age":03,"city":"Paris"}', false],
     ]) {
-      assert.equal(re.test(text), ok, text);
       let valid = false;
       try {
         valid = validateJson(JSON.parse(text), person).errors.length === 0;
