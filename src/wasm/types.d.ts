@@ -116,6 +116,7 @@ export type ErrorCode =
   | "InvalidTokenizer" | "UnsupportedTokenizer" | "UnknownTokenId" | "TokenNotAllowed"
   | "InvalidState" | "RollbackTooFar" | "BufferTooSmall" | "CorruptIndex"
   | "VocabularyMismatch" | "InvalidArgument" | "BuildTooExpensive"
+  | "InvalidGrammar" | "UnsupportedGrammar"
   /** Thrown by the JS entries only: the API of "logitmask/web" used before `init()`, or the
    * WebAssembly module could not be loaded. */
   | "NotInitialized"
