@@ -279,6 +279,27 @@ impl JsIndex {
         .map_err(js_error)
     }
 
+    /// Builds an index for a grammar (GBNF: llama.cpp's syntax, `root` the start rule;
+    /// docs/grammars.md); options combine the index's and the grammar's.
+    #[wasm_bindgen(js_name = fromGrammar)]
+    pub fn from_grammar(
+        grammar: &str,
+        vocabulary: &JsVocabulary,
+        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions & GrammarOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsIndex> {
+        let o: options::IndexAndGrammarOptions = options::parse(options)?;
+        let (index_options, syntax, grammar_config) = o.split()?;
+        crate::Index::from_grammar(
+            grammar,
+            syntax,
+            &vocabulary.inner,
+            &index_options.config()?,
+            &grammar_config,
+        )
+        .map(|i| JsIndex { inner: Arc::new(i) })
+        .map_err(js_error)
+    }
+
     /// Loads bytes made by `toBytes` for the same vocabulary, within the options' limits
     /// (`maxStates`, `dfaSizeLimit`, `maxWork`: those the index was built with); the rows
     /// stored are checked against the automaton stored.

@@ -103,6 +103,7 @@ fn check_structs_against_the_table() {
         check::<IndexOptions>();
         check::<JsonSchemaOptions>();
         check::<IndexAndSchemaOptions>();
+        check::<IndexAndGrammarOptions>();
         check::<GuideOptions>();
         check::<VocabularyOptions>();
         check::<TokenizerOptions>();
@@ -334,6 +335,49 @@ impl IndexAndSchemaOptions {
                 max_work,
             },
         )
+    }
+}
+
+/// `IndexOptions & GrammarOptions`: `Index.fromGrammar`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct IndexAndGrammarOptions {
+    lazy: Option<bool>,
+    ascii_classes: Option<bool>,
+    dfa_size_limit: Option<f64>,
+    determinize_size_limit: Option<f64>,
+    max_states: Option<f64>,
+    max_work: Option<f64>,
+    mask_cache_bytes: Option<f64>,
+    cache_bytes: Option<f64>,
+    syntax: Option<String>,
+    max_recursion_depth: Option<f64>,
+}
+
+impl JsOptions for IndexAndGrammarOptions {
+    const INTERFACES: &'static [&'static str] = &["IndexOptions", "GrammarOptions"];
+}
+
+impl IndexAndGrammarOptions {
+    /// The index's options, the grammar's syntax and its compilation options.
+    pub(super) fn split(self) -> JsResult<(IndexOptions, crate::grammar::Syntax, crate::grammar::Config)> {
+        let syntax = crate::grammar::Syntax::from_name(self.syntax.as_deref().unwrap_or("gbnf"))
+            .map_err(super::convert::js_error)?;
+        let mut config = crate::grammar::Config::new();
+        if let Some(n) = size_from_js(self.max_recursion_depth, "maxRecursionDepth")? {
+            config = config.max_recursion_depth(n.min(u32::MAX as usize) as u32);
+        }
+        let index = IndexOptions {
+            lazy: self.lazy,
+            ascii_classes: self.ascii_classes,
+            dfa_size_limit: self.dfa_size_limit,
+            determinize_size_limit: self.determinize_size_limit,
+            max_states: self.max_states,
+            max_work: self.max_work,
+            mask_cache_bytes: self.mask_cache_bytes,
+            cache_bytes: self.cache_bytes,
+        };
+        Ok((index, syntax, config))
     }
 }
 

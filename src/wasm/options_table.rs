@@ -64,13 +64,19 @@ pub const JS_INTERFACES: &[JsInterface] = &[
         name: "IndexOptions",
         extends: None,
         #[cfg(not(target_arch = "wasm32"))]
-        taken_by: "`Index.fromRegex`, `Index.fromJsonSchema`, `Index.fromBytes`",
+        taken_by: "`Index.fromRegex`, `Index.fromJsonSchema`, `Index.fromGrammar`, `Index.fromBytes`",
     },
     JsInterface {
         name: "JsonSchemaOptions",
         extends: None,
         #[cfg(not(target_arch = "wasm32"))]
         taken_by: "`regexFromJsonSchema`, `Index.fromJsonSchema` (with the `IndexOptions`)",
+    },
+    JsInterface {
+        name: "GrammarOptions",
+        extends: None,
+        #[cfg(not(target_arch = "wasm32"))]
+        taken_by: "`Index.fromGrammar` (with the `IndexOptions`)",
     },
     JsInterface {
         name: "VocabularyOptions",
@@ -137,6 +143,12 @@ js_options! {
             => "whether a `format` logitmask does not know is an error rather than an annotation";
         maxWork: "number" = MAX_WORK_DEFAULT
             => "work budget of the conversion; in `Index.fromJsonSchema` one budget for the conversion and the build";
+    }
+    GrammarOptions {
+        syntax: "\"gbnf\"" = "\"gbnf\""
+            => "the grammar's syntax: llama.cpp's GBNF ([docs/grammars.md](docs/grammars.md))";
+        maxRecursionDepth: "number" = "32"
+            => "how deep rules that reach themselves nest, beyond direct left and tail recursion, which become iteration (at most 256)";
     }
     VocabularyOptions {
         maxWork: "number" = MAX_WORK_DEFAULT

@@ -105,6 +105,16 @@ export interface TiktokenOptions extends TokenizerOptions {
   /** Special tokens, which `.tiktoken` files do not list: text -> id (default none). */
   specialTokens?: Record<string, number>;
 }
+/** Options of `Index.fromGrammar` (with the `IndexOptions`). Unknown keys are an error. */
+export interface GrammarOptions {
+  /** The grammar's syntax: llama.cpp's GBNF (default "gbnf"). */
+  syntax?: "gbnf";
+  /**
+   * How deep rules that reach themselves nest, beyond direct left and tail recursion,
+   * which become iteration (default 32, at most 256).
+   */
+  maxRecursionDepth?: number;
+}
 /** Options of `new Guide`. Unknown keys are an error. */
 export interface GuideOptions {
   /** Steps `rollback` can undo (default 32). */
