@@ -7,6 +7,7 @@ use super::{is_any, unsupported, Node, NodeRef, Sch};
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::error::Result;
 
+/// Both rules where both sides have one (`None`: no rule).
 fn all_of(a: &Option<NodeRef>, b: &Option<NodeRef>) -> Option<NodeRef> {
     match (a, b) {
         (None, x) | (x, None) => x.clone(),
@@ -35,6 +36,19 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
     };
     m.enums.extend(b.enums.iter().cloned());
     m.excluded.extend(b.excluded.iter().cloned());
+    merge_numbers(&mut m, a, b);
+    merge_strings(&mut m, a, b);
+    merge_arrays(&mut m, a, b)?;
+    merge_objects(&mut m, a, b)?;
+    m.apply.all_of.extend(b.apply.all_of.iter().cloned());
+    m.apply.any_of.extend(b.apply.any_of.iter().cloned());
+    m.apply.one_of.extend(b.apply.one_of.iter().cloned());
+    m.apply.refs.extend(b.apply.refs.iter().cloned());
+    Ok(m)
+}
+
+/// Bounds: the tighter of each; `multipleOf`: every one (once).
+fn merge_numbers(m: &mut Sch, a: &Sch, b: &Sch) {
     m.number.lo = tighter_lower(a.number.lo.clone(), b.number.lo.clone());
     m.number.hi = tighter_upper(a.number.hi.clone(), b.number.hi.clone());
     for mo in &b.number.multiple_of {
@@ -42,6 +56,10 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
             m.number.multiple_of.push(mo.clone());
         }
     }
+}
+
+/// Lengths: the tighter of each; patterns and formats: every one (once).
+fn merge_strings(m: &mut Sch, a: &Sch, b: &Sch) {
     m.string.min_len = a.string.min_len.max(b.string.min_len);
     m.string.max_len = min_opt(a.string.max_len, b.string.max_len);
     for p in &b.string.patterns {
@@ -57,7 +75,10 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
             m.string.formats.push(f.clone());
         }
     }
-    // Arrays: position i holds under both schemas' rule for position i.
+}
+
+/// Arrays: position i holds under both schemas' rule for position i.
+fn merge_arrays(m: &mut Sch, a: &Sch, b: &Sch) -> Result<()> {
     let n = a.array.prefix.len().max(b.array.prefix.len());
     let eff = |s: &Sch, i: usize| -> Option<NodeRef> {
         s.array
@@ -101,38 +122,77 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
         .clone()
         .or_else(|| b.array.max_contains.clone());
     m.array.unique = a.array.unique.clone().or_else(|| b.array.unique.clone());
-    // Objects: a property holds under both schemas' rule for that name. Each side's
-    // pattern rules apply to every name, so their union is exact; a side's
-    // `additionalProperties` stays exact where the other side adds no pattern and no name
-    // it does not declare (else the names only the other side's patterns match would
-    // need this side's rule for undeclared names, which no pattern can say).
+    Ok(())
+}
+
+/// Objects: a property holds under both schemas' rule for that name. Each side's
+/// pattern rules apply to every name, so their union is exact; a side's
+/// `additionalProperties` stays exact where the other side adds no pattern and no name
+/// it does not declare (else the names only the other side's patterns match would
+/// need this side's rule for undeclared names, which no pattern can say).
+fn merge_objects(m: &mut Sch, a: &Sch, b: &Sch) -> Result<()> {
     if !a.object.patterns.is_empty() || !b.object.patterns.is_empty() {
-        let names_within = |o: &Sch, s: &Sch| {
-            o.object
-                .props
-                .iter()
-                .all(|(k, _)| s.object.props.iter().any(|(n, _)| n == k))
-        };
-        let exact = |s: &Sch, o: &Sch| {
-            is_any(&s.object.additional) || (o.object.patterns.is_empty() && names_within(o, s))
-        };
-        if !exact(a, b) || !exact(b, a) {
-            return Err(unsupported(
-                "patternProperties",
-                &b.ptr,
-                "in allOf beside another schema's patternProperties or properties, next to additionalProperties",
-            ));
+        merge_pattern_properties(m, a, b)?;
+    }
+    merge_properties(m, a, b);
+    for r in &b.object.required {
+        if !m.object.required.contains(r) {
+            m.object.required.push(r.clone());
         }
-        let mut patterns = a.object.patterns.clone();
-        for (pat, node, at) in &b.object.patterns {
-            match patterns.iter_mut().find(|(p, _, _)| p == pat) {
-                Some(same) => same.1 = both(&same.1, node),
-                None => patterns.push((pat.clone(), node.clone(), at.clone())),
-            }
-        }
-        m.object.patterns = patterns;
+    }
+    if a.object.patterns.is_empty() && b.object.patterns.is_empty() {
         m.object.additional = all_of(&a.object.additional, &b.object.additional);
     }
+    m.object.names = all_of(&a.object.names, &b.object.names);
+    let mut orders = a.object.place_orders();
+    for o in b.object.place_orders() {
+        if !orders.contains(&o) {
+            orders.push(o);
+        }
+    }
+    m.object.orders = if orders.len() > 1 { orders } else { Vec::new() };
+    m.object.some_key_not_in = a.object.some_key_not_in.clone();
+    m.object
+        .some_key_not_in
+        .extend(b.object.some_key_not_in.iter().cloned());
+    m.object.min_props = a.object.min_props.max(b.object.min_props);
+    m.object.max_props = min_opt(a.object.max_props, b.object.max_props);
+    Ok(())
+}
+
+/// `patternProperties` of either side (the union, exact while each side's
+/// `additionalProperties` is, else an error) and `additionalProperties`.
+fn merge_pattern_properties(m: &mut Sch, a: &Sch, b: &Sch) -> Result<()> {
+    let names_within = |o: &Sch, s: &Sch| {
+        o.object
+            .props
+            .iter()
+            .all(|(k, _)| s.object.props.iter().any(|(n, _)| n == k))
+    };
+    let exact = |s: &Sch, o: &Sch| {
+        is_any(&s.object.additional) || (o.object.patterns.is_empty() && names_within(o, s))
+    };
+    if !exact(a, b) || !exact(b, a) {
+        return Err(unsupported(
+            "patternProperties",
+            &b.ptr,
+            "in allOf beside another schema's patternProperties or properties, next to additionalProperties",
+        ));
+    }
+    let mut patterns = a.object.patterns.clone();
+    for (pat, node, at) in &b.object.patterns {
+        match patterns.iter_mut().find(|(p, _, _)| p == pat) {
+            Some(same) => same.1 = both(&same.1, node),
+            None => patterns.push((pat.clone(), node.clone(), at.clone())),
+        }
+    }
+    m.object.patterns = patterns;
+    m.object.additional = all_of(&a.object.additional, &b.object.additional);
+    Ok(())
+}
+
+/// `properties`: a's names then b's others, each under both sides' rule for it.
+fn merge_properties(m: &mut Sch, a: &Sch, b: &Sch) {
     // By name, not by a scan per name: an object of 50,000 properties merged with
     // another was quadratic (seconds before any budget saw it).
     fn props_of(s: &Sch) -> FastMap<&str, &NodeRef> {
@@ -165,33 +225,6 @@ pub(crate) fn merge(a: &Sch, b: &Sch) -> Result<Sch> {
             (k, node)
         })
         .collect();
-    for r in &b.object.required {
-        if !m.object.required.contains(r) {
-            m.object.required.push(r.clone());
-        }
-    }
-    if a.object.patterns.is_empty() && b.object.patterns.is_empty() {
-        m.object.additional = all_of(&a.object.additional, &b.object.additional);
-    }
-    m.object.names = all_of(&a.object.names, &b.object.names);
-    let mut orders = a.object.place_orders();
-    for o in b.object.place_orders() {
-        if !orders.contains(&o) {
-            orders.push(o);
-        }
-    }
-    m.object.orders = if orders.len() > 1 { orders } else { Vec::new() };
-    m.object.some_key_not_in = a.object.some_key_not_in.clone();
-    m.object
-        .some_key_not_in
-        .extend(b.object.some_key_not_in.iter().cloned());
-    m.object.min_props = a.object.min_props.max(b.object.min_props);
-    m.object.max_props = min_opt(a.object.max_props, b.object.max_props);
-    m.apply.all_of.extend(b.apply.all_of.iter().cloned());
-    m.apply.any_of.extend(b.apply.any_of.iter().cloned());
-    m.apply.one_of.extend(b.apply.one_of.iter().cloned());
-    m.apply.refs.extend(b.apply.refs.iter().cloned());
-    Ok(m)
 }
 
 fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {

@@ -280,6 +280,16 @@ pub(crate) fn invalid(keyword: &str, ptr: &str, why: &str) -> Error {
     )
 }
 
+/// The schema of one keyword: `{"<keyword>": value}`.
+fn single_keyword(keyword: &str, value: Json) -> Json {
+    Json::Object(vec![(keyword.to_string(), value)])
+}
+
+/// The schema of objects without property `name`: `{"properties": {name: false}}`.
+fn absent_property(name: &str) -> Json {
+    single_keyword("properties", single_keyword(name, Json::Bool(false)))
+}
+
 /// Keywords that carry no constraint.
 pub(crate) fn is_annotation(k: &str) -> bool {
     matches!(

@@ -6,7 +6,8 @@ use std::rc::Rc;
 use super::super::json::{pointer_push, Json};
 use super::super::number::{tighter_lower, tighter_upper, Bound, Decimal};
 use super::super::{stack_exhausted, MAX_SCHEMA_NESTING};
-use super::{invalid, is_annotation, resolve_uri, show, unsupported};
+use super::unsupported;
+use super::{absent_property, invalid, is_annotation, resolve_uri, show, single_keyword};
 use super::{Applicators, ArrayKeywords, Doc, Draft, Node, NodeRef, NumberKeywords};
 use super::{ObjectKeywords, OneOf, Sch, StringKeywords, SOME_KEY_NOT_IN};
 use super::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
@@ -141,131 +142,16 @@ impl Doc<'_> {
                 s.enums.push((values.clone(), k.at()));
             }
             "const" => s.enums.push((vec![value.clone()].into(), k.at())),
-            "not" => {
-                // Supported when it only excludes types: `not: {"type": ...}`.
-                let excluded = match value {
-                    Json::Bool(false) => 0,
-                    Json::Object(m) if m.is_empty() => ALL_TYPES,
-                    Json::Bool(true) => ALL_TYPES,
-                    Json::Object(m) if m.iter().all(|(k, _)| k == "type" || is_annotation(k)) => {
-                        match value.get("type") {
-                            Some(t) => parse_types(t, &pointer_push(&k.at(), "type"))?,
-                            None => ALL_TYPES,
-                        }
-                    }
-                    _ if excluded_pattern(value).is_some() => {
-                        // Every non-string satisfies `pattern`, so none satisfies its `not`.
-                        let p = excluded_pattern(value).expect("checked");
-                        s.types = Some(s.types.unwrap_or(ALL_TYPES) & STRING);
-                        let at = pointer_push(&k.at(), "pattern");
-                        s.string.excluded_patterns.push((p, at));
-                        return Ok(true);
-                    }
-                    _ if excluded_values(value).is_some() => {
-                        s.excluded.extend(excluded_values(value).expect("checked"));
-                        return Ok(true);
-                    }
-                    _ => {
-                        // The complement as a schema applied beside this one: exact where
-                        // JSON Schema can state it, else the part of it that can be stated
-                        // (values failing the keywords it can negate), which may refuse
-                        // a valid value but never accepts one the negated schema accepts.
-                        let Some(negated) = self.negate_or_part(value, k.base) else {
-                            return Err(unsupported(
-                                key,
-                                ptr,
-                                "no part of its complement can be stated (negated: `type`, `required`, `enum`, `const`, `pattern`, bounds, lengths and counts, `properties`, `items`, `contains`, dependencies, `if`, and anyOf/allOf/oneOf/not/$ref over those)",
-                            ));
-                        };
-                        let node = self.parse(&negated, &k.at(), k.base)?;
-                        s.apply.all_of.push(node);
-                        return Ok(true);
-                    }
-                };
-                s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
-            }
+            "not" => self.parse_not(s, k)?,
             "if" if self.draft.has_conditionals()
                 && (k.schema.get("then").is_some() || k.schema.get("else").is_some()) =>
             {
-                // `(if and then) or (not if and else)`. Where the complement of `if`
-                // cannot be said exactly, a subset of it is taken (as for `oneOf`): the
-                // `else` side then allows fewer values, never one the schema refuses.
-                let Some(otherwise) = self.negate_or_part(value, k.base) else {
-                    return Err(unsupported(
-                        key,
-                        ptr,
-                        "no part of the complement of `if` can be stated as a schema",
-                    ));
-                };
-                let both = |a: Json, b: Option<&Json>| match b {
-                    Some(b) => {
-                        Json::Object(vec![("allOf".to_string(), Json::array(vec![a, b.clone()]))])
-                    }
-                    None => a,
-                };
-                let at = k.at();
-                let branches = vec![
-                    self.parse(&both(value.clone(), k.schema.get("then")), &at, k.base)?,
-                    self.parse(&both(otherwise, k.schema.get("else")), &at, k.base)?,
-                ];
-                s.apply.any_of.push((branches, at));
+                self.parse_conditional(s, k)?
             }
             "if" => {}            // no effect without "then"/"else", or before draft-07
             "then" | "else" => {} // no effect without "if"
             "dependentRequired" | "dependentSchemas" | "dependencies" => {
-                // "If `p` is present, then D" is exactly `anyOf: [p absent, {required: [p]} and D]`,
-                // with "absent" as `properties: {p: false}`: a schema the compiler has.
-                let Json::Object(deps) = value else {
-                    return Err(invalid(key, ptr, "not an object"));
-                };
-                let obj = |k: &str, v: Json| Json::Object(vec![(k.to_string(), v)]);
-                for (p, dep) in deps {
-                    let then = match (key, dep) {
-                        (_, Json::Array(names)) if key != "dependentSchemas" => {
-                            if names.is_empty() {
-                                continue;
-                            }
-                            if names.iter().any(|n| !matches!(n, Json::String(_))) {
-                                return Err(invalid(
-                                    key,
-                                    ptr,
-                                    "a dependency list holds a non-string",
-                                ));
-                            }
-                            obj("required", Json::Array(names.clone()))
-                        }
-                        (_, Json::Bool(true)) if key != "dependentRequired" => continue,
-                        (_, Json::Object(m)) if key != "dependentRequired" && m.is_empty() => {
-                            continue
-                        }
-                        (_, schema @ (Json::Object(_) | Json::Bool(false)))
-                            if key != "dependentRequired" =>
-                        {
-                            schema.clone()
-                        }
-                        _ => {
-                            return Err(invalid(
-                                key,
-                                ptr,
-                                "a dependency is neither a list of names nor a schema",
-                            ))
-                        }
-                    };
-                    let absent = obj("properties", obj(p, Json::Bool(false)));
-                    let present = obj(
-                        "allOf",
-                        Json::array(vec![
-                            obj("required", Json::array(vec![Json::String(p.clone())])),
-                            then,
-                        ]),
-                    );
-                    let at = pointer_push(&k.at(), p);
-                    let branches = vec![
-                        self.parse(&absent, &at, k.base)?,
-                        self.parse(&present, &at, k.base)?,
-                    ];
-                    s.apply.any_of.push((branches, at));
-                }
+                self.parse_dependencies(s, k)?
             }
             "$dynamicRef" | "$recursiveRef" | "extends" | "disallow" => {
                 return Err(unsupported(key, ptr, ""))
@@ -273,6 +159,109 @@ impl Doc<'_> {
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// `not`: the types it excludes, else the `pattern` or the values it excludes, else
+    /// its complement (or a part of it) as a schema beside this one.
+    fn parse_not(&self, s: &mut Sch, k: &Keyword) -> Result<()> {
+        let value = k.value;
+        // Supported when it only excludes types: `not: {"type": ...}`.
+        let excluded = match value {
+            Json::Bool(false) => 0,
+            Json::Object(m) if m.is_empty() => ALL_TYPES,
+            Json::Bool(true) => ALL_TYPES,
+            Json::Object(m) if m.iter().all(|(k, _)| k == "type" || is_annotation(k)) => {
+                match value.get("type") {
+                    Some(t) => parse_types(t, &pointer_push(&k.at(), "type"))?,
+                    None => ALL_TYPES,
+                }
+            }
+            _ if excluded_pattern(value).is_some() => {
+                // Every non-string satisfies `pattern`, so none satisfies its `not`.
+                let p = excluded_pattern(value).expect("checked");
+                s.types = Some(s.types.unwrap_or(ALL_TYPES) & STRING);
+                let at = pointer_push(&k.at(), "pattern");
+                s.string.excluded_patterns.push((p, at));
+                return Ok(());
+            }
+            _ if excluded_values(value).is_some() => {
+                s.excluded.extend(excluded_values(value).expect("checked"));
+                return Ok(());
+            }
+            _ => {
+                // The complement as a schema applied beside this one: exact where
+                // JSON Schema can state it, else the part of it that can be stated
+                // (values failing the keywords it can negate), which may refuse
+                // a valid value but never accepts one the negated schema accepts.
+                let Some(negated) = self.negate_or_part(value, k.base) else {
+                    return Err(unsupported(
+                        k.key,
+                        k.ptr,
+                        "no part of its complement can be stated (negated: `type`, `required`, `enum`, `const`, `pattern`, bounds, lengths and counts, `properties`, `items`, `contains`, dependencies, `if`, and anyOf/allOf/oneOf/not/$ref over those)",
+                    ));
+                };
+                let node = self.parse(&negated, &k.at(), k.base)?;
+                s.apply.all_of.push(node);
+                return Ok(());
+            }
+        };
+        s.types = Some(s.types.unwrap_or(ALL_TYPES) & !excluded & ALL_TYPES);
+        Ok(())
+    }
+
+    /// `if` with `then` or `else` (draft-07 on): `(if and then) or (not if and else)`.
+    /// Where the complement of `if` cannot be said exactly, a subset of it is taken (as
+    /// for `oneOf`): the `else` side then allows fewer values, never one the schema
+    /// refuses.
+    fn parse_conditional(&self, s: &mut Sch, k: &Keyword) -> Result<()> {
+        let value = k.value;
+        let Some(otherwise) = self.negate_or_part(value, k.base) else {
+            return Err(unsupported(
+                k.key,
+                k.ptr,
+                "no part of the complement of `if` can be stated as a schema",
+            ));
+        };
+        let both = |a: Json, b: Option<&Json>| match b {
+            Some(b) => Json::Object(vec![("allOf".to_string(), Json::array(vec![a, b.clone()]))]),
+            None => a,
+        };
+        let at = k.at();
+        let branches = vec![
+            self.parse(&both(value.clone(), k.schema.get("then")), &at, k.base)?,
+            self.parse(&both(otherwise, k.schema.get("else")), &at, k.base)?,
+        ];
+        s.apply.any_of.push((branches, at));
+        Ok(())
+    }
+
+    /// `dependentRequired`, `dependentSchemas`, draft-04's `dependencies`. "If `p` is
+    /// present, then D" is exactly `anyOf: [p absent, {required: [p]} and D]`, with
+    /// "absent" as `properties: {p: false}`: a schema the compiler has.
+    fn parse_dependencies(&self, s: &mut Sch, k: &Keyword) -> Result<()> {
+        let Json::Object(deps) = k.value else {
+            return Err(invalid(k.key, k.ptr, "not an object"));
+        };
+        for (p, dep) in deps {
+            let Some(then) = dependency(k, dep)? else {
+                continue;
+            };
+            let absent = absent_property(p);
+            let present = single_keyword(
+                "allOf",
+                Json::array(vec![
+                    single_keyword("required", Json::array(vec![Json::String(p.clone())])),
+                    then,
+                ]),
+            );
+            let at = pointer_push(&k.at(), p);
+            let branches = vec![
+                self.parse(&absent, &at, k.base)?,
+                self.parse(&present, &at, k.base)?,
+            ];
+            s.apply.any_of.push((branches, at));
+        }
+        Ok(())
     }
 
     /// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`.
@@ -509,6 +498,36 @@ impl Doc<'_> {
             .map(|(i, v)| self.parse(v, &pointer_push(ptr, &i.to_string()), base))
             .collect()
     }
+}
+
+/// What one property's dependency requires when the property is present: a list of
+/// names (not in `dependentSchemas`) or a schema (not in `dependentRequired`); `None`
+/// where that is nothing (an empty list, `true`, `{}`).
+fn dependency(k: &Keyword, dep: &Json) -> Result<Option<Json>> {
+    let (key, ptr) = (k.key, k.ptr);
+    Ok(Some(match (key, dep) {
+        (_, Json::Array(names)) if key != "dependentSchemas" => {
+            if names.is_empty() {
+                return Ok(None);
+            }
+            if names.iter().any(|n| !matches!(n, Json::String(_))) {
+                return Err(invalid(key, ptr, "a dependency list holds a non-string"));
+            }
+            single_keyword("required", Json::Array(names.clone()))
+        }
+        (_, Json::Bool(true)) if key != "dependentRequired" => return Ok(None),
+        (_, Json::Object(m)) if key != "dependentRequired" && m.is_empty() => return Ok(None),
+        (_, schema @ (Json::Object(_) | Json::Bool(false))) if key != "dependentRequired" => {
+            schema.clone()
+        }
+        _ => {
+            return Err(invalid(
+                key,
+                ptr,
+                "a dependency is neither a list of names nor a schema",
+            ))
+        }
+    }))
 }
 
 /// One keyword of a schema object being parsed.
