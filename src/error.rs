@@ -189,6 +189,6 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), ErrorKind::ALL.len());
-        assert_eq!(ErrorKind::ALL.len(), 16);
+        assert_eq!(ErrorKind::ALL.len(), 18);
     }
 }

@@ -13,7 +13,9 @@ use super::json::{canonical_char, pointer_push, write_json_string, Json};
 use super::number::{self, in_range};
 use super::pattern::{self, Pat, PropCache};
 use super::re::{self, Interleave, Re};
-use super::schema::{both, merge, unsupported, ArrayKeywords, Doc, Node, NodeRef, OneOf, Sch};
+use super::schema::{
+    both, merge, show, unsupported, ArrayKeywords, Doc, Node, NodeRef, OneOf, Sch,
+};
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{stack_exhausted, stack_position, Config, PropertyOrder, MAX_SCHEMA_NESTING};
 use crate::automaton::determinize::StepOnDemand;
@@ -621,14 +623,6 @@ impl<'a> Compiler<'a> {
 
 fn clamp32(v: u64) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
-}
-
-fn show(ptr: &str) -> &str {
-    if ptr.is_empty() {
-        "#"
-    } else {
-        ptr
-    }
 }
 
 /// The schema location of a keyword location (`#/a/minimum` -> `#/a`).

@@ -1,0 +1,321 @@
+//! The document: its draft, where each `$id` and anchor is, `$ref` resolution, and the
+//! references under a subschema (for telling recursive ones apart).
+
+use std::cell::Cell;
+
+use super::super::json::{pointer_push, Json};
+use super::super::stack_position;
+use super::uri::{percent_decode, strip_fragment};
+use super::{invalid, resolve_uri, unsupported, NodeRef};
+use crate::automaton::expr::FastMap;
+use crate::error::Result;
+
+/// Which draft's rules apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Draft {
+    /// draft-04: `id`, boolean `exclusiveMinimum`, `$ref` siblings ignored.
+    Four,
+    /// draft-06: `$ref` siblings ignored.
+    Six,
+    /// draft-07: `$ref` siblings ignored; `if`/`then`/`else`.
+    Seven,
+    /// 2019-09, 2020-12 and unknown.
+    Modern,
+}
+
+impl Draft {
+    pub(crate) fn of(root: &Json) -> Draft {
+        match root.get("$schema") {
+            Some(Json::String(s)) if s.contains("draft-04") || s.contains("draft-03") => {
+                Draft::Four
+            }
+            Some(Json::String(s)) if s.contains("draft-06") => Draft::Six,
+            Some(Json::String(s)) if s.contains("draft-07") => Draft::Seven,
+            _ => Draft::Modern,
+        }
+    }
+    /// Whether `if`/`then`/`else` are keywords (draft-07 on; earlier drafts ignore them).
+    pub(super) fn has_conditionals(self) -> bool {
+        !matches!(self, Draft::Four | Draft::Six)
+    }
+    pub(super) fn id_keyword(self) -> &'static str {
+        if self == Draft::Four {
+            "id"
+        } else {
+            "$id"
+        }
+    }
+}
+
+/// Base URI of a document without `$id`.
+const DEFAULT_BASE: &str = "https://logitmask.invalid/schema.json";
+
+/// The document: its root, draft, and where each `$id` and anchor is.
+pub(crate) struct Doc<'a> {
+    pub(crate) root: &'a Json,
+    pub(crate) draft: Draft,
+    /// Whether `oneOf`'s complements (the subsets, [`Doc::complement`] with `exact`
+    /// false) leave out the keywords whose complements only refine them (lengths,
+    /// bounds, patterns, items...): fewer alternatives, so fewer combinations to
+    /// distribute. A compile that exceeds the combinations limit is tried again so.
+    pub(crate) coarse_one_of: bool,
+    /// Absolute URI (no fragment) -> pointer of the resource.
+    resources: FastMap<String, String>,
+    /// (absolute URI, anchor name) -> pointer.
+    anchors: FastMap<(String, String), String>,
+    /// Parsed nodes by pointer.
+    cache: FastMap<String, NodeRef>,
+    /// Nesting of [`Doc::parse`] calls, bounded by
+    /// [`MAX_SCHEMA_NESTING`](crate::json_schema::MAX_SCHEMA_NESTING): the complement
+    /// of a `not` or an `if` is a new schema, parsed in turn, and one that refers back to
+    /// itself (`{"if": {"not": {"$ref": "#"}}, ...}`) would produce complements forever.
+    pub(super) nesting: Cell<usize>,
+    /// The stack's position when this document was made
+    /// ([`stack_exhausted`](crate::json_schema::stack_exhausted)).
+    pub(super) stack_start: usize,
+    /// Subschemas visited by all complements of this document
+    /// ([`MAX_COMPLEMENT_VISITS`](super::negation::MAX_COMPLEMENT_VISITS)).
+    pub(super) complement_visits: Cell<usize>,
+}
+
+impl<'a> Doc<'a> {
+    pub(crate) fn new(root: &'a Json) -> Doc<'a> {
+        let draft = Draft::of(root);
+        let mut doc = Doc {
+            root,
+            draft,
+            coarse_one_of: false,
+            resources: FastMap::default(),
+            anchors: FastMap::default(),
+            cache: FastMap::default(),
+            nesting: Cell::new(0),
+            stack_start: stack_position(),
+            complement_visits: Cell::new(0),
+        };
+        doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
+        doc.resources
+            .entry(DEFAULT_BASE.to_string())
+            .or_insert_with(|| "#".to_string());
+        doc
+    }
+
+    /// Records `$id`s and anchors of every subschema (following only keywords whose
+    /// values are subschemas, so that `const` and `enum` values are not mistaken).
+    fn scan(&mut self, node: &Json, ptr: String, base: String) {
+        let Json::Object(_) = node else { return };
+        let mut base = base;
+        if let Some(Json::String(id)) = node.get(self.draft.id_keyword()) {
+            if let Some(anchor) = id.strip_prefix('#') {
+                // draft-06/07 plain-name fragment ids.
+                if !anchor.is_empty() && !anchor.starts_with('/') {
+                    self.anchors.insert(
+                        (strip_fragment(&base).to_string(), anchor.to_string()),
+                        ptr.clone(),
+                    );
+                }
+            } else {
+                base = resolve_uri(&base, id);
+                self.resources
+                    .insert(strip_fragment(&base).to_string(), ptr.clone());
+            }
+        }
+        for key in ["$anchor", "$dynamicAnchor"] {
+            if let Some(Json::String(a)) = node.get(key) {
+                self.anchors
+                    .insert((strip_fragment(&base).to_string(), a.clone()), ptr.clone());
+            }
+        }
+        const MAPS: [&str; 6] = [
+            "properties",
+            "patternProperties",
+            "$defs",
+            "definitions",
+            "dependentSchemas",
+            "dependencies",
+        ];
+        const ONES: [&str; 13] = [
+            "additionalProperties",
+            "items",
+            "additionalItems",
+            "contains",
+            "propertyNames",
+            "not",
+            "if",
+            "then",
+            "else",
+            "unevaluatedItems",
+            "unevaluatedProperties",
+            "contentSchema",
+            "extends",
+        ];
+        const LISTS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+        for key in MAPS {
+            if let Some(Json::Object(members)) = node.get(key) {
+                for (k, v) in members {
+                    self.scan(v, pointer_push(&pointer_push(&ptr, key), k), base.clone());
+                }
+            }
+        }
+        for key in ONES {
+            if let Some(v @ Json::Object(_)) = node.get(key) {
+                self.scan(v, pointer_push(&ptr, key), base.clone());
+            }
+        }
+        for key in LISTS {
+            if let Some(Json::Array(items)) = node.get(key) {
+                for (i, v) in items.iter().enumerate() {
+                    self.scan(
+                        v,
+                        pointer_push(&pointer_push(&ptr, key), &i.to_string()),
+                        base.clone(),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The pointers that the `$ref`s written anywhere under `ptr` designate (those in
+    /// this document), for telling recursive references apart. Values that are data,
+    /// not schemas (`enum`, `const`, `default`, `examples`), are skipped; anything else
+    /// is read as if it could be a schema: at worst a reference is taken to recurse
+    /// that does not, which only makes it lazy. Calls `visit` once per JSON node.
+    pub(crate) fn refs_under(&self, ptr: &str, visit: &mut dyn FnMut()) -> Vec<String> {
+        let mut out = Vec::new();
+        let Some(node) = self.at(ptr) else {
+            return out;
+        };
+        let mut stack = vec![(node, ptr.to_string(), self.base_at(ptr))];
+        while let Some((node, at, base)) = stack.pop() {
+            visit();
+            match node {
+                Json::Object(members) => {
+                    let mut base = base;
+                    if let Some(Json::String(id)) = node.get(self.draft.id_keyword()) {
+                        if !id.starts_with('#') {
+                            base = resolve_uri(&base, id);
+                        }
+                    }
+                    if let Some(Json::String(r)) = node.get("$ref") {
+                        if let Ok(target) = self.resolve_ref(&resolve_uri(&base, r), &at) {
+                            out.push(target);
+                        }
+                    }
+                    for (k, v) in members {
+                        if matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                            continue;
+                        }
+                        if matches!(v, Json::Object(_) | Json::Array(_)) {
+                            stack.push((v, pointer_push(&at, k), base.clone()));
+                        }
+                    }
+                }
+                Json::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        if matches!(v, Json::Object(_) | Json::Array(_)) {
+                            stack.push((v, format!("{at}/{i}"), base.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The JSON at a pointer (`#/a/b`).
+    pub(crate) fn at(&self, ptr: &str) -> Option<&'a Json> {
+        let mut node = self.root;
+        let path = ptr.strip_prefix('#')?;
+        if path.is_empty() {
+            return Some(node);
+        }
+        for token in path.strip_prefix('/')?.split('/') {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            node = match node {
+                Json::Object(_) => node.get(&token)?,
+                Json::Array(items) => items.get(token.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        Some(node)
+    }
+
+    /// The base URI in effect at a pointer.
+    fn base_at(&self, ptr: &str) -> String {
+        let mut base = DEFAULT_BASE.to_string();
+        let mut node = self.root;
+        let apply = |node: &Json, base: &mut String| {
+            if let Some(Json::String(id)) = node.get(self.draft.id_keyword()) {
+                if !id.starts_with('#') {
+                    *base = resolve_uri(base, id);
+                }
+            }
+        };
+        apply(node, &mut base);
+        let path = ptr.strip_prefix('#').unwrap_or("");
+        if let Some(path) = path.strip_prefix('/') {
+            for token in path.split('/') {
+                let token = token.replace("~1", "/").replace("~0", "~");
+                let next = match node {
+                    Json::Object(_) => node.get(&token),
+                    Json::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
+                    _ => None,
+                };
+                let Some(next) = next else { break };
+                node = next;
+                apply(node, &mut base);
+            }
+        }
+        base
+    }
+
+    /// The pointer a `$ref` (already absolute) designates, if it is in this document.
+    pub(crate) fn resolve_ref(&self, uri: &str, at: &str) -> Result<String> {
+        let (base, fragment) = match uri.split_once('#') {
+            Some((b, f)) => (b, f),
+            None => (uri, ""),
+        };
+        let fragment = percent_decode(fragment);
+        let Some(resource) = self.resources.get(base) else {
+            return Err(unsupported(
+                "$ref",
+                at,
+                &format!("\"{uri}\" is not in this document (remote references are not fetched)"),
+            ));
+        };
+        if fragment.is_empty() {
+            return Ok(resource.clone());
+        }
+        if fragment.starts_with('/') {
+            let ptr = format!("{}{}", resource, fragment);
+            if self.at(&ptr).is_none() {
+                return Err(invalid("$ref", at, &format!("\"{uri}\" points at nothing")));
+            }
+            return Ok(ptr);
+        }
+        self.anchors
+            .get(&(base.to_string(), fragment.clone()))
+            .cloned()
+            .ok_or_else(|| {
+                invalid(
+                    "$ref",
+                    at,
+                    &format!("no anchor \"{fragment}\" for \"{uri}\""),
+                )
+            })
+    }
+
+    /// The parsed node at a pointer (cached).
+    pub(crate) fn node_at(&mut self, ptr: &str) -> Result<NodeRef> {
+        if let Some(n) = self.cache.get(ptr) {
+            return Ok(n.clone());
+        }
+        let json = self
+            .at(ptr)
+            .ok_or_else(|| invalid("$ref", ptr, "points at nothing"))?;
+        let base = self.base_at(ptr);
+        let node = self.parse(json, ptr, &base)?;
+        self.cache.insert(ptr.to_string(), node.clone());
+        Ok(node)
+    }
+}
