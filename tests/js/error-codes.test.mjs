@@ -57,6 +57,8 @@ test("every ErrorCode of the types is thrown, and nothing else", async () => {
     VocabularyMismatch: () => Index.fromBytes(index.toBytes(), other),
     InvalidArgument: () => Index.fromRegex("a", vocab, { lazzy: true }),
     BuildTooExpensive: () => Index.fromRegex("[ab]{1,10}", vocab, { maxWork: 10 }),
+    InvalidGrammar: () => Index.fromGrammar("root ::= item", vocab),
+    UnsupportedGrammar: () => Index.fromGrammar("root ::= <[1000]>", vocab),
     // The JS entries' own: "logitmask/web" before init().
     NotInitialized: () => new web.Vocabulary(["a"], []),
     // logitmask/builder's: a build whose AbortSignal fired.
