@@ -20,6 +20,9 @@ use super::{invalid, Config};
 use crate::automaton::expr::{ExprId, ExprSet, FastMap};
 use crate::error::Result;
 
+/// Rules that reach themselves (and become templates) a grammar may have.
+const MAX_RECURSIVE_RULES: usize = 1024;
+
 /// A grammar lowered: the expression set (templates defined) and the start.
 pub(crate) struct Lowered {
     pub(crate) exprs: ExprSet,
@@ -34,6 +37,17 @@ pub(crate) fn lower(grammar: &Grammar, config: &Config) -> Result<Lowered> {
     let mut rules = rules;
     rules.rewrite_direct_recursion();
     let recursive = rules.recursive(&order);
+    if recursive.len() > MAX_RECURSIVE_RULES {
+        // Deciding when each template first matches text is a fixpoint over depths and
+        // templates: quadratic in their number (8 s for 20,000).
+        return Err(crate::Error::new(
+            crate::ErrorKind::BuildTooExpensive,
+            format!(
+                "{} rules reach themselves (at most {MAX_RECURSIVE_RULES} can be recursive templates)",
+                recursive.len()
+            ),
+        ));
+    }
     rules.refuse_left_recursion(&recursive)?;
     let mut lowering = Lowering {
         exprs: ExprSet::new(),
@@ -154,69 +168,18 @@ impl Rules {
     }
 
     /// The rules in an order where each comes after the rules it refers to, but for
-    /// references within a strongly connected component (Tarjan's algorithm, iterative:
-    /// a chain of thousands of rules must not recurse).
+    /// references within a strongly connected component.
     fn callees_first(&self) -> Vec<usize> {
-        let n = self.names.len();
-        let edges: Vec<Vec<usize>> = (0..n).map(|r| self.refs_of(r)).collect();
-        let mut number = vec![usize::MAX; n];
-        let mut low = vec![0; n];
-        let mut on_stack = vec![false; n];
-        let mut stack = Vec::new();
-        let mut order = Vec::with_capacity(n);
-        let mut count = 0;
-        for root in 0..n {
-            if number[root] != usize::MAX {
-                continue;
-            }
-            let mut frames = vec![(root, 0usize)];
-            number[root] = count;
-            low[root] = count;
-            count += 1;
-            stack.push(root);
-            on_stack[root] = true;
-            while let Some(&mut (v, ref mut next)) = frames.last_mut() {
-                if let Some(&w) = edges[v].get(*next) {
-                    *next += 1;
-                    if number[w] == usize::MAX {
-                        number[w] = count;
-                        low[w] = count;
-                        count += 1;
-                        stack.push(w);
-                        on_stack[w] = true;
-                        frames.push((w, 0));
-                    } else if on_stack[w] {
-                        low[v] = low[v].min(number[w]);
-                    }
-                    continue;
-                }
-                frames.pop();
-                if let Some(&(parent, _)) = frames.last() {
-                    low[parent] = low[parent].min(low[v]);
-                }
-                if low[v] == number[v] {
-                    while let Some(w) = stack.pop() {
-                        on_stack[w] = false;
-                        order.push(w);
-                        if w == v {
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        order
+        let edges: Vec<Vec<usize>> = (0..self.names.len()).map(|r| self.refs_of(r)).collect();
+        components(&edges).0
     }
 
     /// The rules that reach themselves (after the rewrites), in `order`.
     fn recursive(&self, order: &[usize]) -> Vec<usize> {
         let n = self.names.len();
         let edges: Vec<Vec<usize>> = (0..n).map(|r| self.refs_of(r)).collect();
-        order
-            .iter()
-            .copied()
-            .filter(|&r| reaches(&edges, r, r))
-            .collect()
+        let cyclic = on_cycles(&edges);
+        order.iter().copied().filter(|&r| cyclic[r]).collect()
     }
 
     /// `a ::= a x | y` into `a ::= y x*`, then `a ::= x a | y` into `a ::= x* y`, where
@@ -282,8 +245,9 @@ impl Rules {
                 out
             })
             .collect();
+        let cyclic = on_cycles(&edges);
         for &r in recursive {
-            if reaches(&edges, r, r) {
+            if cyclic[r] {
                 return Err(invalid(
                     self.pos[r],
                     format!(
@@ -316,19 +280,72 @@ impl Rules {
     }
 }
 
-/// Whether `to` can be reached from `from` by one edge or more.
-fn reaches(edges: &[Vec<usize>], from: usize, to: usize) -> bool {
-    let mut seen = vec![false; edges.len()];
-    let mut stack: Vec<usize> = edges[from].clone();
-    while let Some(v) = stack.pop() {
-        if v == to {
-            return true;
+/// The strongly connected components of a graph (Tarjan's algorithm, iterative: a chain
+/// of thousands of rules must not recurse): the nodes in an order where each comes after
+/// those it reaches outside its component, and each node's component.
+fn components(edges: &[Vec<usize>]) -> (Vec<usize>, Vec<usize>) {
+    let n = edges.len();
+    let mut number = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut component = vec![usize::MAX; n];
+    let mut stack = Vec::new();
+    let mut order = Vec::with_capacity(n);
+    let mut count = 0;
+    for root in 0..n {
+        if number[root] != usize::MAX {
+            continue;
         }
-        if !std::mem::replace(&mut seen[v], true) {
-            stack.extend_from_slice(&edges[v]);
+        let mut frames = vec![(root, 0usize)];
+        number[root] = count;
+        low[root] = count;
+        count += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut next)) = frames.last_mut() {
+            if let Some(&w) = edges[v].get(*next) {
+                *next += 1;
+                if number[w] == usize::MAX {
+                    number[w] = count;
+                    low[w] = count;
+                    count += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    frames.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(number[w]);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some(&(parent, _)) = frames.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == number[v] {
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component[w] = v;
+                    order.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+            }
         }
     }
-    false
+    (order, component)
+}
+
+/// Which nodes lie on a cycle: in a component of several, or with an edge to themselves
+/// (linear, where asking each node whether it reaches itself was quadratic: 10 s for a
+/// cycle of 20,000 rules).
+fn on_cycles(edges: &[Vec<usize>]) -> Vec<bool> {
+    let (_, component) = components(edges);
+    let mut size = vec![0usize; edges.len()];
+    component.iter().for_each(|&c| size[c] += 1);
+    (0..edges.len())
+        .map(|v| size[component[v]] > 1 || edges[v].contains(&v))
+        .collect()
 }
 
 fn alternatives(e: &Expr) -> Vec<Expr> {

@@ -285,5 +285,12 @@ ws ::= | " " | "\n" [ \t]{0,20}
         let g = format!("root ::= r0\n{chain}r20000 ::= \"b\"\n");
         let out = check(&g, Syntax::Gbnf, &Config::new());
         assert!(out.is_ok() || out.unwrap_err().kind() != ErrorKind::InvalidGrammar);
+        // A cycle of 20,000 rules is refused by count, quickly (deciding its templates'
+        // emptiness is quadratic in their number).
+        let cycle: String = (0..20_000).map(|i| format!("r{i} ::= \"a\" r{} \"c\"\n", (i + 1) % 20_000)).collect();
+        let started = std::time::Instant::now();
+        let e = check(&format!("root ::= r0\n{cycle}"), Syntax::Gbnf, &Config::new()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
+        assert!(started.elapsed().as_secs() < 5);
     }
 }
