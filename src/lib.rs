@@ -54,6 +54,8 @@
 #![deny(unsafe_code)]
 
 mod automaton;
+mod bits;
+mod budget;
 mod error;
 mod guide;
 mod index;
@@ -68,13 +70,14 @@ pub mod wasm;
 pub use automaton::expr::{ExprId, ExprSet};
 pub use automaton::{
     Dfa, DfaConfig, Minimize, Walk, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,
-    DEFAULT_DFA_SIZE_LIMIT, DEFAULT_MAX_WORK, DEFAULT_NFA_SIZE_LIMIT,
+    DEFAULT_DFA_SIZE_LIMIT, DEFAULT_NFA_SIZE_LIMIT,
 };
+pub use bits::mask_words;
+pub use budget::DEFAULT_MAX_WORK;
 pub use error::{Error, ErrorKind, Result};
 pub use guide::{Guide, GuideConfig, DEFAULT_MAX_ROLLBACK};
 pub use index::{
-    mask_words, Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES,
-    DEFAULT_MAX_STATES,
+    Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES, DEFAULT_MAX_STATES,
 };
 pub use vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 

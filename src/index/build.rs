@@ -10,8 +10,10 @@ use std::sync::{Arc, OnceLock};
 
 use super::rows::{too_many_states, RowStore, StateRows};
 use super::sliced::{self, CheckScratch, SlicePlan, SlicedRow};
-use super::{mask_words, TokenSet};
-use crate::automaton::{liveness_blocks, Budget, Dfa, OnDemandDfa, DEAD};
+use super::TokenSet;
+use crate::automaton::{liveness_blocks, Dfa, OnDemandDfa, DEAD};
+use crate::bits::mask_words;
+use crate::budget::Budget;
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 use crate::vocabulary::Vocabulary;

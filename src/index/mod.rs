@@ -33,7 +33,8 @@ mod token_set;
 use std::sync::{Arc, OnceLock};
 
 use crate::automaton::expr::{ByteSet, ExprDfa, ExprId, ExprSet};
-use crate::automaton::{Budget, Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
+use crate::automaton::{Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
+use crate::budget::Budget;
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::json_schema;
 use crate::vocabulary::Vocabulary;
@@ -42,8 +43,7 @@ use rows::RowStore;
 use source::Source;
 
 pub use mask_buffer::MaskBuffer;
-pub(crate) use token_set::{mark_ids, unmark_ids};
-pub use token_set::{mask_words, TokenSet};
+pub use token_set::TokenSet;
 
 // The trie prunes where a step returns its DEAD; the automata's DEAD must be that state.
 const _: () = assert!(DEAD == crate::vocabulary::trie::DEAD);
@@ -913,6 +913,7 @@ mod tests {
 #[cfg(test)]
 mod mask_cache_tests {
     use super::*;
+    use crate::bits::mask_words;
     use crate::Guide;
 
     /// 100,000 ids with the 1,110 numbers of up to three digits spread one per 90 ids, so

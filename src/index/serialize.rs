@@ -26,9 +26,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::rows::StateRows;
-use super::token_set::{mask_words, Stored};
+use super::token_set::Stored;
 use super::TokenSet;
 use crate::automaton::Dfa;
+use crate::bits::mask_words;
 use crate::error::{Error, ErrorKind, Result};
 use crate::vocabulary::{Fnv64, Vocabulary};
 

@@ -15,8 +15,7 @@ use std::sync::OnceLock;
 
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
-use crate::index::{mark_ids, unmark_ids};
-use crate::mask_words;
+use crate::bits::{mark_ids, mask_words, unmark_ids};
 use crate::vocabulary::shapes::{SPACE, WORD};
 use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII, SLICE_COUNT};
 use crate::vocabulary::trie::TokenTrie;

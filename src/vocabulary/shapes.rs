@@ -26,7 +26,7 @@ use super::slices::{Slice, MAX_CHARS, UNCOVERED};
 use super::trie::TokenTrie;
 use super::Vocabulary;
 use crate::automaton::{Dfa, DfaConfig, DEAD};
-use crate::index::mark_ids;
+use crate::bits::{mark_ids, mask_words};
 
 /// The two classes, as regexes of "any number of characters of the class" (start state
 /// the only character boundary, as a slice's): the JSON string slice's ASCII characters
@@ -186,7 +186,7 @@ impl ShapeTrie {
             ids: Vec::with_capacity(entries.len()),
             suffixes: Vec::new(),
             far: (!far.is_empty()).then(|| TokenTrie::new(&far)),
-            bits: vec![0u32; crate::mask_words(vocab.size())].into_boxed_slice(),
+            bits: vec![0u32; mask_words(vocab.size())].into_boxed_slice(),
         };
         trie.add(&entries, 0, &suffixes);
         mark_ids(&mut trie.bits, trie.ids.iter().copied());

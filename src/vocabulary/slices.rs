@@ -15,8 +15,7 @@ use super::shapes::Shapes;
 use super::trie::TokenTrie;
 use super::Vocabulary;
 use crate::automaton::{Dfa, DfaConfig, DEAD};
-use crate::index::{mark_ids, unmark_ids};
-use crate::mask_words;
+use crate::bits::{mark_ids, mask_words, unmark_ids};
 
 /// Tokens of more characters than this are never covered (they are walked): it bounds
 /// the check of a state to this many characters. Llama 3 has 168 tokens of more than 32

@@ -13,10 +13,10 @@ use super::derive::DeriveMemo;
 use super::paged::Paged;
 use super::saturate::Saturation;
 use super::{ByteSet, ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
-use crate::automaton::budget::Budget;
 use crate::automaton::config::DfaConfig;
 use crate::automaton::determinize::{StepOnDemand, TooLarge};
 use crate::automaton::primitives::DEAD;
+use crate::budget::Budget;
 use crate::error::{limit, Error, ErrorKind, Result};
 use std::sync::Arc;
 
