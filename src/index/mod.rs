@@ -26,7 +26,9 @@ mod kernel;
 mod mask_buffer;
 mod rows;
 mod serialize;
+mod shapes;
 mod sliced;
+mod slices;
 mod source;
 mod token_set;
 

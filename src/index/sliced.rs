@@ -1,4 +1,4 @@
-//! Rows on request through the vocabulary's slices (`vocabulary/slices.rs`): a state
+//! Rows on request through the vocabulary's slices (`slices.rs`): a state
 //! that keeps every short string of a slice's characters alive gets those tokens from a
 //! precomputed bitset, and the trie walk visits only the subtrees holding other tokens.
 //!
@@ -16,8 +16,8 @@ use std::sync::OnceLock;
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::DEAD;
 use crate::bits::{mark_ids, mask_words, unmark_ids};
-use crate::vocabulary::shapes::{SPACE, WORD};
-use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII, SLICE_COUNT};
+use super::shapes::{SPACE, WORD};
+use super::slices::{slices_of, Bucket, Suffixes, MAX_CHARS, NON_ASCII, SLICE_COUNT};
 use crate::vocabulary::trie::TokenTrie;
 use crate::vocabulary::Vocabulary;
 
@@ -48,8 +48,7 @@ pub(super) struct SlicePlan {
 
 impl SlicePlan {
     pub(super) fn new(vocab: &Vocabulary, classes: &[u8; 256]) -> SlicePlan {
-        let moves = vocab
-            .slices()
+        let moves = slices_of(vocab)
             .iter()
             .map(|slice| moves_of(&slice.chars, classes))
             .collect();
@@ -60,9 +59,9 @@ impl SlicePlan {
         }
     }
 
-    /// The moves of word-shape class `c` (`vocabulary/shapes.rs`).
+    /// The moves of word-shape class `c` (`shapes.rs`).
     fn shape_moves(&self, vocab: &Vocabulary, c: usize) -> &[Vec<(u8, u32)>] {
-        let [word, space] = &vocab.slices().shapes().classes;
+        let [word, space] = &slices_of(vocab).shapes().classes;
         &self.shape_moves.get_or_init(|| {
             [
                 moves_of(word, &self.classes),
@@ -102,7 +101,7 @@ fn moves_of(d: &crate::automaton::Dfa, classes: &[u8; 256]) -> Moves {
         .collect()
 }
 
-/// The checks' cache slots of the word-shape classes (`vocabulary/shapes.rs`), after the
+/// The checks' cache slots of the word-shape classes (`shapes.rs`), after the
 /// slices' own.
 const SHAPE_SLOTS_FROM: usize = SLICE_COUNT;
 const _: () = assert!(SHAPE_SLOTS_FROM + 2 <= MINUS_SLOTS_FROM);
@@ -240,7 +239,7 @@ impl<'p> Class<'p> {
         Class {
             slot: k,
             moves: &plan.moves[k],
-            start: vocab.slices().get(k).chars.start(),
+            start: slices_of(vocab).get(k).chars.start(),
         }
     }
 }
@@ -479,7 +478,7 @@ impl<S: Fn(u32, u8) -> u32, G: Fn() -> bool> Check<'_, S, G> {
         let class = Class {
             slot: SHAPE_SLOTS_FROM + c,
             moves: plan.shape_moves(vocab, c),
-            start: vocab.slices().shapes().classes[c].start(),
+            start: slices_of(vocab).shapes().classes[c].start(),
         };
         match self.after_char(class, q) {
             OneChar::Leads {
@@ -535,7 +534,7 @@ fn loop_row<'s>(
 const MAX_LOOP_ROWS: usize = 256;
 
 /// The tokens of slice `k`'s rest trie allowed from `s`, through its suffixes
-/// (`vocabulary/slices.rs`, [`Suffixes`]), pushed to `ids`.
+/// (`slices.rs`, [`Suffixes`]), pushed to `ids`.
 ///
 /// - Where `s` starts a chain ([`chain`]), a token of `L` characters and a suffix is
 ///   allowed exactly when the chain reaches `s_L` and the suffix keeps it alive; a token
@@ -555,7 +554,7 @@ fn walk_rest(
     ids: &mut Vec<u32>,
 ) {
     let step = check.step;
-    let slice = vocab.slices().get(c.slot);
+    let slice = slices_of(vocab).get(c.slot);
     let positions = rest.ids().len();
     let mut cuts: Vec<(usize, u32)> = Vec::new();
     let limit = suffixes.deepest.min(u32::from(MAX_CHARS));
@@ -662,7 +661,7 @@ fn walk_rest(
 /// date or an IP address, is walked at once). Small regexes' first masks showed it.
 pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8) -> u32) -> bool {
     let mut tokens = 0;
-    for slice in vocab.slices().iter() {
+    for slice in slices_of(vocab).iter() {
         if slice.probes.iter().all(|&b| step(s, b) != DEAD) {
             tokens += slice.tokens(vocab).buckets.last().map_or(0, |b| b.len);
         }
@@ -693,7 +692,7 @@ fn json_minus(
     stack: &mut Vec<u32>,
 ) -> Option<(Vec<u32>, Vec<u32>)> {
     let step = check.step;
-    let slice = vocab.slices().get(0);
+    let slice = slices_of(vocab).get(0);
     let tokens = slice.tokens(vocab);
     let (rest, bucket) = (tokens.rest.as_ref()?, tokens.buckets.last()?);
     let start = slice.chars.start();
@@ -752,7 +751,7 @@ fn json_minus(
             }
         }
     }
-    let holding = vocab.slices().holding(vocab);
+    let holding = slices_of(vocab).holding(vocab);
     let mut bits = bucket.bits.to_vec();
     for g in groups {
         holding.tokens(g).remove_from(&mut bits);
@@ -777,7 +776,7 @@ enum ClassStep {
 }
 
 /// The row of `s` from the word shapes of the JSON string slice's ASCII tokens
-/// (`vocabulary/shapes.rs`), where word characters and the space lead from `s` to
+/// (`shapes.rs`), where word characters and the space lead from `s` to
 /// different states (inside a string under a word count), and every character of one
 /// class leads to one same state, from `s` and from every state the shapes reach. Then a
 /// token of a shape ends where its shape leads, and is allowed exactly when that state
@@ -810,8 +809,8 @@ fn shaped(
         }
         _ => {}
     }
-    let json = vocab.slices().get(0);
-    let trie = vocab.slices().shapes().trie(vocab, json)?;
+    let json = slices_of(vocab).get(0);
+    let trie = slices_of(vocab).shapes().trie(vocab, json)?;
     // Depth first over the shapes, each with the state its tokens end in; the rest
     // tokens' suffixes are walked from there.
     let (mut alive, mut dead) = (Vec::new(), Vec::new());
@@ -930,7 +929,7 @@ pub(super) fn walk<'v>(
     // the slice's tokens alone.
     let mut used: Vec<(&[u8], &Bucket, bool)> = Vec::new();
     let mut used_slices: Vec<usize> = Vec::new();
-    for (k, slice) in vocab.slices().iter().enumerate() {
+    for (k, slice) in slices_of(vocab).iter().enumerate() {
         let class = Class::slice(vocab, plan, k);
         // A slice inside a larger one covers at least as many characters (its strings
         // are the larger one's): where that one covers every length a bucket has, this
@@ -939,7 +938,7 @@ pub(super) fn walk<'v>(
             covered[k] = MAX_CHARS;
             continue;
         }
-        // The first slice is the JSON string's characters (`vocabulary/slices.rs`).
+        // The first slice is the JSON string's characters (`slices.rs`).
         covered[k] = if k == 0 && body_covered {
             MAX_CHARS
         } else {
@@ -982,16 +981,16 @@ pub(super) fn walk<'v>(
             if x == used_slices[0] {
                 return true;
             }
-            j = vocab.slices().get(x).within;
+            j = slices_of(vocab).get(x).within;
         }
         false
     };
     let first_decides =
         |&(_, _, closed): &(&[u8], &Bucket, bool)| closed || covered[used_slices[0]] == MAX_CHARS;
-    // The rest trie and its suffixes are built together (`vocabulary/slices.rs`).
+    // The rest trie and its suffixes are built together (`slices.rs`).
     let whole = match used.first() {
         Some(u) if first_decides(u) && used_slices.iter().all(|&k| within_first(k)) => {
-            let tokens = vocab.slices().get(used_slices[0]).tokens(vocab);
+            let tokens = slices_of(vocab).get(used_slices[0]).tokens(vocab);
             tokens.rest.as_ref().zip(tokens.suffixes.as_ref())
         }
         _ => None,

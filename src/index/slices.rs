@@ -1,5 +1,7 @@
 //! Vocabulary slices: the tokens made only of characters of a common class (the body of
 //! a JSON string, letters and digits, digits...), bucketed by their length in characters.
+//! Made once per vocabulary and kept with it (its [`Derived`] slot), shared by every
+//! index over it.
 //!
 //! Why: in JSON most states that a generation reaches sit inside strings, where nearly
 //! every token is allowed, and a row computed by walking the whole token trie costs
@@ -9,21 +11,22 @@
 //! precomputed bitset; the trie walk then skips every subtree whose tokens are all among
 //! them ([`Slice::cover`]). The result is exactly the full walk's (docs/index-layout.md).
 
+use std::any::Any;
 use std::sync::OnceLock;
 
 use super::shapes::Shapes;
-use super::trie::TokenTrie;
-use super::Vocabulary;
 use crate::automaton::{Dfa, DfaConfig, DEAD};
 use crate::bits::{mark_ids, mask_words, unmark_ids};
+use crate::vocabulary::trie::TokenTrie;
+use crate::vocabulary::{Derived, Vocabulary};
 
 /// Tokens of more characters than this are never covered (they are walked): it bounds
 /// the check of a state to this many characters. Llama 3 has 168 tokens of more than 32
 /// characters among 121,825 made of JSON string characters.
-pub(crate) const MAX_CHARS: u8 = 32;
+pub(super) const MAX_CHARS: u8 = 32;
 
 /// The cover of a token outside the slice (or longer than [`MAX_CHARS`]).
-pub(crate) const UNCOVERED: u8 = u8::MAX;
+pub(super) const UNCOVERED: u8 = u8::MAX;
 
 /// Bucket bounds in characters: a state whose check stops at `n` characters gets the
 /// tokens of the largest bound at most `n`. Every length: a state that refuses the
@@ -33,7 +36,7 @@ pub(crate) const UNCOVERED: u8 = u8::MAX;
 const BOUNDS: std::ops::RangeInclusive<u8> = 1..=MAX_CHARS;
 
 /// How many slices a vocabulary has.
-pub(crate) const SLICE_COUNT: usize = 4;
+pub(super) const SLICE_COUNT: usize = 4;
 
 /// The slices, as regexes of "any number of characters of the class" (the automaton's
 /// start state is the only character boundary), each with the slice whose class holds
@@ -48,33 +51,33 @@ const DEFINITIONS: [(&str, &str, Option<usize>); SLICE_COUNT] = [
 ];
 
 /// One slice: its class's automaton, and (built when a state first uses it) its tokens.
-pub(crate) struct Slice {
+pub(super) struct Slice {
     /// The slice whose class holds this one's (its tokens of as many characters are
     /// a superset).
-    pub(crate) within: Option<usize>,
+    pub(super) within: Option<usize>,
     /// Strings of the class's characters; start state 1 is the only final state.
-    pub(crate) chars: Dfa,
+    pub(super) chars: Dfa,
     /// A few one-byte characters of the class (where its ASCII ranges start, and `0`,
     /// `A`, `a` if in it): a state that refuses one is covered by nothing of this slice,
     /// which a step tells before any check.
-    pub(crate) probes: Vec<u8>,
+    pub(super) probes: Vec<u8>,
     tokens: OnceLock<SliceTokens>,
 }
 
 /// The tokens of a slice, as the trie walk and the row assembly use them.
-pub(crate) struct SliceTokens {
+pub(super) struct SliceTokens {
     /// Per trie node: the largest cover of a token in its subtree (characters for slice
     /// tokens, [`UNCOVERED`] for the others; 0 for none).
-    pub(crate) cover: Vec<u8>,
+    pub(super) cover: Vec<u8>,
     /// Cumulative: the tokens of at most `chars` characters, ascending bounds.
-    pub(crate) buckets: Vec<Bucket>,
+    pub(super) buckets: Vec<Bucket>,
     /// The trie of the tokens outside the slice (and longer ones), where they are few:
     /// a state that every slice token keeps alive walks only these, without passing
     /// through the slice's nodes on the way.
-    pub(crate) rest: Option<TokenTrie>,
+    pub(super) rest: Option<TokenTrie>,
     /// The same tokens split after their longest run of whole slice characters (built
     /// with `rest`).
-    pub(crate) suffixes: Option<Suffixes>,
+    pub(super) suffixes: Option<Suffixes>,
 }
 
 /// The tokens of a slice's rest trie, each split after the whole slice characters it
@@ -89,30 +92,30 @@ pub(crate) struct SliceTokens {
 /// 9,300 of them, most on the way through the characters before a quote, a backslash
 /// or a newline; the suffixes of a given length are few and shared (`\n` ends 3,000
 /// tokens): about 3,400 visits.
-pub(crate) struct Suffixes {
+pub(super) struct Suffixes {
     /// `(L, trie of the suffixes of the tokens with L characters before them)`,
     /// ascending `L`, only lengths that have tokens; the tries' ids are positions.
-    pub(crate) by_chars: Vec<(u32, TokenTrie)>,
+    pub(super) by_chars: Vec<(u32, TokenTrie)>,
     /// Positions of the tokens made of slice characters alone, longer than
     /// [`MAX_CHARS`] (no suffix), with their characters.
-    pub(crate) whole: Vec<(u32, u32)>,
+    pub(super) whole: Vec<(u32, u32)>,
     /// Positions of the tokens whose suffix is the start of a slice character (a
     /// token ending inside a multi-byte character), with `L` and the suffix's length:
     /// a state from which every character of the slice leads on (none dies) keeps
     /// every such start alive, so these need no walk (1,068 of Llama 3's tokens, about
     /// 1,200 visits a row).
-    pub(crate) partial: Vec<(u32, u32, u8)>,
+    pub(super) partial: Vec<(u32, u32, u8)>,
     /// The most characters before a suffix, or in a whole token: how far a chain of
     /// states must be known.
-    pub(crate) deepest: u32,
+    pub(super) deepest: u32,
     /// The tokens with more than [`MAX_CHARS`] characters before their suffix (or in
     /// all), whole, by position: a chain is followed no further than that (each of its
     /// states is checked with every character), so these few are walked from its start
     /// (Llama 3: 168 tokens, up to 128 characters).
-    pub(crate) far: Option<TokenTrie>,
+    pub(super) far: Option<TokenTrie>,
     /// Per rest trie node (0 the root): its path is whole slice characters, so every
     /// token below splits after it or further.
-    pub(crate) boundary: Vec<bool>,
+    pub(super) boundary: Vec<bool>,
 }
 
 impl Suffixes {
@@ -185,22 +188,22 @@ impl Suffixes {
 }
 
 /// The slice tokens of at most `chars` characters, as a bitset over the vocabulary.
-pub(crate) struct Bucket {
-    pub(crate) chars: u8,
-    pub(crate) len: usize,
-    pub(crate) bits: Box<[u32]>,
+pub(super) struct Bucket {
+    pub(super) chars: u8,
+    pub(super) len: usize,
+    pub(super) bits: Box<[u32]>,
 }
 
 impl Slice {
     /// The slice's tokens in `vocab` (whose trie is `trie`), built on first use.
-    pub(crate) fn tokens(&self, vocab: &Vocabulary) -> &SliceTokens {
+    pub(super) fn tokens(&self, vocab: &Vocabulary) -> &SliceTokens {
         self.tokens
             .get_or_init(|| SliceTokens::new(&self.chars, vocab, vocab.trie()))
     }
 
     /// The number of characters of `bytes` if it is a string of the class, at most
     /// [`MAX_CHARS`] long; [`UNCOVERED`] otherwise.
-    pub(crate) fn cover_of(chars: &Dfa, bytes: &[u8]) -> u8 {
+    pub(super) fn cover_of(chars: &Dfa, bytes: &[u8]) -> u8 {
         let (mut s, mut n) = (chars.start(), 0u32);
         for &b in bytes {
             s = chars.step(s, b);
@@ -286,31 +289,31 @@ impl SliceTokens {
     }
 
     /// The largest bucket of tokens of at most `chars` characters, if any.
-    pub(crate) fn bucket(&self, chars: u8) -> Option<&Bucket> {
+    pub(super) fn bucket(&self, chars: u8) -> Option<&Bucket> {
         self.buckets.iter().rev().find(|b| b.chars <= chars)
     }
 }
 
 /// The slices of one vocabulary (built on first use), which tokens hold each byte, and
 /// the word shapes of the JSON string slice's tokens (`shapes.rs`).
-pub(crate) struct Slices(Vec<Slice>, OnceLock<Holding>, Shapes);
+pub(super) struct Slices(Vec<Slice>, OnceLock<Holding>, Shapes);
 
 /// Per ASCII byte, the tokens that hold it, and (at [`NON_ASCII`]) those that hold any
 /// byte from 0x80: a state inside a string that refuses a few characters, and only them,
 /// takes the JSON string slice's tokens without the ones holding those
 /// (`index/sliced.rs`, "the JSON string slice minus some bytes").
-pub(crate) struct Holding(Vec<Held>);
+pub(super) struct Holding(Vec<Held>);
 
 /// The tokens holding one byte: a bitset over the vocabulary, or their ids where they
 /// are fewer than its words (most punctuation: Llama 3's sets took 2 MiB as bitsets).
-pub(crate) enum Held {
+pub(super) enum Held {
     Bits(Box<[u32]>),
     Ids(Box<[u32]>),
 }
 
 impl Held {
     /// Clears the bits of these tokens in `bits`.
-    pub(crate) fn remove_from(&self, bits: &mut [u32]) {
+    pub(super) fn remove_from(&self, bits: &mut [u32]) {
         match self {
             Held::Bits(held) => bits.iter_mut().zip(held.iter()).for_each(|(w, x)| *w &= !x),
             Held::Ids(ids) => unmark_ids(bits, ids.iter().copied()),
@@ -319,7 +322,7 @@ impl Held {
 }
 
 /// The index of "any byte from 0x80" in [`Holding`].
-pub(crate) const NON_ASCII: usize = 128;
+pub(super) const NON_ASCII: usize = 128;
 
 impl Holding {
     fn new(vocab: &Vocabulary) -> Holding {
@@ -350,7 +353,7 @@ impl Holding {
     }
 
     /// The tokens holding byte group `i` (an ASCII byte, or [`NON_ASCII`]).
-    pub(crate) fn tokens(&self, i: usize) -> &Held {
+    pub(super) fn tokens(&self, i: usize) -> &Held {
         &self.0[i]
     }
 
@@ -369,7 +372,7 @@ impl Slices {
     /// word `b >> 6`): each class's automaton reads only those bytes, as the indexes'
     /// automata over that vocabulary do, so that a state covers a class when it keeps
     /// every string that tokens can spell with the class's characters.
-    pub(crate) fn new(alphabet: [u64; 4]) -> Slices {
+    pub(super) fn new(alphabet: [u64; 4]) -> Slices {
         let config = DfaConfig::new().alphabet(alphabet);
         Slices(
             DEFINITIONS
@@ -401,28 +404,69 @@ impl Slices {
     }
 
     /// Which tokens of `vocab` hold each byte (built on first use).
-    pub(crate) fn holding(&self, vocab: &Vocabulary) -> &Holding {
+    pub(super) fn holding(&self, vocab: &Vocabulary) -> &Holding {
         self.1.get_or_init(|| Holding::new(vocab))
     }
 
     /// The word shapes of the JSON string slice's tokens.
-    pub(crate) fn shapes(&self) -> &Shapes {
+    pub(super) fn shapes(&self) -> &Shapes {
         &self.2
     }
 
-    pub(crate) fn get(&self, k: usize) -> &Slice {
+    pub(super) fn get(&self, k: usize) -> &Slice {
         &self.0[k]
     }
 
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, Slice> {
+    pub(super) fn iter(&self) -> std::slice::Iter<'_, Slice> {
         self.0.iter()
     }
 
-    pub(crate) fn memory_usage(&self) -> usize {
+    pub(super) fn memory_usage(&self) -> usize {
         self.0.iter().map(Slice::memory_usage).sum::<usize>()
             + self.1.get().map_or(0, Holding::memory_usage)
             + self.2.memory_usage()
     }
+}
+
+/// The slices of a vocabulary, kept with it ([`Vocabulary::derived`]).
+#[derive(Default)]
+struct VocabSlices(OnceLock<Slices>);
+
+impl Derived for VocabSlices {
+    fn memory_usage(&self) -> usize {
+        self.0.get().map_or(0, Slices::memory_usage)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The slices of `vocab`'s tokens, made on first use and kept with the vocabulary.
+pub(super) fn slices_of(vocab: &Vocabulary) -> &Slices {
+    vocab.derived::<VocabSlices>().0.get_or_init(|| {
+        // Read as the indexes' automata read (`index::Path`).
+        Slices::new(if vocab.tokens_over_alphabet() {
+            vocab.alphabet()
+        } else {
+            [u64::MAX; 4]
+        })
+    })
+}
+
+impl Vocabulary {
+    /// Builds what rows on request use besides the trie, the vocabulary slices
+    /// (`slices.rs`), the tokens holding each byte and the word shapes (`shapes.rs`), now instead of at the first row
+    /// inside a string, which would otherwise pay for them (3.2 MiB for Llama 3; its JSON
+    /// string slice alone takes 33 ms natively, and a fresh wasm worker's first such row
+    /// took 84 ms).
+    pub fn prepare_slices(&self) {
+        for slice in slices_of(self).iter() {
+            slice.tokens(self);
+        }
+        slices_of(self).holding(self);
+        slices_of(self).shapes().trie(self, slices_of(self).get(0));
+    }
+
 }
 
 #[cfg(test)]

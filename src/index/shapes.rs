@@ -23,10 +23,10 @@
 use std::sync::OnceLock;
 
 use super::slices::{Slice, MAX_CHARS, UNCOVERED};
-use super::trie::TokenTrie;
-use super::Vocabulary;
 use crate::automaton::{Dfa, DfaConfig, DEAD};
 use crate::bits::{mark_ids, mask_words};
+use crate::vocabulary::trie::TokenTrie;
+use crate::vocabulary::Vocabulary;
 
 /// The two classes, as regexes of "any number of characters of the class" (start state
 /// the only character boundary, as a slice's): the JSON string slice's ASCII characters
@@ -35,13 +35,13 @@ use crate::bits::{mark_ids, mask_words};
 const CLASSES: [&str; 2] = [r#"[!#-\[\]-~]*"#, "[ ]*"];
 
 /// Word characters, and spaces: a shape's letters.
-pub(crate) const WORD: usize = 0;
-pub(crate) const SPACE: usize = 1;
+pub(super) const WORD: usize = 0;
+pub(super) const SPACE: usize = 1;
 
 /// The classes' automata, and (built on first use) the trie of shapes.
-pub(crate) struct Shapes {
+pub(super) struct Shapes {
     /// `[word, space]`: strings of each class's characters.
-    pub(crate) classes: [Dfa; 2],
+    pub(super) classes: [Dfa; 2],
     trie: OnceLock<Option<ShapeTrie>>,
 }
 
@@ -51,36 +51,36 @@ pub(crate) struct Shapes {
 /// outside the slice (its rest trie's) hang from the shape of the whole characters they
 /// start with, by the rest of their bytes (`"`, `",`, `\n`...): where that shape leads
 /// to a live state, they are walked from there.
-pub(crate) struct ShapeTrie {
-    pub(crate) nodes: Vec<ShapeNode>,
+pub(super) struct ShapeTrie {
+    pub(super) nodes: Vec<ShapeNode>,
     /// Token ids, node after node.
-    pub(crate) ids: Vec<u32>,
+    pub(super) ids: Vec<u32>,
     /// The same, as a bitset over the vocabulary.
-    pub(crate) bits: Box<[u32]>,
+    pub(super) bits: Box<[u32]>,
     /// The tries of the rest tokens' suffixes ([`ShapeNode::suffixes`]), ids being token ids.
-    pub(crate) suffixes: Vec<TokenTrie>,
+    pub(super) suffixes: Vec<TokenTrie>,
     /// The tokens of no shape, whole, walked from the row's state: those with a character
     /// beyond ASCII among the whole slice characters they start with (Llama 3: 28,646
     /// slice tokens, and rest tokens), and rest tokens with more than [`MAX_CHARS`] of them.
-    pub(crate) far: Option<TokenTrie>,
+    pub(super) far: Option<TokenTrie>,
 }
 
 /// One shape: `ids[start..own_end]` have exactly this shape, `ids[start..end]` start with it.
 #[derive(Clone, Copy)]
-pub(crate) struct ShapeNode {
+pub(super) struct ShapeNode {
     /// The node after one more word character, and after one more space (0: none).
-    pub(crate) child: [u32; 2],
-    pub(crate) start: u32,
-    pub(crate) own_end: u32,
-    pub(crate) end: u32,
+    pub(super) child: [u32; 2],
+    pub(super) start: u32,
+    pub(super) own_end: u32,
+    pub(super) end: u32,
     /// The trie of the suffixes of the rest tokens that start with exactly this shape's
     /// characters, in [`ShapeTrie::suffixes`] (`u32::MAX`: none).
-    pub(crate) suffixes: u32,
+    pub(super) suffixes: u32,
 }
 
 impl Shapes {
     /// The shapes, their classes read with `config` (the vocabulary's alphabet).
-    pub(crate) fn new(config: &DfaConfig) -> Shapes {
+    pub(super) fn new(config: &DfaConfig) -> Shapes {
         Shapes {
             classes: CLASSES.map(|p| Dfa::with_config(p, config).expect("shape classes compile")),
             trie: OnceLock::new(),
@@ -90,13 +90,13 @@ impl Shapes {
     /// The trie of shapes of `vocab`'s tokens (`json` being the JSON string slice), built
     /// on first use; `None` where the slice has no rest trie (a vocabulary mostly outside
     /// it).
-    pub(crate) fn trie(&self, vocab: &Vocabulary, json: &Slice) -> Option<&ShapeTrie> {
+    pub(super) fn trie(&self, vocab: &Vocabulary, json: &Slice) -> Option<&ShapeTrie> {
         self.trie
             .get_or_init(|| ShapeTrie::new(&self.classes, json, vocab))
             .as_ref()
     }
 
-    pub(crate) fn memory_usage(&self) -> usize {
+    pub(super) fn memory_usage(&self) -> usize {
         self.classes.iter().map(Dfa::memory_usage).sum::<usize>()
             + match self.trie.get() {
                 Some(Some(t)) => {
@@ -232,7 +232,7 @@ impl ShapeTrie {
     }
 
     /// How many tokens have exactly node `n`'s shape, and how many start with it.
-    pub(crate) fn counts(&self, n: u32) -> (usize, usize) {
+    pub(super) fn counts(&self, n: u32) -> (usize, usize) {
         let node = self.nodes[n as usize];
         (
             (node.own_end - node.start) as usize,
@@ -266,7 +266,7 @@ mod tests {
             "a\u{3000}",
         ]);
         let shapes = Shapes::new(&DfaConfig::new());
-        let trie = ShapeTrie::new(&shapes.classes, v.slices().get(0), &v).unwrap();
+        let trie = ShapeTrie::new(&shapes.classes, super::super::slices::slices_of(&v).get(0), &v).unwrap();
         // Follows a shape written as "w"/"s" letters from the root.
         let node = |shape: &str| {
             shape.bytes().try_fold(0u32, |n, c| {
