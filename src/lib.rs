@@ -57,6 +57,7 @@ mod automaton;
 mod bits;
 mod budget;
 mod error;
+mod front;
 mod guide;
 mod index;
 pub mod json_schema;

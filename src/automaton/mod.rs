@@ -28,8 +28,8 @@ mod on_demand;
 mod primitives;
 pub(crate) mod syntax;
 
-// Work budgets live on the ground floor (`crate::budget`); the JSON Schema compiler
-// reaches them through here.
+// Work budgets live on the ground floor (`crate::budget`); the compilers of the front
+// ends reach them through here too.
 pub(crate) use crate::budget::{Budget, DEFAULT_MAX_WORK};
 pub use config::{
     DfaConfig, Minimize, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,

@@ -1,28 +1,28 @@
 //! Vocabulary slices: the tokens made only of characters of a common class (the body of
-//! a JSON string, letters and digits, digits...), bucketed by their length in characters.
-//! Made once per vocabulary and kept with it (its [`Derived`] slot), shared by every
-//! index over it.
+//! a quoted string, letters and digits, digits...: the classes a front end hands down,
+//! `hints.rs`), bucketed by their length in characters. Made once per vocabulary and set
+//! of hints and kept with the vocabulary (`vocab_slices.rs`), shared by every index over
+//! it.
 //!
-//! Why: in JSON most states that a generation reaches sit inside strings, where nearly
-//! every token is allowed, and a row computed by walking the whole token trie costs
-//! milliseconds. When every string of at most `n` characters of a slice's class keeps a
-//! state alive (checked on the automaton itself, a few dozen steps: `index/sliced.rs`),
-//! every slice token of at most `n` characters is allowed, and those come from a
-//! precomputed bitset; the trie walk then skips every subtree whose tokens are all among
-//! them ([`Slice::cover`]). The result is exactly the full walk's (docs/index-layout.md).
+//! Why: in structured text most states that a generation reaches sit inside strings,
+//! where nearly every token is allowed, and a row computed by walking the whole token
+//! trie costs milliseconds. When every string of at most `n` characters of a slice's
+//! class keeps a state alive (checked on the automaton itself, a few dozen steps:
+//! `sliced.rs`), every slice token of at most `n` characters is allowed, and those come
+//! from a precomputed bitset; the trie walk then skips every subtree whose tokens are all
+//! among them ([`SliceTokens::cover`]). The result is exactly the full walk's
+//! (docs/index-layout.md).
 
-use std::any::Any;
 use std::sync::OnceLock;
 
-use super::shapes::Shapes;
-use crate::automaton::{Dfa, DfaConfig, DEAD};
+use crate::automaton::{Dfa, DEAD};
 use crate::bits::{mark_ids, mask_words, unmark_ids};
 use crate::vocabulary::trie::TokenTrie;
-use crate::vocabulary::{Derived, Vocabulary};
+use crate::vocabulary::Vocabulary;
 
 /// Tokens of more characters than this are never covered (they are walked): it bounds
 /// the check of a state to this many characters. Llama 3 has 168 tokens of more than 32
-/// characters among 121,825 made of JSON string characters.
+/// characters among 121,825 made of a string body's characters.
 pub(super) const MAX_CHARS: u8 = 32;
 
 /// The cover of a token outside the slice (or longer than [`MAX_CHARS`]).
@@ -34,21 +34,6 @@ pub(super) const UNCOVERED: u8 = u8::MAX;
 /// walk, so its bucket must hold every token of up to exactly `n` characters (32
 /// buckets of 16 KB for a 128k vocabulary, where identical ones are kept once).
 const BOUNDS: std::ops::RangeInclusive<u8> = 1..=MAX_CHARS;
-
-/// How many slices a vocabulary has.
-pub(super) const SLICE_COUNT: usize = 4;
-
-/// The slices, as regexes of "any number of characters of the class" (the automaton's
-/// start state is the only character boundary), each with the slice whose class holds
-/// its own, if any (an earlier one). Ordered by how many tokens they hold.
-const DEFINITIONS: [(&str, &str, Option<usize>); SLICE_COUNT] = [
-    // What the JSON Schema compiler writes for an unescaped string character.
-    ("json-string", r#"[^"\\\x00-\x1F]*"#, None),
-    // Identifier-like patterns (`^[a-zA-Z0-9_-]+$`, hex, base64...).
-    ("alnum", "[a-zA-Z0-9]*", Some(0)),
-    ("lower", "[a-z]*", Some(1)),
-    ("digits", "[0-9]*", Some(1)),
-];
 
 /// One slice: its class's automaton, and (built when a state first uses it) its tokens.
 pub(super) struct Slice {
@@ -195,6 +180,25 @@ pub(super) struct Bucket {
 }
 
 impl Slice {
+    /// The slice of the class whose strings `chars` matches (start state the only final
+    /// state), inside slice `within` if any.
+    pub(super) fn new(chars: Dfa, within: Option<usize>) -> Slice {
+        debug_assert!((0..chars.state_count() as u32)
+            .all(|s| chars.is_final(s) == (s == chars.start())));
+        let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
+        let probes: Vec<u8> = (0..=127u8)
+            .filter(|&b| ascii(b) && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1)))
+            .collect();
+        // No probe (a vocabulary without the class's ASCII characters as tokens) only
+        // means no quick refusal: the check decides.
+        Slice {
+            within,
+            chars,
+            probes,
+            tokens: OnceLock::new(),
+        }
+    }
+
     /// The slice's tokens in `vocab` (whose trie is `trie`), built on first use.
     pub(super) fn tokens(&self, vocab: &Vocabulary) -> &SliceTokens {
         self.tokens
@@ -219,7 +223,7 @@ impl Slice {
         }
     }
 
-    fn memory_usage(&self) -> usize {
+    pub(super) fn memory_usage(&self) -> usize {
         self.chars.memory_usage()
             + self.tokens.get().map_or(0, |t| {
                 t.cover.capacity()
@@ -266,7 +270,7 @@ impl SliceTokens {
                 bits,
             });
         }
-        // Worth a trie of its own when the rest is small (the JSON string slice leaves
+        // Worth a trie of its own when the rest is small (a string body's slice leaves
         // 5% of Llama 3's tokens; the digits slice nearly all of them).
         let inside: usize = count_by_chars.iter().sum();
         let (rest, suffixes) = if inside * 4 >= size * 3 {
@@ -294,14 +298,10 @@ impl SliceTokens {
     }
 }
 
-/// The slices of one vocabulary (built on first use), which tokens hold each byte, and
-/// the word shapes of the JSON string slice's tokens (`shapes.rs`).
-pub(super) struct Slices(Vec<Slice>, OnceLock<Holding>, Shapes);
-
 /// Per ASCII byte, the tokens that hold it, and (at [`NON_ASCII`]) those that hold any
 /// byte from 0x80: a state inside a string that refuses a few characters, and only them,
-/// takes the JSON string slice's tokens without the ones holding those
-/// (`index/sliced.rs`, "the JSON string slice minus some bytes").
+/// takes the body class's slice without the tokens holding those (`sliced.rs`,
+/// `body_minus`).
 pub(super) struct Holding(Vec<Held>);
 
 /// The tokens holding one byte: a bitset over the vocabulary, or their ids where they
@@ -325,7 +325,7 @@ impl Held {
 pub(super) const NON_ASCII: usize = 128;
 
 impl Holding {
-    fn new(vocab: &Vocabulary) -> Holding {
+    pub(super) fn new(vocab: &Vocabulary) -> Holding {
         let mut ids: Vec<Vec<u32>> = vec![Vec::new(); NON_ASCII + 1];
         for (id, bytes) in vocab.text_tokens() {
             let mut seen = [false; NON_ASCII + 1];
@@ -357,168 +357,12 @@ impl Holding {
         &self.0[i]
     }
 
-    fn memory_usage(&self) -> usize {
+    pub(super) fn memory_usage(&self) -> usize {
         self.0
             .iter()
             .map(|h| match h {
                 Held::Bits(b) | Held::Ids(b) => b.len() * 4,
             })
             .sum()
-    }
-}
-
-impl Slices {
-    /// The slices of a vocabulary whose single-byte tokens are `alphabet` (bit `b & 63` of
-    /// word `b >> 6`): each class's automaton reads only those bytes, as the indexes'
-    /// automata over that vocabulary do, so that a state covers a class when it keeps
-    /// every string that tokens can spell with the class's characters.
-    pub(super) fn new(alphabet: [u64; 4]) -> Slices {
-        let config = DfaConfig::new().alphabet(alphabet);
-        Slices(
-            DEFINITIONS
-                .iter()
-                .map(|&(_, pattern, within)| {
-                    let chars = Dfa::with_config(pattern, &config).expect("slice patterns compile");
-                    debug_assert!((0..chars.state_count() as u32)
-                        .all(|s| chars.is_final(s) == (s == chars.start())));
-                    let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
-                    let probes: Vec<u8> = (0..=127u8)
-                        .filter(|&b| {
-                            ascii(b)
-                                && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1))
-                        })
-                        .collect();
-                    // No probe (a vocabulary without the class's ASCII characters as
-                    // tokens) only means no quick refusal: the check decides.
-                    Slice {
-                        within,
-                        chars,
-                        probes,
-                        tokens: OnceLock::new(),
-                    }
-                })
-                .collect(),
-            OnceLock::new(),
-            Shapes::new(&config),
-        )
-    }
-
-    /// Which tokens of `vocab` hold each byte (built on first use).
-    pub(super) fn holding(&self, vocab: &Vocabulary) -> &Holding {
-        self.1.get_or_init(|| Holding::new(vocab))
-    }
-
-    /// The word shapes of the JSON string slice's tokens.
-    pub(super) fn shapes(&self) -> &Shapes {
-        &self.2
-    }
-
-    pub(super) fn get(&self, k: usize) -> &Slice {
-        &self.0[k]
-    }
-
-    pub(super) fn iter(&self) -> std::slice::Iter<'_, Slice> {
-        self.0.iter()
-    }
-
-    pub(super) fn memory_usage(&self) -> usize {
-        self.0.iter().map(Slice::memory_usage).sum::<usize>()
-            + self.1.get().map_or(0, Holding::memory_usage)
-            + self.2.memory_usage()
-    }
-}
-
-/// The slices of a vocabulary, kept with it ([`Vocabulary::derived`]).
-#[derive(Default)]
-struct VocabSlices(OnceLock<Slices>);
-
-impl Derived for VocabSlices {
-    fn memory_usage(&self) -> usize {
-        self.0.get().map_or(0, Slices::memory_usage)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// The slices of `vocab`'s tokens, made on first use and kept with the vocabulary.
-pub(super) fn slices_of(vocab: &Vocabulary) -> &Slices {
-    vocab.derived::<VocabSlices>().0.get_or_init(|| {
-        // Read as the indexes' automata read (`index::Path`).
-        Slices::new(if vocab.tokens_over_alphabet() {
-            vocab.alphabet()
-        } else {
-            [u64::MAX; 4]
-        })
-    })
-}
-
-impl Vocabulary {
-    /// Builds what rows on request use besides the trie, the vocabulary slices
-    /// (`slices.rs`), the tokens holding each byte and the word shapes (`shapes.rs`), now instead of at the first row
-    /// inside a string, which would otherwise pay for them (3.2 MiB for Llama 3; its JSON
-    /// string slice alone takes 33 ms natively, and a fresh wasm worker's first such row
-    /// took 84 ms).
-    pub fn prepare_slices(&self) {
-        for slice in slices_of(self).iter() {
-            slice.tokens(self);
-        }
-        slices_of(self).holding(self);
-        slices_of(self).shapes().trie(self, slices_of(self).get(0));
-    }
-
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn start_is_the_only_character_boundary() {
-        for slice in Slices::new([u64::MAX; 4]).iter() {
-            let d = &slice.chars;
-            for s in 1..d.state_count() as u32 {
-                assert_eq!(d.is_final(s), s == d.start(), "state {s}");
-            }
-        }
-    }
-
-    #[test]
-    fn covers_count_characters() {
-        let slices = Slices::new([u64::MAX; 4]);
-        let json = &slices.0[0].chars;
-        assert_eq!(Slice::cover_of(json, b"abc"), 3);
-        assert_eq!(Slice::cover_of(json, " été".as_bytes()), 4);
-        assert_eq!(Slice::cover_of(json, "東京".as_bytes()), 2);
-        assert_eq!(Slice::cover_of(json, b"a\"b"), UNCOVERED);
-        assert_eq!(Slice::cover_of(json, b"a\nb"), UNCOVERED);
-        assert_eq!(Slice::cover_of(json, &[0xe6, 0x9d]), UNCOVERED); // half a character
-        assert_eq!(Slice::cover_of(json, &[b'x'; 32]), 32);
-        assert_eq!(Slice::cover_of(json, &[b'x'; 33]), UNCOVERED);
-        let digits = &slices.0[3].chars;
-        assert_eq!(Slice::cover_of(digits, b"2024"), 4);
-        assert_eq!(Slice::cover_of(digits, b"20a"), UNCOVERED);
-    }
-
-    #[test]
-    fn buckets_are_cumulative_and_match_the_covers() {
-        let words: Vec<&str> = vec!["a", "ab", "abc", "\"", "a\"", "12", "12345", "x y", "é"];
-        let vocab = Vocabulary::new(words.iter().map(|w| Some(*w)), &[]).unwrap();
-        let slices = Slices::new([u64::MAX; 4]);
-        let t = slices.0[0].tokens(&vocab);
-        let ids = |b: &Bucket| {
-            (0..words.len())
-                .filter(|&i| b.bits[i >> 5] >> (i & 31) & 1 == 1)
-                .collect::<Vec<_>>()
-        };
-        let one = t.bucket(1).unwrap();
-        assert_eq!(ids(one), [0, 8]);
-        assert_eq!(ids(t.bucket(3).unwrap()), [0, 1, 2, 5, 7, 8]);
-        assert_eq!(t.buckets.last().unwrap().chars, 5);
-        assert_eq!(ids(t.bucket(32).unwrap()), [0, 1, 2, 5, 6, 7, 8]);
-        assert!(t.bucket(0).is_none());
-        for b in &t.buckets {
-            assert_eq!(b.len, ids(b).len());
-        }
     }
 }
