@@ -19,10 +19,29 @@
 //! * [`json_schema`]: JSON Schema -> regex.
 //! * [`Error`], [`ErrorKind`]: every failure, with a stable code.
 //!
-//! The layers, bottom up: `automaton` (regex -> NFA -> DFA) and `vocabulary` (tokens and
-//! their trie) know nothing of each other; `index` joins them; `guide` walks an index;
-//! `tokenizer` and `json_schema` feed the vocabulary and the regex; `wasm` (feature
-//! `wasm`) is the only wasm-bindgen user. docs/development.md's "Layout" lists the files.
+//! ## Layers
+//!
+//! Bottom up; nothing below knows anything above. `automaton` (regex -> NFA -> DFA,
+//! automaton expressions) and `vocabulary` (tokens and their trie) know nothing of each
+//! other; `index` joins them and speaks of byte classes and the row hints a front end
+//! hands down, never of a language; `guide` walks an index. The front ends sit side by
+//! side on top: `json_schema` compiles a schema, `front` takes a regex, an expression or
+//! a schema into an index with its row hints. A module may import the ground floor (the
+//! first row), itself, and the modules its row names, nothing else; inside `index`, the
+//! files import each other without a circle (both checked by `tests/layers.rs`, which
+//! reads this table). docs/development.md's "Layout" lists the files.
+//!
+//! | module | may import | what it is |
+//! | --- | --- | --- |
+//! | `error`, `bits`, `budget`, `test_support` | `error` | the ground floor: errors, bitsets over token ids, work budgets, the tests' RNG |
+//! | `automaton` | | regex -> NFA -> DFA; expressions with intersection and complement |
+//! | `vocabulary` | | token id -> bytes, EOS ids, the token trie; a slot for what an index derives |
+//! | `tokenizer` | `vocabulary` | loaders of tokenizer files |
+//! | `index` | `automaton`, `vocabulary` | rows per state from an automaton and its front end's row hints |
+//! | `guide` | `index` | the per-sequence cursor |
+//! | `json_schema` | `automaton` | JSON Schema -> regex or automaton expression |
+//! | `front` | `automaton`, `vocabulary`, `index`, `json_schema` | front ends into an index: regex, expression, JSON Schema, with their row hints |
+//! | `wasm` | every module | the JS surface (feature `wasm`), the only wasm-bindgen user |
 //!
 //! ## Semantics
 //! A finished generation fully matches the regex (anchored at both ends); a token is
