@@ -17,6 +17,12 @@ mkdir -p .cache
 cargo fetch --quiet || { log "FAILED: 'cargo fetch' could not download the crates in Cargo.lock. Next: check that cargo reaches the crates registry, then rerun."; exit 1; }
 step_done "crates (cargo fetch)"
 
+# Clippy, for the function-length rule the tests enforce (scripts/test.sh).
+if ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add clippy >&2 || { log "FAILED: 'rustup component add clippy'. Next: check that rustup reaches its distribution server, then rerun."; exit 1; }
+fi
+step_done "clippy"
+
 # The wasm toolchain; its last line names the rustup toolchain the wasm build uses.
 scripts/wasm-toolchain.sh | tail -n 1 > .cache/wasm-toolchain
 step_done "wasm toolchain"

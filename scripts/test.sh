@@ -9,6 +9,8 @@ bash scripts/setup.sh
 step "cargo test (native)"
 cargo test --all-targets
 cargo test --doc
+step "clippy: no function in the library over 100 lines"
+cargo clippy --quiet --lib -- -A clippy::all -D clippy::too_many_lines
 step "wasm build"
 bash scripts/build-wasm.sh
 step "wasm-bindgen-test: Node and headless Chromium"

@@ -16,13 +16,34 @@
 //! * [`Index`], [`IndexConfig`], [`TokenSet`]: allowed tokens per state, eager or lazy,
 //!   serializable.
 //! * [`Guide`], [`GuideConfig`]: the per-sequence cursor with masks and rollback.
-//! * [`json_schema`]: JSON Schema -> regex.
+//! * [`json_schema`]: JSON Schema -> regex or automaton expression.
+//! * [`grammar`]: GBNF grammars -> automaton expression.
 //! * [`Error`], [`ErrorKind`]: every failure, with a stable code.
 //!
-//! The layers, bottom up: `automaton` (regex -> NFA -> DFA) and `vocabulary` (tokens and
-//! their trie) know nothing of each other; `index` joins them; `guide` walks an index;
-//! `tokenizer` and `json_schema` feed the vocabulary and the regex; `wasm` (feature
-//! `wasm`) is the only wasm-bindgen user. docs/development.md's "Layout" lists the files.
+//! ## Layers
+//!
+//! Bottom up; nothing below knows anything above. `automaton` (regex -> NFA -> DFA,
+//! automaton expressions) and `vocabulary` (tokens and their trie) know nothing of each
+//! other; `index` joins them and speaks of byte classes and the row hints a front end
+//! hands down, never of a language; `guide` walks an index. The front ends sit side by
+//! side on top: `json_schema` compiles a schema, `grammar` a grammar, `front` takes a
+//! regex, an expression, a schema or a grammar into an index with its row hints. A module may import the ground floor (the
+//! first row), itself, and the modules its row names, nothing else; inside `index`, the
+//! files import each other without a circle (both checked by `tests/layers.rs`, which
+//! reads this table). docs/development.md's "Layout" lists the files.
+//!
+//! | module | may import | what it is |
+//! | --- | --- | --- |
+//! | `error`, `bits`, `budget`, `test_support` | `error` | the ground floor: errors, bitsets over token ids, work budgets, the tests' RNG |
+//! | `automaton` | | regex -> NFA -> DFA; expressions with intersection and complement |
+//! | `vocabulary` | | token id -> bytes, EOS ids, the token trie; a slot for what an index derives |
+//! | `tokenizer` | `vocabulary` | loaders of tokenizer files |
+//! | `index` | `automaton`, `vocabulary` | rows per state from an automaton and its front end's row hints |
+//! | `guide` | `index` | the per-sequence cursor |
+//! | `json_schema` | `automaton` | JSON Schema -> regex or automaton expression |
+//! | `grammar` | `automaton` | GBNF -> automaton expression, rules that reach themselves as depth-bounded calls |
+//! | `front` | `automaton`, `vocabulary`, `index`, `json_schema`, `grammar` | front ends into an index: regex, expression, JSON Schema, grammar, with their row hints |
+//! | `wasm` | every module | the JS surface (feature `wasm`), the only wasm-bindgen user |
 //!
 //! ## Semantics
 //! A finished generation fully matches the regex (anchored at both ends); a token is
@@ -54,7 +75,10 @@
 #![deny(unsafe_code)]
 
 mod automaton;
+mod bits;
+mod budget;
 mod error;
+mod front;
 pub mod grammar;
 mod guide;
 mod index;
@@ -69,13 +93,14 @@ pub mod wasm;
 pub use automaton::expr::{ExprId, ExprSet};
 pub use automaton::{
     Dfa, DfaConfig, Minimize, Walk, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,
-    DEFAULT_DFA_SIZE_LIMIT, DEFAULT_MAX_WORK, DEFAULT_NFA_SIZE_LIMIT,
+    DEFAULT_DFA_SIZE_LIMIT, DEFAULT_NFA_SIZE_LIMIT,
 };
+pub use bits::mask_words;
+pub use budget::DEFAULT_MAX_WORK;
 pub use error::{Error, ErrorKind, Result};
 pub use guide::{Guide, GuideConfig, DEFAULT_MAX_ROLLBACK};
 pub use index::{
-    mask_words, Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES,
-    DEFAULT_MAX_STATES,
+    Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES, DEFAULT_MAX_STATES,
 };
 pub use vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 

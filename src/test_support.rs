@@ -57,29 +57,3 @@ impl Rng {
     }
 }
 
-/// An Earley recognizer of a GBNF grammar: the oracle the grammar tests hold the
-/// automaton to (no lowering, no templates, no depth bound). Over code points.
-pub struct GrammarOracle(crate::grammar::earley::Cfg);
-
-impl GrammarOracle {
-    /// The oracle of GBNF `text` (parse errors as [`crate::grammar::check`] gives them).
-    pub fn gbnf(text: &str) -> crate::Result<GrammarOracle> {
-        Ok(GrammarOracle(crate::grammar::earley::Cfg::new(&crate::grammar::gbnf::parse(text)?)))
-    }
-
-    /// Whether the grammar derives `text`.
-    pub fn accepts(&self, text: &str) -> bool {
-        self.0.accepts(text)
-    }
-
-    /// Whether some text of the grammar begins with `text`.
-    pub fn viable(&self, text: &str) -> bool {
-        self.0.viable(text)
-    }
-
-    /// A random text of the grammar, recursion cut short past `depth`.
-    pub fn generate(&self, rng: &mut Rng, depth: usize) -> String {
-        self.0.generate(rng, depth)
-    }
-}
-

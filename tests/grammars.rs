@@ -1,13 +1,14 @@
 //! Grammars through an index with a real vocabulary: every GBNF grammar node-llama-cpp
 //! ships (llama.cpp's `grammars/`) compiles with Llama 3's vocabulary; random token walks
-//! write texts the Earley oracle (`test_support::GrammarOracle`, no automaton) accepts
+//! write texts the Earley oracle (`grammar::GrammarOracle`, no automaton) accepts
 //! when finished and can continue at every step; rows equal a token-by-token check of
 //! the whole vocabulary on a sample of the states met.
 
 use std::sync::Arc;
 
 use logitmask::grammar::{self, Syntax};
-use logitmask::test_support::{GrammarOracle, Rng};
+use logitmask::grammar::GrammarOracle;
+use logitmask::test_support::Rng;
 use logitmask::tokenizer::LoadOptions;
 use logitmask::{Index, IndexConfig, Vocabulary};
 

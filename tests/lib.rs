@@ -29,6 +29,8 @@ mod json_schema_e2e;
 #[cfg(not(target_arch = "wasm32"))]
 mod json_schema_suite;
 #[cfg(not(target_arch = "wasm32"))]
+mod layers;
+#[cfg(not(target_arch = "wasm32"))]
 mod no_panic;
 #[cfg(not(target_arch = "wasm32"))]
 mod properties;

@@ -56,7 +56,7 @@ impl Default for DfaConfig {
             nfa_size_limit: Some(DEFAULT_NFA_SIZE_LIMIT),
             minimize: Minimize::Auto,
             ascii_classes: false,
-            max_work: super::budget::DEFAULT_MAX_WORK,
+            max_work: crate::budget::DEFAULT_MAX_WORK,
             alphabet: [u64::MAX; 4],
         }
     }

@@ -28,10 +28,10 @@ use std::collections::HashMap;
 use regex_automata::nfa::thompson::State;
 use regex_automata::util::primitives::StateID;
 
-use super::budget::Budget;
 use super::config::DfaConfig;
 use super::nfa::Nfa;
 use super::primitives::{Walk, DEAD};
+use crate::budget::Budget;
 use crate::error::{limit, quote, Error, ErrorKind, Result};
 
 /// A transition not determinized yet.

@@ -18,7 +18,6 @@
 //! need. The contracts (full match over bytes, exact co-accessibility) are in
 //! docs/semantics.md.
 
-pub(crate) mod budget;
 mod config;
 pub(crate) mod dense;
 pub(crate) mod determinize;
@@ -29,8 +28,9 @@ mod on_demand;
 mod primitives;
 pub(crate) mod syntax;
 
-pub(crate) use budget::Budget;
-pub use budget::DEFAULT_MAX_WORK;
+// Work budgets live on the ground floor (`crate::budget`); the compilers of the front
+// ends reach them through here too.
+pub(crate) use crate::budget::{Budget, DEFAULT_MAX_WORK};
 pub use config::{
     DfaConfig, Minimize, AUTO_MINIMIZE_MAX_STATES, DEFAULT_DETERMINIZE_SIZE_LIMIT,
     DEFAULT_DFA_SIZE_LIMIT, DEFAULT_NFA_SIZE_LIMIT,

@@ -144,12 +144,13 @@ impl OnDemandDfa {
         }
     }
 
-    /// Whether every string of JSON string characters that need no escape is a prefix
-    /// of `s`'s language, as far as a bounded look tells ([`ExprDfa::covers_string_body`]).
-    pub(crate) fn covers_string_body(&mut self, s: u32) -> bool {
+    /// Whether every string of the class of the free runs declared with the automaton is
+    /// a prefix of `s`'s language, as far as a bounded look tells
+    /// ([`ExprDfa::starts_free_run`]; a regex's automaton declares none).
+    pub(crate) fn starts_free_run(&mut self, s: u32) -> bool {
         match self {
             OnDemandDfa::Nfa(_) => false,
-            OnDemandDfa::Expr(d) => d.covers_string_body(s),
+            OnDemandDfa::Expr(d) => d.starts_free_run(s),
         }
     }
 

@@ -1,5 +1,5 @@
-//! An Earley recognizer over a parsed grammar: the tests' oracle (through
-//! `test_support::GrammarOracle`), independent of the
+//! An Earley recognizer over a parsed grammar: the tests' oracle ([`GrammarOracle`],
+//! hidden from the docs, used by tests/grammars.rs), independent of the
 //! automaton (no lowering, no templates, no depth bound, no rewriting of recursion).
 //! Over code points; a text is accepted when the start rule derives it, and a prefix is
 //! viable when some item is still alive after it (every rule of the grammars tested can
@@ -8,6 +8,33 @@
 use super::ast::{Expr, Grammar};
 use crate::test_support::Rng;
 use std::collections::HashMap;
+
+/// An Earley recognizer of a GBNF grammar: the oracle the grammar tests hold the
+/// automaton to (no lowering, no templates, no depth bound). Over code points.
+#[doc(hidden)]
+pub struct GrammarOracle(Cfg);
+
+impl GrammarOracle {
+    /// The oracle of GBNF `text` (parse errors as [`check`](super::check) gives them).
+    pub fn gbnf(text: &str) -> crate::Result<GrammarOracle> {
+        Ok(GrammarOracle(Cfg::new(&super::gbnf::parse(text)?)))
+    }
+
+    /// Whether the grammar derives `text`.
+    pub fn accepts(&self, text: &str) -> bool {
+        self.0.accepts(text)
+    }
+
+    /// Whether some text of the grammar begins with `text`.
+    pub fn viable(&self, text: &str) -> bool {
+        self.0.viable(text)
+    }
+
+    /// A random text of the grammar, recursion cut short past `depth`.
+    pub fn generate(&self, rng: &mut Rng, depth: usize) -> String {
+        self.0.generate(rng, depth)
+    }
+}
 
 #[derive(Clone, Debug)]
 enum Sym {

@@ -137,6 +137,10 @@ fn unsupported(pos: Pos, what: impl std::fmt::Display) -> Error {
 
 pub(crate) mod earley;
 
+/// The tests' oracle: not part of the API.
+#[doc(hidden)]
+pub use earley::GrammarOracle;
+
 #[cfg(test)]
 mod tests {
     use super::earley::Cfg;

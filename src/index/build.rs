@@ -6,12 +6,14 @@
 //! assembles the result.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use super::rows::{too_many_states, RowStore, StateRows};
-use super::sliced::{self, CheckScratch, SlicePlan, SlicedRow};
-use super::{mask_words, TokenSet};
-use crate::automaton::{liveness_blocks, Budget, Dfa, OnDemandDfa, DEAD};
+use super::sliced::{self, CheckScratch, RowSlices, SlicedRow, Steps};
+use super::token_set::TokenSet;
+use crate::automaton::{liveness_blocks, Dfa, OnDemandDfa, DEAD};
+use crate::bits::mask_words;
+use crate::budget::Budget;
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::vocabulary::trie::{ManyScratch, PrefixCounts, TokenTrie, LANES};
 use crate::vocabulary::Vocabulary;
@@ -42,9 +44,9 @@ pub(super) struct RowWalker<'a> {
     pub(super) vocab: &'a Vocabulary,
     /// `end_ok[s]`: a token may end in live state `s` (`None`: in every one).
     pub(super) end_ok: Option<&'a [bool]>,
-    /// Where rows on request may use the vocabulary's slices: the index's plan for them,
-    /// made on first use (`None`: always walk the whole trie).
-    pub(super) slices: Option<&'a OnceLock<SlicePlan>>,
+    /// Where rows on request may use the vocabulary's slices: the hints the index was
+    /// given and what it made of them (`None`: always walk the whole trie).
+    pub(super) slices: Option<&'a RowSlices>,
     /// Whether rows on request inside counts may come from the rows of the two states
     /// that bound them (`source.rs`, `IndexConfig::row_bounds`).
     pub(super) bounds: bool,
@@ -55,6 +57,15 @@ pub(super) struct RowWalker<'a> {
 pub(super) enum RowParts<'v> {
     Walked(Vec<u32>),
     Sliced(SlicedRow<'v>),
+}
+
+impl RowParts<'_> {
+    /// Counts the row in `store` if it was made through a slice.
+    pub(super) fn count_if_sliced(&self, store: &RowStore) {
+        if let RowParts::Sliced(row) = self {
+            store.count_sliced(matches!(row, SlicedRow::Shaped(..)));
+        }
+    }
 }
 
 impl<'a> RowWalker<'a> {
@@ -85,15 +96,12 @@ impl<'a> RowWalker<'a> {
 
     /// The row of state `s` of a complete DFA, for a request (slices where they help).
     pub(super) fn row_parts(&self, dfa: &Dfa, s: u32, scratch: &mut Scratch) -> RowParts<'a> {
-        self.row_parts_with(
-            s,
-            false,
-            dfa.classes(),
-            |state, byte| dfa.step(state, byte),
-            || 0,
-            || (0, usize::MAX),
-            scratch,
-        )
+        let steps = Steps {
+            step: |state, byte| dfa.step(state, byte),
+            work: || 0,
+            states: || (0, usize::MAX),
+        };
+        self.row_parts_with(s, false, dfa.classes(), &steps, scratch)
     }
 
     /// [`row_parts`](Self::row_parts) over an on-demand DFA, determinizing what the
@@ -106,58 +114,54 @@ impl<'a> RowWalker<'a> {
     ) -> Result<(RowParts<'a>, bool)> {
         let classes = *dfa.byte_classes();
         dfa.begin_call();
-        let body_covered = self.slices.is_some() && dfa.covers_string_body(s);
-        let steps = FallibleSteps::new(dfa);
-        let parts = self.row_parts_with(
-            s,
-            body_covered,
-            &classes,
-            |q, b| steps.step(q, b),
-            || steps.determinization_work(),
-            || steps.states(),
-            scratch,
-        );
-        let parts = steps
+        let free_run = self.slices.is_some_and(RowSlices::uses_body) && dfa.starts_free_run(s);
+        let fallible = FallibleSteps::new(dfa);
+        let steps = Steps {
+            step: |q, b| fallible.step(q, b),
+            work: || fallible.determinization_work(),
+            states: || fallible.states(),
+        };
+        let parts = self.row_parts_with(s, free_run, &classes, &steps, scratch);
+        let parts = fallible
             .finish(parts)
             .inspect_err(|_| scratch.check.forget())?;
-        Ok((parts, body_covered))
+        Ok((parts, free_run))
     }
 
-    /// `body_covered`: every string of the JSON string slice's characters is known to
-    /// keep `s` alive (`OnDemandDfa::covers_string_body`), so its check is skipped.
-    #[allow(clippy::too_many_arguments)] // the two callers' step, work and state closures
-    fn row_parts_with(
+    /// `free_run`: a free run of the hints' body class starts at `s`
+    /// (`OnDemandDfa::starts_free_run`): every string of it keeps `s` alive, so its check
+    /// is skipped.
+    fn row_parts_with<S, W, T>(
         &self,
         s: u32,
-        body_covered: bool,
+        free_run: bool,
         classes: &[u8; 256],
-        step: impl Fn(u32, u8) -> u32,
-        work: impl Fn() -> u64,
-        states: impl Fn() -> (usize, usize),
+        steps: &Steps<S, W, T>,
         scratch: &mut Scratch,
-    ) -> RowParts<'a> {
+    ) -> RowParts<'a>
+    where
+        S: Fn(u32, u8) -> u32,
+        W: Fn() -> u64,
+        T: Fn() -> (usize, usize),
+    {
+        // Told wherever the index has hints, used or not (the probes it steps number the
+        // states of an automaton determinized on demand, and the slices it looks at are
+        // the vocabulary's, made on first use).
+        let worth = self
+            .slices
+            .map(|r| sliced::worth_checking(self.vocab, r.slices(self.vocab), s, &steps.step));
         // Slices assume every live end state is acceptable.
-        if let (Some(plan), None, true) = (
-            self.slices,
-            self.end_ok,
-            sliced::worth_checking(self.vocab, s, &step),
-        ) {
-            let plan = plan.get_or_init(|| SlicePlan::new(self.vocab, classes));
-            if let Some(row) = sliced::walk(
-                self.vocab,
-                plan,
-                s,
-                body_covered,
-                &step,
-                work,
-                states,
-                &mut scratch.check,
-                &mut scratch.stack,
-            ) {
-                return RowParts::Sliced(row);
+        if let (Some(slices), None, Some(true)) = (self.slices, self.end_ok, worth) {
+            if slices.used() {
+                let at = slices.at(self.vocab, classes);
+                let check = &mut scratch.check;
+                if let Some(row) = sliced::walk(at, steps, s, free_run, check, &mut scratch.stack)
+                {
+                    return RowParts::Sliced(row);
+                }
             }
         }
-        RowParts::Walked(self.walk_with(s, 0, step, scratch, false).0)
+        RowParts::Walked(self.walk_with(s, 0, &steps.step, scratch, false).0)
     }
 
     /// The row from its parts: EOS ids join where the state is final.
@@ -419,8 +423,8 @@ fn eager_many(
 fn eager_one_by_one(
     dfa: &Dfa,
     vocab: &Vocabulary,
-    mut rows: StateRows,
-    mut store: RowStore,
+    rows: StateRows,
+    store: RowStore,
     max_states: usize,
     pattern: &str,
     budget: &mut Budget,
@@ -432,45 +436,51 @@ fn eager_one_by_one(
         slices: None,
         bounds: false,
     };
-    let mut scratch = Scratch::default();
+    let mut found = Explored {
+        rows,
+        store,
+        order: Vec::new(),
+        succ_of: vec![Vec::new(); n],
+        scratch: Scratch::default(),
+    };
     let mut seen = vec![false; n];
-    let mut order = Vec::new();
-    let mut succ_of: Vec<Vec<u32>> = vec![Vec::new(); n];
     let start = dfa.start();
     seen[start as usize] = true;
     let mut queue = VecDeque::from([start]);
     while let Some(s) = queue.pop_front() {
-        order.push(s);
-        if order.len() > max_states {
+        found.order.push(s);
+        if found.order.len() > max_states {
             return Err(too_many_states(max_states, pattern));
         }
-        let before = scratch.visited;
-        let (ids, next) = walker.walk(dfa, s, &mut scratch, true);
-        budget.charge((scratch.visited - before) as u64)?;
+        let before = found.scratch.visited;
+        let (ids, next) = walker.walk(dfa, s, &mut found.scratch, true);
+        budget.charge((found.scratch.visited - before) as u64)?;
         for &t in &next {
             if !seen[t as usize] {
                 seen[t as usize] = true;
                 queue.push_back(t);
             }
         }
-        store.store(&rows, s, walker.finish_row(dfa.is_final(s), ids));
-        succ_of[s as usize] = next;
+        let row = walker.finish_row(dfa.is_final(s), ids);
+        found.store.store(&found.rows, s, row);
+        found.succ_of[s as usize] = next;
     }
-    let end_ok = prune_token_dead_ends(
-        dfa,
-        vocab,
-        &mut rows,
-        &mut store,
-        &order,
-        &succ_of,
-        &mut scratch,
-        pattern,
-    )?;
+    let end_ok = prune_token_dead_ends(dfa, vocab, &mut found, pattern)?;
     Ok(Eager {
-        rows,
-        store,
+        rows: found.rows,
+        store: found.store,
         end_ok,
     })
+}
+
+/// What the breadth-first eager build found: the rows, the states in the order met, and
+/// each state's successors through tokens.
+struct Explored {
+    rows: StateRows,
+    store: RowStore,
+    order: Vec<u32>,
+    succ_of: Vec<Vec<u32>>,
+    scratch: Scratch,
 }
 
 /// Where the vocabulary lacks some single byte, a live state (over bytes) may still be
@@ -478,17 +488,19 @@ fn eager_one_by_one(
 /// reachability over the token graph and dropped, and the rows that led into them are
 /// recomputed without those tokens, so that the index never offers a token leading into
 /// a dead end. Returns the states a token may end in, if some were dropped.
-#[allow(clippy::too_many_arguments)]
 fn prune_token_dead_ends(
     dfa: &Dfa,
     vocab: &Vocabulary,
-    rows: &mut StateRows,
-    store: &mut RowStore,
-    order: &[u32],
-    succ_of: &[Vec<u32>],
-    scratch: &mut Scratch,
+    found: &mut Explored,
     pattern: &str,
 ) -> Result<Option<Vec<bool>>> {
+    let Explored {
+        rows,
+        store,
+        order,
+        succ_of,
+        scratch,
+    } = found;
     let ok = token_coaccessible(dfa, order, succ_of);
     if !ok[dfa.start() as usize] {
         return Err(Error::new(
@@ -508,7 +520,7 @@ fn prune_token_dead_ends(
         slices: None,
         bounds: false,
     };
-    for &s in order {
+    for &s in order.iter() {
         if !walker.accepts_end(s) {
             rows.clear(s);
         } else if succ_of[s as usize].iter().any(|&t| !walker.accepts_end(t)) {

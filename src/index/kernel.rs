@@ -8,6 +8,49 @@
 //! slower in Node (docs/index-layout.md, "Measured choices").
 #![allow(unsafe_code)]
 
+/// Masks of at most this many words (vocabularies up to 262,144 ids) are written through
+/// a fixed-size array view: a power of two, so masking an index with it changes no index
+/// below the length and the compiler drops the bounds check per store. Buffers meant for
+/// this keep at least this many words of storage.
+pub(super) const FIXED_WORDS: usize = 1 << 13;
+
+/// Writes a sparse row's non-zero words (`singles`: ids alone in their word; `indexes` and
+/// `bits`: the other words) into `mask[..words]`, which is all zeros there: plain stores,
+/// every word written once (an OR per id made a sparse `fillMask` slower in wasm:
+/// docs/index-layout.md, "Measured choices").
+pub(super) fn store_words(
+    singles: &[u32],
+    indexes: &[u32],
+    bits: &[u32],
+    words: usize,
+    mask: &mut [u32],
+) {
+    debug_assert!(
+        words <= mask.len()
+            && singles
+                .last()
+                .is_none_or(|&id| ((id >> 5) as usize) < words)
+    );
+    match mask.first_chunk_mut::<FIXED_WORDS>() {
+        Some(fixed) if words <= FIXED_WORDS => {
+            for &id in singles {
+                fixed[(id >> 5) as usize & (FIXED_WORDS - 1)] = 1 << (id & 31);
+            }
+            for (&w, &b) in indexes.iter().zip(bits) {
+                fixed[w as usize & (FIXED_WORDS - 1)] = b;
+            }
+        }
+        _ => {
+            for &id in singles {
+                mask[(id >> 5) as usize] = 1 << (id & 31);
+            }
+            for (&w, &b) in indexes.iter().zip(bits) {
+                mask[w as usize] = b;
+            }
+        }
+    }
+}
+
 /// Sets `logits[i]` to negative infinity where bit `i & 31` of `bits[i >> 5]` is clear,
 /// and every logit past `bits.len() * 32` too.
 pub(super) fn mask_with_bits(bits: &[u32], logits: &mut [f32]) {

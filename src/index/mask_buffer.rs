@@ -2,8 +2,13 @@
 //! row needs: the destination of `Guide::fill_mask_buffer`, and in wasm a `Uint32Array`
 //! view over it hands the mask to JavaScript without crossing the boundary.
 
-use super::kernel::copy_words;
-use super::token_set::{mask_words, store_words, FIXED_WORDS, SPARSE_WORDS_DIVISOR};
+use super::kernel::{copy_words, store_words, FIXED_WORDS};
+use crate::bits::mask_words;
+
+/// A sparse row whose non-zero words are more than one in this many is cleared by one
+/// `fill` in a [`MaskBuffer`] (listing its words would cost more) and is worth expanding
+/// into a bitset for its masks (measured in wasm, docs/benchmarks.md).
+pub(super) const SPARSE_WORDS_DIVISOR: usize = 32;
 
 /// A reusable mask of `ceil(vocab_size / 32)` u32 words (bit `id & 31` of word `id >> 5`).
 ///

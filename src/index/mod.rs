@@ -12,60 +12,62 @@
 //! where it can, determinizes the DFA on demand too). The contracts are in
 //! docs/semantics.md, the layout and its costs in docs/index-layout.md.
 //!
-//! * `mod.rs`: the public [`Index`] and [`IndexConfig`].
+//! The index joins an automaton and a vocabulary and knows neither the languages nor the
+//! tokenizers behind them: front ends (`crate::front`: a regex, a JSON Schema) hand it an
+//! automaton and the row hints their language affords ([`hints`]), byte classes and
+//! character classes only.
+//!
+//! * `mod.rs`: the public [`Index`] and [`IndexConfig`]; the constructors from a regex,
+//!   an expression or a JSON Schema are the front ends' (`crate::front`).
 //! * `source.rs`: the automaton (complete, or on demand behind a lock) with the rows of
-//!   its states: the only code that tells the two apart.
+//!   its states: the only code that tells the two apart; [`StateId`].
 //! * `rows.rs`: per-state row cells and the store that shares and counts rows.
 //! * `build.rs`: row walks and the eager build; `sliced.rs`: rows on request through
-//!   the vocabulary's slices (no whole-trie walk inside JSON strings);
-//!   `token_set.rs` and `kernel.rs`: rows
-//!   and the mask kernels; `serialize.rs`: the wire format.
+//!   the vocabulary's slices (no whole-trie walk inside strings), `slices.rs` (one
+//!   class's tokens), `shapes.rs` (word shapes), `vocab_slices.rs` (a vocabulary's
+//!   slices for one set of hints, kept with it), `hints.rs` (what front ends hand down);
+//!   `token_set.rs` and `kernel.rs`: rows and the mask kernels, `mask_buffer.rs` (a
+//!   reusable mask); `serialize.rs`: the wire format.
+//!
+//! Files import each other without a circle (`tests/layers.rs`): `mod.rs` above them all,
+//! then `source.rs`, `build.rs`, `sliced.rs`, ..., `kernel.rs`.
 
 mod build;
+pub(crate) mod hints;
 mod kernel;
 mod mask_buffer;
 mod rows;
 mod serialize;
+mod shapes;
 mod sliced;
+mod slices;
 mod source;
 mod token_set;
+mod vocab_slices;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use crate::automaton::expr::{ByteSet, ExprDfa, ExprId, ExprSet};
-use crate::automaton::{Budget, Determinizer, Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
+use crate::automaton::expr::{ByteSet, ExprId, ExprSet};
+use crate::automaton::{Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
+use crate::budget::Budget;
 use crate::error::{quote, Error, ErrorKind, Result};
-use crate::json_schema;
 use crate::vocabulary::Vocabulary;
 use build::RowWalker;
+use hints::RowHints;
 use rows::RowStore;
+use sliced::RowSlices;
 use source::Source;
 
 pub use mask_buffer::MaskBuffer;
-pub(crate) use token_set::{mark_ids, unmark_ids};
-pub use token_set::{mask_words, TokenSet};
+pub use source::StateId;
+pub use token_set::TokenSet;
+pub(crate) use vocab_slices::prepare_slices;
 
 // The trie prunes where a step returns its DEAD; the automata's DEAD must be that state.
 const _: () = assert!(DEAD == crate::vocabulary::trie::DEAD);
 
 /// Default cap on the number of states an index may hold.
 pub const DEFAULT_MAX_STATES: usize = 100_000;
-
-/// An opaque DFA state id, stable within one index and its serialized form. Ids of
-/// different indexes are not comparable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct StateId(u32);
-
-impl StateId {
-    /// Wraps a raw id (e.g. one that crossed an FFI boundary); an index checks it on use.
-    pub fn new(id: u32) -> StateId {
-        StateId(id)
-    }
-    /// The raw id.
-    pub fn as_u32(self) -> u32 {
-        self.0
-    }
-}
 
 /// Options for building an [`Index`].
 ///
@@ -136,8 +138,9 @@ impl IndexConfig {
         self
     }
     /// Whether rows computed on request may use the vocabulary's token slices (on by
-    /// default): a state inside a JSON string then gets most of its tokens from a
-    /// precomputed bitset instead of a walk of the whole token trie. The rows are the
+    /// default): a state inside a string (of the classes the index's front end names,
+    /// a JSON string's characters for regexes and schemas) then gets most of its tokens
+    /// from a precomputed bitset instead of a walk of the whole token trie. The rows are the
     /// same either way (docs/index-layout.md, "Rows on request"); off is for comparing.
     pub fn row_slices(mut self, yes: bool) -> IndexConfig {
         self.row_slices = yes;
@@ -264,9 +267,10 @@ pub struct Index {
     /// Rows are computed on request (the `lazy` option, where [`Path`] allows it).
     lazy: bool,
     eos_only: Arc<TokenSet>,
-    /// How rows on request use the vocabulary's slices, made on first use (`None`: the
-    /// `row_slices` option is off).
-    slice_plan: Option<OnceLock<sliced::SlicePlan>>,
+    /// The row hints the index's front end handed down and how rows on request use the
+    /// vocabulary's slices for them (`row_slices` option); `None` for a loaded index,
+    /// whose rows are all stored.
+    row_slices: Option<RowSlices>,
     /// Rows on request inside counts may come from their bounds (`row_bounds` option).
     row_bounds: bool,
     /// Why the complete automaton cannot fit the limits, known before building it (a
@@ -287,166 +291,25 @@ impl std::fmt::Debug for Index {
 }
 
 impl Index {
-    /// Builds an index for `pattern` with the default options (lazy: rows on request).
-    pub fn new(pattern: &str, vocab: &Arc<Vocabulary>) -> Result<Index> {
-        Index::with_config(pattern, vocab, &IndexConfig::default())
-    }
-
-    /// Builds an index for `pattern` with the given options.
-    ///
-    /// A lazy index determinizes its DFA on demand too (unless the pattern uses look-around such as `^`, `$` or
-    /// `\b`): the first mask then costs the states it touches, not the whole DFA, and
-    /// [`minimize`](IndexConfig::minimize) does not apply. Size limits of such an index
-    /// bite when a state is first needed: [`allowed_tokens`](Index::allowed_tokens) or
-    /// [`next_state`](Index::next_state) then fail with [`ErrorKind::DfaTooLarge`].
-    ///
-    /// Errors: [`ErrorKind::InvalidRegex`] (malformed, unsupported, or matching no
-    /// string the vocabulary can spell), [`ErrorKind::DfaTooLarge`],
-    /// [`ErrorKind::TooManyStates`].
-    pub fn with_config(
-        pattern: &str,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-    ) -> Result<Index> {
-        let dfa_config = Path::of(vocab, config).dfa_config(&config.dfa);
-        let determinizer = OnDemandDfa::Nfa(Determinizer::new(pattern, &dfa_config)?);
-        Index::from_on_demand(determinizer, pattern, vocab, config, 0)
-    }
-
-    /// Builds an index for the expression `root` of `exprs`: a regular language built
-    /// with intersection, complement and difference as well as the regex operators
-    /// (see [`ExprSet`]). It is determinized by derivatives, lazily when `config` is
-    /// lazy; large counts cost only the states reached.
-    ///
-    /// ```
-    /// use logitmask::{ExprSet, Index, IndexConfig, Vocabulary};
-    /// use std::sync::Arc;
-    /// let vocab = Arc::new(Vocabulary::new(
-    ///     [Some("i"), Some("f"), Some("if"), Some("x"), None],
-    ///     &[4],
-    /// )?);
-    /// // An identifier that is not the keyword "if".
-    /// let mut exprs = ExprSet::new();
-    /// let ident = exprs.regex("[a-z]+")?;
-    /// let keyword = exprs.literal(b"if");
-    /// let root = exprs.difference(ident, keyword);
-    /// let index = Index::from_expr(exprs, root, &vocab, &IndexConfig::new().lazy(true))?;
-    /// let s = index.next_state(index.initial_state(), 2)?.unwrap(); // "if"
-    /// assert!(!index.is_final(s)?);                                 // not by itself,
-    /// assert_eq!(index.allowed_tokens(s)?.to_vec(), [0, 1, 2, 3]);  // but "ifx" is fine
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// Errors: [`ErrorKind::InvalidRegex`] when the language is empty,
-    /// [`ErrorKind::DfaTooLarge`], [`ErrorKind::TooManyStates`],
-    /// [`ErrorKind::BuildTooExpensive`].
-    pub fn from_expr(
-        mut exprs: ExprSet,
-        root: ExprId,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-    ) -> Result<Index> {
-        let what = format!("automaton expression ({} nodes)", exprs.len());
-        let mut roots = [root];
-        Path::of(vocab, config).restrict(&mut exprs, &mut roots)?;
-        let [root] = roots;
-        let dfa = ExprDfa::new(
-            exprs,
-            root,
-            &config.dfa,
-            config.dfa.get_max_work(),
-            what.clone(),
-        )?;
-        Index::from_on_demand(OnDemandDfa::Expr(dfa), &what, vocab, config, 0)
-    }
-
-    /// An index for a grammar (`grammar::Syntax::Gbnf`: llama.cpp's GBNF, `root` the
-    /// start rule), compiled to the same lazy automata as regexes and schemas
-    /// (docs/grammars.md). Rules that reach themselves nest at most
-    /// `grammar_config.max_recursion_depth()` deep.
-    ///
-    /// ```
-    /// use std::sync::Arc;
-    /// use logitmask::{grammar, Index, IndexConfig, Vocabulary};
-    /// let vocab = Arc::new(Vocabulary::new([Some("("), Some(")"), Some("()"), Some("x")], &[])?);
-    /// let gbnf = "root ::= item+\nitem ::= \"x\" | \"(\" item* \")\"";
-    /// let index = Index::from_grammar(gbnf, grammar::Syntax::Gbnf, &vocab, &IndexConfig::new(), &grammar::Config::new())?;
-    /// let s = index.next_state(index.initial_state(), 0)?.unwrap(); // "("
-    /// assert_eq!(index.allowed_tokens(s)?.to_vec(), [0, 1, 2, 3]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// Errors: [`ErrorKind::InvalidGrammar`] (with the line and column),
-    /// [`ErrorKind::UnsupportedGrammar`], and those of [`Index::from_expr`].
-    pub fn from_grammar(
-        text: &str,
-        syntax: crate::grammar::Syntax,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-        grammar_config: &crate::grammar::Config,
-    ) -> Result<Index> {
-        let (exprs, root) = crate::grammar::compile(text, syntax, grammar_config)?;
-        Index::from_expr(exprs, root, vocab, config)
-    }
-
-    fn from_schema_automaton(
-        mut a: json_schema::SchemaAutomaton,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-    ) -> Result<Index> {
-        let what = format!("JSON Schema automaton ({} expression nodes)", a.exprs.len());
-        let path = Path::of(vocab, config);
-        let mut roots: Vec<ExprId> = [a.root].into_iter().chain(a.string_bodies).collect();
-        path.restrict(&mut a.exprs, &mut roots)?;
-        a.root = roots[0];
-        a.string_bodies = roots.split_off(1);
-        // One call, one budget: an eager build gets what the compilation left. A lazy
-        // index's requests each get a whole budget of their own, as for any lazy index.
-        let spent = if config.lazy { 0 } else { a.work };
-        let max_work = config.dfa.get_max_work().saturating_sub(spent);
-        // An intersection the compiler could not see empty (the parts of an `anyOf`
-        // intersected, `oneOf` complements) is found so here: the schema's fault, said
-        // as for a schema that allows nothing, not as a regex's.
-        let mut dfa = ExprDfa::new(a.exprs, a.root, &config.dfa, max_work, what)
-            .map_err(|e| match e.kind() {
-                ErrorKind::InvalidRegex => Error::new(
-                    ErrorKind::InvalidSchema,
-                    "no value validates against the schema (within the documented limits: recursion depth, formats, number forms; oneOf branches whose complements are not exact may leave nothing)",
-                ),
-                _ => e,
-            })?;
-        dfa.set_string_bodies(a.string_bodies);
-        let too_large = complete_too_large(
-            a.free_form_depth,
-            dfa.max_states(),
-            config.max_states,
-            path.exact,
-        );
-        if let (Some((kind, message)), false) = (&too_large, path.lazy) {
-            return Err(Error::new(*kind, message.clone()));
-        }
-        let mut index =
-            Index::from_on_demand(OnDemandDfa::Expr(dfa), &a.pattern, vocab, config, spent)?;
-        index.complete_too_large = too_large;
-        Ok(index)
-    }
-
-    /// An index over `determinizer`; an eager build's budget starts with `spent` steps
-    /// used (a schema's compilation).
-    fn from_on_demand(
+    /// An index over `determinizer`, an automaton a front end made over
+    /// [`Path::of`]`(vocab, config)`'s alphabet, with the `hints` it hands down for rows
+    /// on request; an eager build's budget starts with `spent` steps used (a schema's
+    /// compilation). The one way in for every front end (`crate::front`).
+    pub(crate) fn from_automaton(
         mut determinizer: OnDemandDfa,
         pattern: &str,
         vocab: &Arc<Vocabulary>,
         config: &IndexConfig,
         spent: u64,
+        hints: &'static RowHints,
     ) -> Result<Index> {
         let lazy = Path::of(vocab, config).lazy;
         let store = RowStore::new(config.max_states);
         if let OnDemandDfa::Expr(d) = &mut determinizer {
             d.set_cache_bytes(config.cache_bytes);
         }
-        if lazy && determinizer.exact_liveness() {
-            return Ok(Index::assemble(
+        let index = if lazy && determinizer.exact_liveness() {
+            Index::assemble(
                 vocab,
                 pattern,
                 Source::on_demand(determinizer),
@@ -454,81 +317,28 @@ impl Index {
                 store,
                 true,
             )
-            .configured(config));
-        }
-        let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
-        budget.charge(spent)?;
-        let dfa = Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
-        if lazy {
-            return Ok(
-                Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true)
-                    .configured(config),
-            );
-        }
-        let built = build::eager(&dfa, vocab, config.max_states, pattern, &mut budget)?;
-        let source = Source::complete_with_rows(dfa, built.rows);
-        Ok(
-            Index::assemble(vocab, pattern, source, built.end_ok, built.store, false)
-                .configured(config),
-        )
-    }
-
-    /// Builds an index for a JSON Schema given as JSON text (property order as written).
-    ///
-    /// ```
-    /// use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
-    /// use std::sync::Arc;
-    /// let vocab = Arc::new(Vocabulary::new(
-    ///     [Some("{\""), Some("ok"), Some("\":"), Some("true"), Some("false"), Some("}"), None],
-    ///     &[6],
-    /// )?);
-    /// let schema = r#"{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}"#;
-    /// let index = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &json_schema::Config::new())?;
-    /// assert_eq!(index.allowed_tokens(index.initial_state())?.to_vec(), [0]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn from_json_schema_str(
-        schema: &str,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-        schema_config: &json_schema::Config,
-    ) -> Result<Index> {
-        let schema_config = Index::schema_config_for(vocab, config, schema_config);
-        Index::from_schema_automaton(
-            json_schema::automaton_from_json_schema_str(schema, &schema_config)?,
-            vocab,
-            config,
-        )
-    }
-
-    /// The schema options as this index applies them: a lazy index (rows on request)
-    /// takes the lazy defaults ([`json_schema::Config::for_lazy_index`]).
-    fn schema_config_for(
-        vocab: &Vocabulary,
-        config: &IndexConfig,
-        schema_config: &json_schema::Config,
-    ) -> json_schema::Config {
-        if Path::of(vocab, config).lazy {
-            schema_config.for_lazy_index()
         } else {
-            schema_config.clone()
-        }
+            let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
+            budget.charge(spent)?;
+            let dfa =
+                Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
+            if lazy {
+                Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true)
+            } else {
+                let built = build::eager(&dfa, vocab, config.max_states, pattern, &mut budget)?;
+                let source = Source::complete_with_rows(dfa, built.rows);
+                Index::assemble(vocab, pattern, source, built.end_ok, built.store, false)
+            }
+        };
+        let mut index = index.configured(config);
+        index.row_slices = Some(RowSlices::new(hints, config.row_slices));
+        Ok(index)
     }
 
-    /// Builds an index for a JSON Schema given as a `serde_json::Value` (property order:
-    /// see [`regex_from_json_schema`](json_schema::regex_from_json_schema)).
-    pub fn from_json_schema(
-        schema: &serde_json::Value,
-        vocab: &Arc<Vocabulary>,
-        config: &IndexConfig,
-        schema_config: &json_schema::Config,
-    ) -> Result<Index> {
-        let schema_config = Index::schema_config_for(vocab, config, schema_config);
-        Index::from_schema_automaton(
-            json_schema::automaton_from_json_schema(schema, &schema_config)?,
-            vocab,
-            config,
-        )
+    /// Records why the complete automaton cannot fit the limits, known before building
+    /// it: [`to_bytes`](Self::to_bytes) then refuses at once.
+    pub(crate) fn set_complete_too_large(&mut self, why: Option<(ErrorKind, String)>) {
+        self.complete_too_large = why;
     }
 
     /// Loads an index serialized by [`to_bytes`](Index::to_bytes) for `vocab`.
@@ -589,7 +399,6 @@ impl Index {
             vocab.eos_token_ids().to_vec(),
             vocab.size(),
         ));
-        let slice_plan = Some(OnceLock::new());
         Index {
             vocab: vocab.clone(),
             pattern: pattern.to_string(),
@@ -598,7 +407,7 @@ impl Index {
             store,
             lazy,
             eos_only,
-            slice_plan,
+            row_slices: None,
             row_bounds: true,
             complete_too_large: None,
         }
@@ -606,9 +415,6 @@ impl Index {
 
     /// Applies the options read after assembly.
     fn configured(mut self, config: &IndexConfig) -> Index {
-        if !config.row_slices {
-            self.slice_plan = None;
-        }
         self.row_bounds = config.row_bounds;
         self.store.set_expansion_budget(config.mask_cache_bytes);
         self
@@ -676,7 +482,7 @@ impl Index {
 
     /// The state before any token.
     pub fn initial_state(&self) -> StateId {
-        StateId(self.source.initial_state())
+        StateId::new(self.source.initial_state())
     }
 
     /// Number of token ids (the vocabulary's size).
@@ -720,7 +526,7 @@ impl Index {
     pub fn next_state(&self, state: StateId, token: u32) -> Result<Option<StateId>> {
         self.check_state(state)?;
         self.check_token(token)?;
-        Ok(self.step_token(state.0, token)?.map(StateId))
+        Ok(self.step_token(state.as_u32(), token)?.map(StateId::new))
     }
 
     /// Whether the text that reached `state` fully matches the regex.
@@ -763,8 +569,9 @@ impl Index {
         self.store.sliced_count()
     }
 
-    /// How many of the rows through slices came from the word shapes of the JSON string
-    /// slice's tokens (inside strings under a word count): see docs/index-layout.md.
+    /// How many of the rows through slices came from the word shapes of the tokens of the
+    /// class the front end names as its strings' body (inside strings under a word
+    /// count): see docs/index-layout.md.
     pub fn shaped_row_count(&self) -> usize {
         self.store.shaped_count()
     }
@@ -776,11 +583,11 @@ impl Index {
         self.store.bounded_count()
     }
 
-    /// How many rows computed on request were at the start of a key of any name but
-    /// the declared ones, where every token of JSON string characters was known allowed
-    /// without checking the automaton: see docs/index-layout.md.
-    pub fn key_start_row_count(&self) -> usize {
-        self.store.string_body_count()
+    /// How many rows through slices were at the start of a free run of the body class
+    /// the front end names (`ExprDfa::starts_free_run`), its tokens known allowed without
+    /// a check.
+    pub(crate) fn free_run_row_count(&self) -> usize {
+        self.store.free_run_count()
     }
 
     // --- what the guide needs ---
@@ -828,7 +635,7 @@ impl Index {
         RowWalker {
             vocab: &self.vocab,
             end_ok: self.end_ok.as_deref(),
-            slices: self.slice_plan.as_ref(),
+            slices: self.row_slices.as_ref(),
             bounds: self.row_bounds,
         }
     }
@@ -845,17 +652,17 @@ impl Index {
 /// no token is alone: made up, never seen in a real tokenizer) only the eager build,
 /// which prunes the states no token path completes, is exact, and it is used.
 #[derive(Clone, Copy)]
-struct Path {
+pub(crate) struct Path {
     /// The automaton's non-empty states are exactly the live ones through tokens.
-    exact: bool,
+    pub(crate) exact: bool,
     /// Rows are computed on request.
-    lazy: bool,
+    pub(crate) lazy: bool,
     /// The bytes the automaton reads (all of them, or the vocabulary's alphabet).
     alphabet: [u64; 4],
 }
 
 impl Path {
-    fn of(vocab: &Vocabulary, config: &IndexConfig) -> Path {
+    pub(crate) fn of(vocab: &Vocabulary, config: &IndexConfig) -> Path {
         let exact = vocab.tokens_over_alphabet();
         Path {
             exact,
@@ -869,12 +676,12 @@ impl Path {
     }
 
     /// The DFA options with this path's alphabet (a regex's NFA).
-    fn dfa_config(&self, config: &DfaConfig) -> DfaConfig {
+    pub(crate) fn dfa_config(&self, config: &DfaConfig) -> DfaConfig {
         config.clone().alphabet(self.alphabet)
     }
 
     /// Restricts `roots` of `exprs` (and its templates) to this path's alphabet.
-    fn restrict(&self, exprs: &mut ExprSet, roots: &mut [ExprId]) -> Result<()> {
+    pub(crate) fn restrict(&self, exprs: &mut ExprSet, roots: &mut [ExprId]) -> Result<()> {
         exprs
             .restrict_to(ByteSet(self.alphabet), roots)
             .map_err(|e| {
@@ -884,46 +691,6 @@ impl Path {
                 )
             })
     }
-}
-
-/// Why a schema automaton whose free-form values nest containers `depth` levels deep
-/// cannot be determinized completely within the limits, if it cannot: it has at least
-/// `2^depth` states (one per stack of open objects and arrays), against `dfa_states`
-/// (what `dfa_size_limit` allows) and, where every live state gets a row (a
-/// byte-complete vocabulary), `max_states`.
-fn complete_too_large(
-    depth: usize,
-    dfa_states: usize,
-    max_states: usize,
-    byte_complete: bool,
-) -> Option<(ErrorKind, String)> {
-    let floor = 1u64.checked_shl(depth as u32).unwrap_or(u64::MAX);
-    let (kind, limit, name) = if byte_complete && floor > max_states as u64 {
-        (
-            ErrorKind::TooManyStates,
-            max_states,
-            "max_states / maxStates",
-        )
-    } else if floor > dfa_states as u64 {
-        (
-            ErrorKind::DfaTooLarge,
-            dfa_states,
-            "dfa_size_limit / dfaSizeLimit",
-        )
-    } else {
-        return None;
-    };
-    Some((
-        kind,
-        format!(
-            "the complete automaton of this JSON Schema has at least 2^{depth} states, more than {name} allows ({limit} states): \
-             its free-form values (`{{}}`, `true`, an open object's values) nest objects and arrays {depth} levels deep \
-             (option any_value_depth / anyValueDepth; a lazy index defaults to {lazy_depth}, since it builds only the states a text reaches). \
-             Serializing and eager builds need every state: set a small anyValueDepth (an eager index defaults to {eager_depth}; each level about doubles the automaton)",
-            lazy_depth = json_schema::DEFAULT_LAZY_ANY_VALUE_DEPTH,
-            eager_depth = json_schema::DEFAULT_ANY_VALUE_DEPTH,
-        ),
-    ))
 }
 
 #[cfg(test)]
@@ -942,6 +709,7 @@ mod tests {
 #[cfg(test)]
 mod mask_cache_tests {
     use super::*;
+    use crate::bits::mask_words;
     use crate::Guide;
 
     /// 100,000 ids with the 1,110 numbers of up to three digits spread one per 90 ids, so

@@ -10,8 +10,6 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
-use super::build::RowParts;
-use super::sliced::SlicedRow;
 use super::token_set::TokenSet;
 use crate::error::{quote, Error, ErrorKind, Result};
 
@@ -82,9 +80,9 @@ pub(super) struct RowStore {
     shaped: AtomicUsize,
     /// Rows on request taken from the bounds of counts (`source.rs`), without a walk.
     bounded: AtomicUsize,
-    /// Rows on request at the start of an undeclared key, their string tokens known
-    /// allowed without a check (`ExprDfa::covers_string_body`).
-    string_body: AtomicUsize,
+    /// Rows on request through slices at the start of a free run of the body class
+    /// (`ExprDfa::starts_free_run`), its tokens known allowed without a check.
+    free_run: AtomicUsize,
     max_states: usize,
     /// Bytes left for rows' bitsets kept for masks (`IndexConfig::mask_cache_bytes`).
     expansion_left: AtomicUsize,
@@ -104,7 +102,7 @@ impl RowStore {
             sliced: AtomicUsize::new(0),
             shaped: AtomicUsize::new(0),
             bounded: AtomicUsize::new(0),
-            string_body: AtomicUsize::new(0),
+            free_run: AtomicUsize::new(0),
             max_states,
             expansion_left: AtomicUsize::new(0),
             expansion_budget: 0,
@@ -157,12 +155,10 @@ impl RowStore {
         self.computed.load(Ordering::Relaxed)
     }
 
-    /// Counts a row on request if it was made through a slice.
-    pub(super) fn count_if_sliced(&self, parts: &RowParts<'_>) {
-        if matches!(parts, RowParts::Sliced(..)) {
-            self.sliced.fetch_add(1, Ordering::Relaxed);
-        }
-        if matches!(parts, RowParts::Sliced(SlicedRow::Shaped(..))) {
+    /// Counts a row on request made through a slice (`shaped`: from the word shapes).
+    pub(super) fn count_sliced(&self, shaped: bool) {
+        self.sliced.fetch_add(1, Ordering::Relaxed);
+        if shaped {
             self.shaped.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -187,14 +183,14 @@ impl RowStore {
         self.bounded.load(Ordering::Relaxed)
     }
 
-    /// Counts a row on request whose string tokens were known allowed.
-    pub(super) fn count_string_body(&self) {
-        self.string_body.fetch_add(1, Ordering::Relaxed);
+    /// Counts a row on request whose body class tokens were known allowed.
+    pub(super) fn count_free_run(&self) {
+        self.free_run.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Rows on request whose string tokens were known allowed so far.
-    pub(super) fn string_body_count(&self) -> usize {
-        self.string_body.load(Ordering::Relaxed)
+    /// Rows on request whose body class tokens were known allowed so far.
+    pub(super) fn free_run_count(&self) -> usize {
+        self.free_run.load(Ordering::Relaxed)
     }
 
     /// Number of distinct rows.

@@ -26,9 +26,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::rows::StateRows;
-use super::token_set::{mask_words, Stored};
-use super::TokenSet;
+use super::token_set::{Stored, TokenSet};
 use crate::automaton::Dfa;
+use crate::bits::mask_words;
 use crate::error::{Error, ErrorKind, Result};
 use crate::vocabulary::{Fnv64, Vocabulary};
 

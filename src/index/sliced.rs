@@ -1,6 +1,7 @@
-//! Rows on request through the vocabulary's slices (`vocabulary/slices.rs`): a state
-//! that keeps every short string of a slice's characters alive gets those tokens from a
-//! precomputed bitset, and the trie walk visits only the subtrees holding other tokens.
+//! Rows on request through the vocabulary's slices (`slices.rs`, of the classes the front
+//! end's hints name, `hints.rs`): a state that keeps every short string of a slice's
+//! characters alive gets those tokens from a precomputed bitset, and the trie walk visits
+//! only the subtrees holding other tokens.
 //!
 //! The check is run on the automaton itself: from the state, every character of the
 //! slice's class is stepped (one byte per distinct pair of index byte class and slice
@@ -11,14 +12,15 @@
 //! refuses some of the class's characters is not covered by that slice and may be by a
 //! smaller one. Nothing is assumed about the automaton: the row equals the full walk's.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use super::hints::{RowHints, MAX_CLASSES};
+use super::shapes::{ShapeTrie, SPACE, WORD};
+use super::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII};
+use super::vocab_slices::{slices_for, Slices};
 use crate::automaton::expr::{FastMap, FastSet};
-use crate::automaton::DEAD;
-use crate::index::{mark_ids, unmark_ids};
-use crate::mask_words;
-use crate::vocabulary::shapes::{SPACE, WORD};
-use crate::vocabulary::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII, SLICE_COUNT};
+use crate::automaton::{Dfa, DEAD};
+use crate::bits::{mark_ids, mask_words, unmark_ids};
 use crate::vocabulary::trie::TokenTrie;
 use crate::vocabulary::Vocabulary;
 
@@ -37,6 +39,72 @@ const CHECK_STATES: usize = 1024;
 /// hundred declared names cost 76 ms to check against a 7 ms walk.
 const CHECK_DFA_WORK: u64 = 20_000;
 
+/// How one index's rows use slices: the hints its front end handed down, whether rows
+/// use them (`IndexConfig::row_slices`), the vocabulary's slices for them (looked up
+/// when a row first asks) and the plan for the index's byte classes (made when a row
+/// first uses them).
+pub(super) struct RowSlices {
+    hints: &'static RowHints,
+    used: bool,
+    slices: OnceLock<Arc<Slices>>,
+    plan: OnceLock<SlicePlan>,
+}
+
+impl RowSlices {
+    pub(super) fn new(hints: &'static RowHints, used: bool) -> RowSlices {
+        RowSlices {
+            hints,
+            used,
+            slices: OnceLock::new(),
+            plan: OnceLock::new(),
+        }
+    }
+
+    /// Whether rows use the slices.
+    pub(super) fn used(&self) -> bool {
+        self.used
+    }
+
+    /// Whether rows use the slices and the hints name a body class, whose free runs the
+    /// automaton may declare.
+    pub(super) fn uses_body(&self) -> bool {
+        self.used && self.hints.body.is_some()
+    }
+
+    /// The vocabulary's slices for these hints.
+    pub(super) fn slices(&self, vocab: &Vocabulary) -> &Slices {
+        self.slices.get_or_init(|| slices_for(vocab, self.hints))
+    }
+
+    /// What a row's slice work reads, with the plan for the automaton's byte `classes`.
+    pub(super) fn at<'v>(&'v self, vocab: &'v Vocabulary, classes: &[u8; 256]) -> Slicing<'v> {
+        let slices = self.slices(vocab);
+        Slicing {
+            vocab,
+            slices,
+            plan: self.plan.get_or_init(|| SlicePlan::new(slices, classes)),
+        }
+    }
+}
+
+/// What one row's slice work reads: the vocabulary, its slices for the index's hints,
+/// and the index's plan for them.
+#[derive(Clone, Copy)]
+pub(super) struct Slicing<'v> {
+    vocab: &'v Vocabulary,
+    slices: &'v Slices,
+    plan: &'v SlicePlan,
+}
+
+/// The automaton as one row's checks see it: its step (which must return [`DEAD`]
+/// exactly where no continuation can match), the determinization work it has done, and
+/// its states with the most its size limit allows.
+pub(super) struct Steps<S, W, T> {
+    pub(super) step: S,
+    pub(super) work: W,
+    pub(super) states: T,
+}
+
 /// For one index's byte classes, each slice's moves: from each state of the slice's
 /// automaton, one byte per distinct (index byte class, slice successor), with that
 /// successor. Bytes of one index class step every state alike, so these stand for all.
@@ -48,9 +116,8 @@ pub(super) struct SlicePlan {
 }
 
 impl SlicePlan {
-    pub(super) fn new(vocab: &Vocabulary, classes: &[u8; 256]) -> SlicePlan {
-        let moves = vocab
-            .slices()
+    fn new(slices: &Slices, classes: &[u8; 256]) -> SlicePlan {
+        let moves = slices
             .iter()
             .map(|slice| moves_of(&slice.chars, classes))
             .collect();
@@ -61,10 +128,10 @@ impl SlicePlan {
         }
     }
 
-    /// The moves of word-shape class `c` (`vocabulary/shapes.rs`).
-    fn shape_moves(&self, vocab: &Vocabulary, c: usize) -> &[Vec<(u8, u32)>] {
-        let [word, space] = &vocab.slices().shapes().classes;
+    /// The moves of word-shape class `c` (`shapes.rs`; the hints have a body class).
+    fn shape_moves(&self, slices: &Slices, c: usize) -> &[Vec<(u8, u32)>] {
         &self.shape_moves.get_or_init(|| {
+            let [word, space] = &slices.shapes().expect("a body class").classes;
             [
                 moves_of(word, &self.classes),
                 moves_of(space, &self.classes),
@@ -78,7 +145,7 @@ type Moves = Vec<Vec<(u8, u32)>>;
 
 /// From each state of a character class's automaton `d`, one byte per distinct (index
 /// byte class, successor), with that successor.
-fn moves_of(d: &crate::automaton::Dfa, classes: &[u8; 256]) -> Moves {
+fn moves_of(d: &Dfa, classes: &[u8; 256]) -> Moves {
     let n = d.state_count();
     // seen[class * n + next] == a: that pair has its byte already, for state `a`. A flat
     // table of stamps: this runs for every lazy index, and a list search showed in the
@@ -103,16 +170,15 @@ fn moves_of(d: &crate::automaton::Dfa, classes: &[u8; 256]) -> Moves {
         .collect()
 }
 
-/// The checks' cache slots of the word-shape classes (`vocabulary/shapes.rs`), after the
+/// The checks' cache slots of the word-shape classes (`shapes.rs`), after the
 /// slices' own.
-const SHAPE_SLOTS_FROM: usize = SLICE_COUNT;
-const _: () = assert!(SHAPE_SLOTS_FROM + 2 <= MINUS_SLOTS_FROM);
+const SHAPE_SLOTS_FROM: usize = MAX_CLASSES;
 
-/// Cache slots of "JSON string minus some bytes" checks, after the slices' own.
-const MINUS_SLOTS_FROM: usize = 8;
+/// Cache slots of "body minus some bytes" checks ([`body_minus`]), after the shapes'.
+const MINUS_SLOTS_FROM: usize = SHAPE_SLOTS_FROM + 2;
 const MINUS_SLOTS: usize = 4;
-/// At most this many bytes left out of the JSON string slice (each costs a pass over a
-/// bitset of the vocabulary): an identifier pattern leaves out about 35.
+/// At most this many bytes left out of the body slice (each costs a pass over a bitset
+/// of the vocabulary): an identifier pattern inside a string leaves out about 35.
 const MAX_MINUS_BYTES: usize = 64;
 
 /// One-character successors kept across the rows of one index: at most this many
@@ -159,7 +225,7 @@ pub(super) struct CheckScratch {
     /// and whether some character of the slice kills it.
     after: Vec<FastMap<u32, (u32, u32, bool)>>,
     successors: Vec<u32>,
-    /// The classes each "JSON string minus some bytes" check left out, by the cache slot
+    /// The classes each "body minus some bytes" check left out, by the cache slot
     /// of its successors (`after[MINUS_SLOTS_FROM + i]`).
     minus: Vec<[u64; 4]>,
     minus_turn: usize,
@@ -189,7 +255,7 @@ impl CheckScratch {
         self.loop_rows.clear();
     }
 
-    /// The cache slot of the checks of the JSON string slice without the classes
+    /// The cache slot of the checks of the body slice without the classes
     /// `left_out` (a few kept; past them, one is emptied and reused in turn).
     fn minus_slot(&mut self, left_out: [u64; 4]) -> usize {
         let i = match self.minus.iter().position(|&m| m == left_out) {
@@ -237,11 +303,11 @@ struct Class<'p> {
 
 impl<'p> Class<'p> {
     /// Slice `k` of the vocabulary, with its plan moves.
-    fn slice(vocab: &Vocabulary, plan: &'p SlicePlan, k: usize) -> Class<'p> {
+    fn slice(at: Slicing<'p>, k: usize) -> Class<'p> {
         Class {
             slot: k,
-            moves: &plan.moves[k],
-            start: vocab.slices().get(k).chars.start(),
+            moves: &at.plan.moves[k],
+            start: at.slices.get(k).chars.start(),
         }
     }
 }
@@ -476,11 +542,11 @@ impl<S: Fn(u32, u8) -> u32, G: Fn() -> bool> Check<'_, S, G> {
 
     /// What every character of word-shape class `c` ([`WORD`] or [`SPACE`]) does from
     /// `q`.
-    fn class_step(&mut self, vocab: &Vocabulary, plan: &SlicePlan, c: usize, q: u32) -> ClassStep {
+    fn class_step(&mut self, at: Slicing<'_>, c: usize, q: u32) -> ClassStep {
         let class = Class {
             slot: SHAPE_SLOTS_FROM + c,
-            moves: plan.shape_moves(vocab, c),
-            start: vocab.slices().shapes().classes[c].start(),
+            moves: at.plan.shape_moves(at.slices, c),
+            start: at.slices.shapes().expect("a body class").classes[c].start(),
         };
         match self.after_char(class, q) {
             OneChar::Leads {
@@ -497,7 +563,7 @@ impl<S: Fn(u32, u8) -> u32, G: Fn() -> bool> Check<'_, S, G> {
 }
 
 /// The rest tokens allowed after whole characters that reached `q`, where `q` loops on
-/// every character of the slice ([`loops`]): those whose suffix keeps `q` alive, and
+/// every character of the slice ([`loops`](Check::loops)): those whose suffix keeps `q` alive, and
 /// those made of characters alone. A bitset over rest trie positions, kept across rows.
 fn loop_row<'s>(
     k: usize,
@@ -536,91 +602,37 @@ fn loop_row<'s>(
 const MAX_LOOP_ROWS: usize = 256;
 
 /// The tokens of slice `k`'s rest trie allowed from `s`, through its suffixes
-/// (`vocabulary/slices.rs`, [`Suffixes`]), pushed to `ids`.
+/// (`slices.rs`, [`Suffixes`]).
 ///
-/// - Where `s` starts a chain ([`chain`]), a token of `L` characters and a suffix is
-///   allowed exactly when the chain reaches `s_L` and the suffix keeps it alive; a token
-///   of characters alone, when the chain reaches as many.
+/// - Where `s` starts a chain ([`chain`](Check::chain)), a token of `L` characters and a
+///   suffix is allowed exactly when the chain reaches `s_L` and the suffix keeps it
+///   alive; a token of characters alone, when the chain reaches as many
+///   ([`Rest::along_chain`]).
 /// - Elsewhere (at a key's start, where each declared name's first characters lead to
 ///   their own states) the rest trie is walked, but a node reached after whole
 ///   characters in a state that loops on them is decided at once, subtree and all,
 ///   from that state's loop row: most keys leave every declared name after a character
 ///   or two.
 fn walk_rest(
-    vocab: &Vocabulary,
+    at: Slicing<'_>,
     c: Class<'_>,
     (rest, suffixes): (&TokenTrie, &Suffixes),
     s: u32,
     check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
     stack: &mut Vec<u32>,
-    ids: &mut Vec<u32>,
-) {
+) -> Vec<u32> {
     let step = check.step;
-    let slice = vocab.slices().get(c.slot);
-    let positions = rest.ids().len();
+    let slice = at.slices.get(c.slot);
+    let mut out = Rest {
+        vocab: at.vocab,
+        trie: rest,
+        suffixes,
+        ids: Vec::new(),
+    };
     let mut cuts: Vec<(usize, u32)> = Vec::new();
-    let limit = suffixes.deepest.min(u32::from(MAX_CHARS));
-    match check.chain(c, s, limit) {
+    match check.chain(c, s, out.depth()) {
         Some((states, ChainEnd::Loops)) if states.len() == 1 => cuts.push((0, s)),
-        Some((states, end)) => {
-            let at = |l: u32| match states.get(l as usize) {
-                Some(&q) => Some(q),
-                None if end == ChainEnd::Loops => states.last().copied(),
-                None => None,
-            };
-            // Past the chain's end when it was followed no further: the far tokens,
-            // walked whole below.
-            let open = end == ChainEnd::Open;
-            for (l, trie) in &suffixes.by_chars {
-                match at(*l) {
-                    _ if open && *l > limit => break,
-                    Some(q) => {
-                        trie.walk(
-                            q,
-                            step,
-                            |_| true,
-                            stack,
-                            |p, _| ids.push(rest.ids()[p as usize]),
-                        );
-                    }
-                    None => break, // no longer string of characters is alive
-                }
-            }
-            ids.extend(
-                suffixes
-                    .whole
-                    .iter()
-                    .filter(|&&(_, n)| at(n).is_some())
-                    .map(|&(p, _)| rest.ids()[p as usize]),
-            );
-            // A state of the chain with a successor, or the loop at its end, keeps every
-            // start of a character alive; the last state of a chain that dies or stops
-            // may not, and steps the suffix.
-            let checked = |l: u32| (l as usize) + 1 < states.len() || end == ChainEnd::Loops;
-            for &(p, l, n) in &suffixes.partial {
-                let Some(q) = at(l) else { continue };
-                let id = rest.ids()[p as usize];
-                let alive = checked(l) || {
-                    let bytes = vocab.text_bytes(id).unwrap_or_default();
-                    bytes[bytes.len() - usize::from(n)..]
-                        .iter()
-                        .try_fold(q, |q, &b| Some(step(q, b)).filter(|&q| q != DEAD))
-                        .is_some()
-                };
-                if alive {
-                    ids.push(id);
-                }
-            }
-            if let (true, Some(far)) = (open, &suffixes.far) {
-                far.walk(
-                    s,
-                    step,
-                    |_| true,
-                    stack,
-                    |p, _| ids.push(rest.ids()[p as usize]),
-                );
-            }
-        }
+        Some((states, end)) => out.along_chain(s, &states, end, step, stack),
         None => {
             rest.walk_cutting(
                 s,
@@ -635,7 +647,7 @@ fn walk_rest(
                     cut
                 },
                 stack,
-                |id, _| ids.push(id),
+                |id, _| out.ids.push(id),
             );
         }
     }
@@ -643,7 +655,7 @@ fn walk_rest(
         let bits = loop_row(
             c.slot,
             suffixes,
-            positions,
+            rest.ids().len(),
             q,
             step,
             &mut check.scratch.loop_rows,
@@ -651,8 +663,102 @@ fn walk_rest(
         );
         for p in rest.token_range(i) {
             if bits[p >> 6] >> (p & 63) & 1 == 1 {
-                ids.push(rest.ids()[p]);
+                out.ids.push(rest.ids()[p]);
             }
+        }
+    }
+    out.ids
+}
+
+/// One row's walk of a slice's rest tokens ([`walk_rest`]): the rest trie, its tokens
+/// split after their whole characters, and the ids found allowed so far.
+struct Rest<'r> {
+    vocab: &'r Vocabulary,
+    trie: &'r TokenTrie,
+    suffixes: &'r Suffixes,
+    ids: Vec<u32>,
+}
+
+impl Rest<'_> {
+    /// How far a chain is followed: as far as the suffixes reach, and no further than a
+    /// check goes.
+    fn depth(&self) -> u32 {
+        self.suffixes.deepest.min(u32::from(MAX_CHARS))
+    }
+
+    /// The rest tokens allowed where `states` is the chain from `s` (`states[L]` after
+    /// `L` characters) and `end` how it goes on.
+    fn along_chain(
+        &mut self,
+        s: u32,
+        states: &[u32],
+        end: ChainEnd,
+        step: &impl Fn(u32, u8) -> u32,
+        stack: &mut Vec<u32>,
+    ) {
+        let limit = self.depth();
+        let Rest {
+            vocab,
+            trie: rest,
+            suffixes,
+            ids,
+        } = self;
+        let at = |l: u32| match states.get(l as usize) {
+            Some(&q) => Some(q),
+            None if end == ChainEnd::Loops => states.last().copied(),
+            None => None,
+        };
+        // Past the chain's end when it was followed no further: the far tokens,
+        // walked whole below.
+        let open = end == ChainEnd::Open;
+        for (l, trie) in &suffixes.by_chars {
+            match at(*l) {
+                _ if open && *l > limit => break,
+                Some(q) => {
+                    trie.walk(
+                        q,
+                        step,
+                        |_| true,
+                        stack,
+                        |p, _| ids.push(rest.ids()[p as usize]),
+                    );
+                }
+                None => break, // no longer string of characters is alive
+            }
+        }
+        ids.extend(
+            suffixes
+                .whole
+                .iter()
+                .filter(|&&(_, n)| at(n).is_some())
+                .map(|&(p, _)| rest.ids()[p as usize]),
+        );
+        // A state of the chain with a successor, or the loop at its end, keeps every
+        // start of a character alive; the last state of a chain that dies or stops
+        // may not, and steps the suffix.
+        let checked = |l: u32| (l as usize) + 1 < states.len() || end == ChainEnd::Loops;
+        for &(p, l, n) in &suffixes.partial {
+            let Some(q) = at(l) else { continue };
+            let id = rest.ids()[p as usize];
+            let alive = checked(l) || {
+                let bytes = vocab.text_bytes(id).unwrap_or_default();
+                bytes[bytes.len() - usize::from(n)..]
+                    .iter()
+                    .try_fold(q, |q, &b| Some(step(q, b)).filter(|&q| q != DEAD))
+                    .is_some()
+            };
+            if alive {
+                ids.push(id);
+            }
+        }
+        if let (true, Some(far)) = (open, &suffixes.far) {
+            far.walk(
+                s,
+                step,
+                |_| true,
+                stack,
+                |p, _| ids.push(rest.ids()[p as usize]),
+            );
         }
     }
 }
@@ -661,9 +767,14 @@ fn walk_rest(
 /// plan or check: a slice with a probe character `s` refuses covers nothing there, and
 /// the others together must hold enough tokens (a state that takes digits only, as in a
 /// date or an IP address, is walked at once). Small regexes' first masks showed it.
-pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8) -> u32) -> bool {
+pub(super) fn worth_checking(
+    vocab: &Vocabulary,
+    slices: &Slices,
+    s: u32,
+    step: &impl Fn(u32, u8) -> u32,
+) -> bool {
     let mut tokens = 0;
-    for slice in vocab.slices().iter() {
+    for slice in slices.iter() {
         if slice.probes.iter().all(|&b| step(s, b) != DEAD) {
             tokens += slice.tokens(vocab).buckets.last().map_or(0, |b| b.len);
         }
@@ -671,11 +782,11 @@ pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8)
     tokens >= mask_words(vocab.size())
 }
 
-/// The row of `s` as "the JSON string slice minus some bytes": a state inside a string
-/// whose pattern refuses a few characters and allows every string of the others (an
+/// The row of `s` as "the body slice minus some bytes": a state inside a string whose
+/// pattern refuses a few characters and allows every string of the others (an
 /// identifier, `[^<>*#%&:+?/]*`), which no slice covers (the identifier's `_` and `-`
 /// stop the letters-and-digits slice at its tokens with them, a walk of 100-180k trie
-/// nodes; the JSON string slice stops at once).
+/// nodes; the body slice stops at once).
 ///
 /// The bytes left out, K, are those whose classes `s` refuses (ASCII, or every lead byte
 /// of a multi-byte character at once). The check runs on the slice's moves without K;
@@ -684,21 +795,21 @@ pub(super) fn worth_checking(vocab: &Vocabulary, s: u32, step: &impl Fn(u32, u8)
 /// most that many characters is allowed exactly when it holds no byte of K: its first
 /// byte of K, if any, comes after a string of the others, which reached a state that
 /// refuses it. The row is the slice's last bucket without the tokens holding a byte of K
-/// (`Slices::holding`), and whatever the slice's rest trie allows (tokens
-/// outside the slice, or longer). `None` where any of this does not hold.
-fn json_minus(
-    vocab: &Vocabulary,
-    plan: &SlicePlan,
+/// (`Slices::holding`; of the ASCII bytes, those within the class's ASCII span), and
+/// whatever the slice's rest trie allows (tokens outside the slice, or longer). `None`
+/// where any of this does not hold.
+fn body_minus(
+    at: Slicing<'_>,
     s: u32,
     check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
     stack: &mut Vec<u32>,
 ) -> Option<(Vec<u32>, Vec<u32>)> {
     let step = check.step;
-    let slice = vocab.slices().get(0);
-    let tokens = slice.tokens(vocab);
+    let (body, slice) = at.slices.body()?;
+    let tokens = slice.tokens(at.vocab);
     let (rest, bucket) = (tokens.rest.as_ref()?, tokens.buckets.last()?);
     let start = slice.chars.start();
-    let moves = &plan.moves[0];
+    let moves = &at.plan.moves[body.class];
     let (mut dead, mut live) = (Vec::new(), Vec::new());
     for &(b, a2) in &moves[start as usize] {
         if step(s, b) == DEAD {
@@ -714,14 +825,15 @@ fn json_minus(
     // byte from 0x80, allowed only when no lead byte stays.
     let mut left_out = [0u64; 4];
     for &(b, _) in &dead {
-        let c = plan.classes[b as usize];
+        let c = at.plan.classes[b as usize];
         left_out[usize::from(c >> 6)] |= 1 << (c & 63);
     }
     let in_k = |b: u8| {
-        let c = plan.classes[b as usize];
+        let c = at.plan.classes[b as usize];
         left_out[usize::from(c >> 6)] >> (c & 63) & 1 == 1
     };
-    let mut groups: Vec<usize> = (0x20..0x80u8)
+    let (lowest, highest) = body.ascii;
+    let mut groups: Vec<usize> = (lowest..=highest)
         .filter(|&b| in_k(b))
         .map(usize::from)
         .collect();
@@ -753,7 +865,7 @@ fn json_minus(
             }
         }
     }
-    let holding = vocab.slices().holding(vocab);
+    let holding = at.slices.holding(at.vocab);
     let mut bits = bucket.bits.to_vec();
     for g in groups {
         holding.tokens(g).remove_from(&mut bits);
@@ -762,9 +874,6 @@ fn json_minus(
     rest.walk(s, step, |_| true, stack, |id, _| ids.push(id));
     Some((bits, ids))
 }
-
-/// Word characters tried before a word-shape check (with `a`).
-const WORD_PROBES: [u8; 4] = [b'z', b'A', b'0', b'.'];
 
 /// What every character of one word-shape class does from a state.
 enum ClassStep {
@@ -777,32 +886,33 @@ enum ClassStep {
     Splits,
 }
 
-/// The row of `s` from the word shapes of the JSON string slice's ASCII tokens
-/// (`vocabulary/shapes.rs`), where word characters and the space lead from `s` to
-/// different states (inside a string under a word count), and every character of one
-/// class leads to one same state, from `s` and from every state the shapes reach. Then a
-/// token of a shape ends where its shape leads, and is allowed exactly when that state
-/// is alive: the row is the tokens of the shapes that stay alive; the suffixes of the
-/// rest tokens (a quote, an escape, a control byte after a shape's characters) walked
-/// from their shape's state; and the tokens of no shape (beyond ASCII, or past 32
-/// characters) walked whole from `s`. `None` where any of this does not hold: the row is
-/// made as before.
+/// The row of `s` from the word shapes of the body slice's ASCII tokens (`shapes.rs`),
+/// where word characters and the space lead from `s` to different states (inside a
+/// string under a word count), and every character of one class leads to one same
+/// state, from `s` and from every state the shapes reach. Then a token of a shape ends
+/// where its shape leads, and is allowed exactly when that state is alive: the row is
+/// the tokens of the shapes that stay alive; the suffixes of the rest tokens (a quote,
+/// an escape, a control byte after a shape's characters) walked from their shape's
+/// state; and the tokens of no shape (beyond ASCII, or past 32 characters) walked whole
+/// from `s`. `None` where any of this does not hold (or the hints have no body class):
+/// the row is made as before.
 fn shaped(
-    vocab: &Vocabulary,
-    plan: &SlicePlan,
+    at: Slicing<'_>,
     s: u32,
     check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
     stack: &mut Vec<u32>,
 ) -> Option<(Vec<u32>, Vec<u32>)> {
     let step = check.step;
+    let (body, body_slice) = at.slices.body()?;
     // A few single steps first, before any check: word characters alike, and the space
     // elsewhere (a plain string, a key, a number or a value's end never are).
-    let w = step(s, b'a');
-    if w == DEAD || WORD_PROBES.iter().any(|&b| step(s, b) != w) || step(s, b' ') == w {
+    let (&first, others) = body.word_probes.split_first()?;
+    let w = step(s, first);
+    if w == DEAD || others.iter().any(|&b| step(s, b) != w) || step(s, body.space_probe) == w {
         return None;
     }
-    let word = check.class_step(vocab, plan, WORD, s);
-    let space = check.class_step(vocab, plan, SPACE, s);
+    let word = check.class_step(at, WORD, s);
+    let space = check.class_step(at, SPACE, s);
     match (word, space) {
         // Both classes alike: the slices' chains serve these (a plain or counted string).
         (ClassStep::Leads(a), ClassStep::Leads(b)) if a == b => return None,
@@ -811,8 +921,7 @@ fn shaped(
         }
         _ => {}
     }
-    let json = vocab.slices().get(0);
-    let trie = vocab.slices().shapes().trie(vocab, json)?;
+    let trie = at.slices.shapes()?.trie(at.vocab, body_slice)?;
     // Depth first over the shapes, each with the state its tokens end in; the rest
     // tokens' suffixes are walked from there.
     let (mut alive, mut dead) = (Vec::new(), Vec::new());
@@ -831,7 +940,7 @@ fn shaped(
             if child == 0 {
                 continue;
             }
-            match check.class_step(vocab, plan, c, q) {
+            match check.class_step(at, c, q) {
                 ClassStep::Leads(q2) => todo.push((child, q2)),
                 ClassStep::Dies => dead.push(child),
                 ClassStep::Splits => return None,
@@ -841,12 +950,16 @@ fn shaped(
     if let Some(far) = &trie.far {
         far.walk(s, step, |_| true, stack, |id, _| ids.push(id));
     }
-    // The slice's tokens less those of dead shapes, or the tokens of the live ones,
-    // whichever touches fewer ids.
+    Some((shape_bits(trie, &alive, &dead), ids))
+}
+
+/// The body slice's tokens less those of `dead` shapes, or the tokens of the `alive`
+/// ones, whichever touches fewer ids.
+fn shape_bits(trie: &ShapeTrie, alive: &[u32], dead: &[u32]) -> Vec<u32> {
     let dead_count: usize = dead.iter().map(|&n| trie.counts(n).1).sum();
-    let bits = if dead_count * 2 <= trie.ids.len() {
+    if dead_count * 2 <= trie.ids.len() {
         let mut bits = trie.bits.to_vec();
-        for &n in &dead {
+        for &n in dead {
             let node = trie.nodes[n as usize];
             unmark_ids(
                 &mut bits,
@@ -858,7 +971,7 @@ fn shaped(
         bits
     } else {
         let mut bits = vec![0u32; trie.bits.len()];
-        for &n in &alive {
+        for &n in alive {
             let node = trie.nodes[n as usize];
             mark_ids(
                 &mut bits,
@@ -868,8 +981,24 @@ fn shaped(
             );
         }
         bits
-    };
-    Some((bits, ids))
+    }
+}
+
+impl<S: Fn(u32, u8) -> u32, W: Fn() -> u64, T: Fn() -> (usize, usize)> Steps<S, W, T> {
+    /// Whether the checks, counted from now, may still make states: within
+    /// [`CHECK_DFA_WORK`] and [`CHECK_NEW_STATES`] (or [`CHECK_NEW_STATES_PAST_HALF`]).
+    fn budget(&self) -> impl Fn() -> bool + '_ {
+        let (dfa_work_before, states_before) = ((self.work)(), (self.states)().0);
+        move || {
+            let (now, max) = (self.states)();
+            let cap = if now <= max / 2 {
+                CHECK_NEW_STATES
+            } else {
+                CHECK_NEW_STATES_PAST_HALF
+            };
+            (self.work)() - dfa_work_before <= CHECK_DFA_WORK && now - states_before <= cap
+        }
+    }
 }
 
 /// The text tokens allowed from live state `s` through the slices that cover tokens
@@ -877,62 +1006,92 @@ fn shaped(
 /// where the slices cover less than a bitset row's worth (the caller walks the whole
 /// trie). Several slices can serve one state (a string of at most 4 characters whose
 /// pattern allows any number of digits): the walk skips a subtree that any of them
-/// accounts for. `step` must return [`DEAD`] exactly where no continuation can match,
-/// and every live end state must be acceptable (no `end_ok` pruning).
-pub(super) fn walk<'v>(
-    vocab: &'v Vocabulary,
-    plan: &SlicePlan,
+/// accounts for. Every live end state must be acceptable (no `end_ok` pruning).
+/// `free_run`: the automaton says a free run of the body class starts at `s`
+/// (`OnDemandDfa::starts_free_run`), so every string of it is known to keep `s` alive.
+pub(super) fn walk<'v, S, W, T>(
+    at: Slicing<'v>,
+    steps: &Steps<S, W, T>,
     s: u32,
-    body_covered: bool,
-    step: impl Fn(u32, u8) -> u32,
-    work: impl Fn() -> u64,
-    states: impl Fn() -> (usize, usize),
+    free_run: bool,
     scratch: &mut CheckScratch,
     stack: &mut Vec<u32>,
-) -> Option<SlicedRow<'v>> {
-    // The checks' limits, counted from now.
-    let (work, states) = (&work, &states);
-    let budget = || {
-        let (dfa_work_before, states_before) = (work(), states().0);
-        move || {
-            let (now, max) = states();
-            let cap = if now <= max / 2 {
-                CHECK_NEW_STATES
-            } else {
-                CHECK_NEW_STATES_PAST_HALF
-            };
-            work() - dfa_work_before <= CHECK_DFA_WORK && now - states_before <= cap
-        }
-    };
+) -> Option<SlicedRow<'v>>
+where
+    S: Fn(u32, u8) -> u32,
+    W: Fn() -> u64,
+    T: Fn() -> (usize, usize),
+{
     // Inside a string under a word count, the word shapes (each with its own budget: a
     // row they cannot make is made as before).
-    if !body_covered {
-        let may_grow = budget();
+    if !free_run {
+        let may_grow = steps.budget();
         let mut check = Check {
-            step: &step,
+            step: &steps.step,
             may_grow: &may_grow,
             work: 0,
             scratch,
         };
-        if let Some((bits, ids)) = shaped(vocab, plan, s, &mut check, stack) {
+        if let Some((bits, ids)) = shaped(at, s, &mut check, stack) {
             return Some(SlicedRow::Shaped(bits, ids));
         }
     }
-    let may_grow = budget();
+    let may_grow = steps.budget();
     let mut check = Check {
-        step: &step,
+        step: &steps.step,
         may_grow: &may_grow,
         work: 0,
         scratch,
     };
-    let mut covered = [0u8; 8];
-    // `used[i].2`: the slice's longer tokens are all refused (a dead end after its
-    // coverage, or its full length covered), so the walk may skip every subtree made of
-    // the slice's tokens alone.
-    let mut used: Vec<(&[u8], &Bucket, bool)> = Vec::new();
-    let mut used_slices: Vec<usize> = Vec::new();
-    for (k, slice) in vocab.slices().iter().enumerate() {
-        let class = Class::slice(vocab, plan, k);
+    let used = match cover(at, s, free_run, &mut check, stack) {
+        Cover::Slices(used) => used,
+        Cover::Minus(bits, ids) => return Some(SlicedRow::Bits(bits, ids)),
+    };
+    if used.iter().map(|u| u.bucket.len).sum::<usize>() < mask_words(at.vocab.size()) {
+        return None; // the row may well be sparse: not worth a bitset
+    }
+    let ids = walk_uncovered(at, &used, s, &mut check, stack);
+    Some(SlicedRow::Buckets(
+        used.into_iter().map(|u| u.bucket).collect(),
+        ids,
+    ))
+}
+
+/// A slice that covers tokens at a state: which one, its covers per trie node, the
+/// bucket of the tokens it covers, and whether its longer tokens are all refused (a dead
+/// end after its coverage, or its full length covered), so that the walk may skip every
+/// subtree made of its tokens alone.
+struct Used<'v> {
+    slice: usize,
+    covered: u8,
+    cover: &'v [u8],
+    bucket: &'v Bucket,
+    closed: bool,
+}
+
+/// What the slices cover at a state ([`cover`]).
+enum Cover<'v> {
+    /// The slices that cover tokens, in order.
+    Slices(Vec<Used<'v>>),
+    /// The row as the body slice minus some bytes ([`body_minus`]): a bitset and ids.
+    Minus(Vec<u32>, Vec<u32>),
+}
+
+/// Checks each slice at `s` (the body class's skipped where a free run starts there) and
+/// returns those that cover tokens, or the row as the body slice minus some bytes where
+/// the body class covers nothing.
+fn cover<'v>(
+    at: Slicing<'v>,
+    s: u32,
+    free_run: bool,
+    check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
+    stack: &mut Vec<u32>,
+) -> Cover<'v> {
+    let body = at.slices.body().map(|(b, _)| b.class);
+    let mut covered = [0u8; MAX_CLASSES];
+    let mut used: Vec<Used<'v>> = Vec::new();
+    for (k, slice) in at.slices.iter().enumerate() {
+        let class = Class::slice(at, k);
         // A slice inside a larger one covers at least as many characters (its strings
         // are the larger one's): where that one covers every length a bucket has, this
         // one adds no token, and its check is skipped.
@@ -940,15 +1099,14 @@ pub(super) fn walk<'v>(
             covered[k] = MAX_CHARS;
             continue;
         }
-        // The first slice is the JSON string's characters (`vocabulary/slices.rs`).
-        covered[k] = if k == 0 && body_covered {
+        covered[k] = if body == Some(k) && free_run {
             MAX_CHARS
         } else {
             check.coverage(class, s, MAX_CHARS, None)
         };
-        if k == 0 && covered[0] == 0 {
-            if let Some((bits, ids)) = json_minus(vocab, plan, s, &mut check, stack) {
-                return Some(SlicedRow::Bits(bits, ids));
+        if body == Some(k) && covered[k] == 0 {
+            if let Some((bits, ids)) = body_minus(at, s, check, stack) {
+                return Cover::Minus(bits, ids);
             }
         }
         // A slice inside a larger one that covers as many characters holds no more tokens.
@@ -956,66 +1114,76 @@ pub(super) fn walk<'v>(
         if covered[k] == 0 || dominated {
             continue;
         }
-        let tokens = slice.tokens(vocab);
+        let tokens = slice.tokens(at.vocab);
         if let Some(bucket) = tokens.bucket(covered[k]) {
             let all = bucket.len == tokens.buckets.last().map_or(0, |b| b.len);
             // The bucket holds every token up to the coverage only where a bound is there
             // (every length has one; a vocabulary's longest may be shorter: then `all`).
             let closed =
                 all || bucket.chars == covered[k] && check.dies_after(class, s, covered[k]);
-            used.push((&tokens.cover, bucket, closed));
-            used_slices.push(k);
+            used.push(Used {
+                slice: k,
+                covered: covered[k],
+                cover: &tokens.cover,
+                bucket,
+                closed,
+            });
         }
     }
-    if used.iter().map(|(_, b, _)| b.len).sum::<usize>() < mask_words(vocab.size()) {
-        return None; // the row may well be sparse: not worth a bitset
-    }
-    let mut ids = Vec::new();
-    // The first slice used holds the others' tokens; closed, or covering every length
-    // a bucket has (`MAX_CHARS`), its bucket decides every token of it up to that length
-    // and its rest trie (where it has one) holds every other token: those outside the
-    // slice and those longer. Covered in full, a state inside a long counted string
-    // (`maxLength: 32767`) walked the whole trie with skips, which touches every child of
-    // every node on the way to a token with a quote or a backslash.
-    let within_first = |k: usize| {
+    Cover::Slices(used)
+}
+
+/// The tokens allowed at `s` besides the buckets of the slices `used`.
+///
+/// The first slice used holds the others' tokens; closed, or covering every length a
+/// bucket has (`MAX_CHARS`), its bucket decides every token of it up to that length and
+/// its rest trie (where it has one) holds every other token: those outside the slice and
+/// those longer. Covered in full, a state inside a long counted string (`maxLength:
+/// 32767`) walked the whole trie with skips, which touches every child of every node on
+/// the way to a token with a quote or a backslash.
+fn walk_uncovered(
+    at: Slicing<'_>,
+    used: &[Used<'_>],
+    s: u32,
+    check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
+    stack: &mut Vec<u32>,
+) -> Vec<u32> {
+    let within = |k: usize, first: usize| {
         let mut j = Some(k);
         while let Some(x) = j {
-            if x == used_slices[0] {
+            if x == first {
                 return true;
             }
-            j = vocab.slices().get(x).within;
+            j = at.slices.get(x).within;
         }
         false
     };
-    let first_decides =
-        |&(_, _, closed): &(&[u8], &Bucket, bool)| closed || covered[used_slices[0]] == MAX_CHARS;
-    // The rest trie and its suffixes are built together (`vocabulary/slices.rs`).
+    // The rest trie and its suffixes are built together (`slices.rs`).
     let whole = match used.first() {
-        Some(u) if first_decides(u) && used_slices.iter().all(|&k| within_first(k)) => {
-            let tokens = vocab.slices().get(used_slices[0]).tokens(vocab);
-            tokens.rest.as_ref().zip(tokens.suffixes.as_ref())
+        Some(first)
+            if (first.closed || first.covered == MAX_CHARS)
+                && used.iter().all(|u| within(u.slice, first.slice)) =>
+        {
+            let tokens = at.slices.get(first.slice).tokens(at.vocab);
+            let rest = tokens.rest.as_ref().zip(tokens.suffixes.as_ref());
+            rest.map(|rest| (first.slice, rest))
         }
         _ => None,
     };
     match whole {
-        Some(rest) => {
-            let class = Class::slice(vocab, plan, used_slices[0]);
-            walk_rest(vocab, class, rest, s, &mut check, stack, &mut ids);
-        }
+        Some((first, rest)) => walk_rest(at, Class::slice(at, first), rest, s, check, stack),
         None => {
             let skip: Vec<(&[u8], u8)> = used
                 .iter()
-                .map(|&(cover, b, closed)| (cover, if closed { MAX_CHARS } else { b.chars }))
+                .map(|u| (u.cover, if u.closed { MAX_CHARS } else { u.bucket.chars }))
                 .collect();
-            vocab
+            let mut ids = Vec::new();
+            at.vocab
                 .trie()
-                .walk_skipping(s, step, &skip, stack, |id, _| ids.push(id));
+                .walk_skipping(s, check.step, &skip, stack, |id, _| ids.push(id));
+            ids
         }
     }
-    Some(SlicedRow::Buckets(
-        used.into_iter().map(|(_, b, _)| b).collect(),
-        ids,
-    ))
 }
 
 /// A row through the slices: the tokens of some buckets and `ids`, or of a bitset made

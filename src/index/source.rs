@@ -12,9 +12,24 @@ use crate::automaton::expr::FastMap;
 use super::build::{RowParts, RowWalker, Scratch};
 use super::rows::{RowStore, StateRows};
 use super::token_set::TokenSet;
-use super::StateId;
 use crate::automaton::{Dfa, OnDemandDfa, Walk, DEAD};
 use crate::error::{Error, ErrorKind, Result};
+
+/// An opaque DFA state id, stable within one index and its serialized form. Ids of
+/// different indexes are not comparable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StateId(u32);
+
+impl StateId {
+    /// Wraps a raw id (e.g. one that crossed an FFI boundary); an index checks it on use.
+    pub fn new(id: u32) -> StateId {
+        StateId(id)
+    }
+    /// The raw id.
+    pub fn as_u32(self) -> u32 {
+        self.0
+    }
+}
 
 /// The automaton of an index, with the rows of its states.
 pub(super) enum Source {
@@ -149,7 +164,7 @@ impl Source {
                 }
                 store.admit(pattern)?;
                 let parts = walker.row_parts(dfa, s, &mut Scratch::default());
-                store.count_if_sliced(&parts);
+                parts.count_if_sliced(store);
                 Ok(store.store(rows, s, walker.finish_parts(dfa.is_final(s), parts)))
             }
             Source::OnDemand(m) => {
@@ -311,10 +326,10 @@ impl OnDemand {
         if let Some(row) = self.rows.get(s) {
             return Ok(row.clone());
         }
-        let (parts, key_start) = walker.row_parts_on_demand(&mut self.dfa, s, &mut self.scratch)?;
-        store.count_if_sliced(&parts);
-        if key_start && matches!(parts, RowParts::Sliced(..)) {
-            store.count_string_body();
+        let (parts, free_run) = walker.row_parts_on_demand(&mut self.dfa, s, &mut self.scratch)?;
+        parts.count_if_sliced(store);
+        if free_run && matches!(parts, RowParts::Sliced(..)) {
+            store.count_free_run();
         }
         store.admit(pattern)?;
         let row = walker.finish_parts(self.dfa.is_final(s), parts);

@@ -4,8 +4,9 @@
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use super::kernel::{copy_words, mask_with_bits, mask_with_words};
-use super::mask_buffer::MaskBuffer;
+use super::kernel::{copy_words, mask_with_bits, mask_with_words, store_words};
+use super::mask_buffer::{MaskBuffer, SPARSE_WORDS_DIVISOR};
+use crate::bits::{mark_ids, mask_words};
 use crate::error::{Error, ErrorKind, Result};
 
 /// The tokens allowed in one state (EOS ids included where the text so far matches).
@@ -97,28 +98,6 @@ impl std::fmt::Debug for TokenSet {
             head,
             if self.len > 16 { ", ..." } else { "" }
         )
-    }
-}
-
-/// Number of u32 words of a mask for `vocab_size` ids.
-#[inline]
-pub fn mask_words(vocab_size: usize) -> usize {
-    vocab_size.div_ceil(32)
-}
-
-/// Sets the bits of `ids` in `bits` (bit `id & 31` of word `id >> 5`).
-#[inline]
-pub(crate) fn mark_ids(bits: &mut [u32], ids: impl IntoIterator<Item = u32>) {
-    for id in ids {
-        bits[(id >> 5) as usize] |= 1 << (id & 31);
-    }
-}
-
-/// Clears the bits of `ids` in `bits`.
-#[inline]
-pub(crate) fn unmark_ids(bits: &mut [u32], ids: impl IntoIterator<Item = u32>) {
-    for id in ids {
-        bits[(id >> 5) as usize] &= !(1 << (id & 31));
     }
 }
 
@@ -566,56 +545,8 @@ impl Iterator for SparseWords<'_> {
     }
 }
 
-/// A sparse row whose non-zero words are more than one in this many is cleared by one
-/// `fill` in a [`MaskBuffer`] (listing its words would cost more) and is worth expanding
-/// into a bitset for its masks (measured in wasm, docs/benchmarks.md).
-pub(super) const SPARSE_WORDS_DIVISOR: usize = 32;
-
-/// Masks of at most this many words (vocabularies up to 262,144 ids) are written through
-/// a fixed-size array view: a power of two, so masking an index with it changes no index
-/// below the length and the compiler drops the bounds check per store. Buffers meant for
-/// this keep at least this many words of storage.
-pub(super) const FIXED_WORDS: usize = 1 << 13;
-
 thread_local! {
     static SCRATCH: RefCell<Option<MaskBuffer>> = const { RefCell::new(None) };
-}
-
-/// Writes a sparse row's non-zero words (`singles`: ids alone in their word; `indexes` and
-/// `bits`: the other words) into `mask[..words]`, which is all zeros there: plain stores,
-/// every word written once (an OR per id made a sparse `fillMask` slower in wasm:
-/// docs/index-layout.md, "Measured choices").
-pub(super) fn store_words(
-    singles: &[u32],
-    indexes: &[u32],
-    bits: &[u32],
-    words: usize,
-    mask: &mut [u32],
-) {
-    debug_assert!(
-        words <= mask.len()
-            && singles
-                .last()
-                .is_none_or(|&id| ((id >> 5) as usize) < words)
-    );
-    match mask.first_chunk_mut::<FIXED_WORDS>() {
-        Some(fixed) if words <= FIXED_WORDS => {
-            for &id in singles {
-                fixed[(id >> 5) as usize & (FIXED_WORDS - 1)] = 1 << (id & 31);
-            }
-            for (&w, &b) in indexes.iter().zip(bits) {
-                fixed[w as usize & (FIXED_WORDS - 1)] = b;
-            }
-        }
-        _ => {
-            for &id in singles {
-                mask[(id >> 5) as usize] = 1 << (id & 31);
-            }
-            for (&w, &b) in indexes.iter().zip(bits) {
-                mask[w as usize] = b;
-            }
-        }
-    }
 }
 
 fn too_small(what: &str, got: usize, need: usize, unit: &str) -> Error {

@@ -93,7 +93,7 @@ mod gguf;
 mod hf;
 mod tiktoken;
 
-use crate::automaton::DEFAULT_MAX_WORK;
+use crate::budget::DEFAULT_MAX_WORK;
 #[cfg(doc)]
 use crate::Vocabulary;
 

@@ -166,7 +166,7 @@ impl VocabularyBuilder {
             tokens_over_alphabet,
             trie: OnceLock::new(),
             fingerprint: OnceLock::new(),
-            slices: OnceLock::new(),
+            derived: OnceLock::new(),
         })
     }
 }

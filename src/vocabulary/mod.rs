@@ -6,20 +6,21 @@
 //! vocabulary keeps. Its token trie ([`trie`]) is built on first use and cached here, so
 //! that a small regex over a 200k vocabulary costs a trie walk, not a trie build.
 //!
-//! Nothing here knows about automata or tokenizer formats: the trie is built from
-//! `(id, bytes)` pairs and walked with a step function.
+//! Nothing here knows about automata, indexes or tokenizer formats: the trie is built
+//! from `(id, bytes)` pairs and walked with a step function. What an index derives from
+//! a vocabulary and shares between its indexes (token sets by character class) is kept
+//! here in one type-erased slot ([`Derived`]) that the index fills.
 
 mod builder;
 mod serialize;
-pub(crate) mod shapes;
-pub(crate) mod slices;
 pub(crate) mod trie;
 
+use std::any::Any;
+use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::sync::OnceLock;
 
 use crate::error::{Error, ErrorKind, Result};
 pub(crate) use builder::VocabularyBuilder;
-use slices::Slices;
 use trie::TokenTrie;
 
 /// The largest vocabulary size accepted (2^24 ids). Real vocabularies stay below 300k;
@@ -64,8 +65,20 @@ pub struct Vocabulary {
     tokens_over_alphabet: bool,
     trie: OnceLock<TokenTrie>,
     fingerprint: OnceLock<u64>,
-    /// Token slices for rows on request (built when a lazy row first needs them).
-    slices: OnceLock<Slices>,
+    /// What the layer above derives from these tokens and shares between its indexes
+    /// (the index's token slices), made when it first needs it ([`Vocabulary::derived`]).
+    derived: OnceLock<Box<dyn Derived>>,
+}
+
+/// Data an upper layer derives from a vocabulary once and keeps with it, so that every
+/// index over the vocabulary shares it (the index's token slices by character class,
+/// `index/slices.rs`). The vocabulary only holds it and counts its memory.
+/// Unwind-safe like the rest of the vocabulary.
+pub(crate) trait Derived: Any + Send + Sync + UnwindSafe + RefUnwindSafe {
+    /// Bytes of memory held.
+    fn memory_usage(&self) -> usize;
+    /// Itself, to be downcast to its type.
+    fn as_any(&self) -> &dyn Any;
 }
 
 impl std::fmt::Debug for Vocabulary {
@@ -215,19 +228,18 @@ impl Vocabulary {
             + self.spans.capacity() * 8
             + self.eos.capacity() * 4
             + self.trie.get().map_or(0, TokenTrie::memory_usage)
-            + self.slices.get().map_or(0, Slices::memory_usage)
+            + self.derived.get().map_or(0, |d| d.memory_usage())
     }
 
-    /// The slices of this vocabulary's tokens (`slices.rs`), made on first use.
-    pub(crate) fn slices(&self) -> &Slices {
-        self.slices.get_or_init(|| {
-            // Read as the indexes' automata read (`index::Path`).
-            Slices::new(if self.tokens_over_alphabet {
-                self.alphabet
-            } else {
-                [u64::MAX; 4]
-            })
-        })
+    /// The derived data kept with this vocabulary, made with `T::default()` on first use.
+    /// One type only ever fills the slot (the index's); another would be a bug, and
+    /// panics.
+    pub(crate) fn derived<T: Derived + Default>(&self) -> &T {
+        self.derived
+            .get_or_init(|| Box::new(T::default()))
+            .as_any()
+            .downcast_ref()
+            .expect("a vocabulary's derived data has one type")
     }
 
     /// The token trie (built on first use, then shared by every index).
@@ -239,19 +251,6 @@ impl Vocabulary {
     /// Builds the token trie now instead of on first use (e.g. to time it apart).
     pub fn prepare(&self) {
         self.trie();
-    }
-
-    /// Builds what rows on request use besides the trie, the vocabulary slices
-    /// (`slices.rs`), the tokens holding each byte and the word shapes (`shapes.rs`), now instead of at the first row
-    /// inside a string, which would otherwise pay for them (3.2 MiB for Llama 3; its JSON
-    /// string slice alone takes 33 ms natively, and a fresh wasm worker's first such row
-    /// took 84 ms).
-    pub fn prepare_slices(&self) {
-        for slice in self.slices().iter() {
-            slice.tokens(self);
-        }
-        self.slices().holding(self);
-        self.slices().shapes().trie(self, self.slices().get(0));
     }
 
     /// Number of nodes of the token trie (one per distinct token prefix, plus the root).

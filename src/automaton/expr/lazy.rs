@@ -13,10 +13,10 @@ use super::derive::DeriveMemo;
 use super::paged::Paged;
 use super::saturate::Saturation;
 use super::{ByteSet, ExprId, ExprSet, FastMap, FastSet, Node, MAX_DEPTH};
-use crate::automaton::budget::Budget;
 use crate::automaton::config::DfaConfig;
 use crate::automaton::determinize::{StepOnDemand, TooLarge};
 use crate::automaton::primitives::DEAD;
+use crate::budget::Budget;
 use crate::error::{limit, Error, ErrorKind, Result};
 use std::sync::Arc;
 
@@ -54,7 +54,7 @@ const MAX_STATE_IDS: usize = 1 << 26;
 const MAX_PARTITION_BYTES: usize = 1 << 20;
 
 /// A DFA over an expression's derivatives, determinized on demand.
-/// Expression nodes [`ExprDfa::covers_string_body`] looks at before it gives up.
+/// Expression nodes [`ExprDfa::starts_free_run`] looks at before it gives up.
 const COVER_FUEL: u32 = 4096;
 
 pub(crate) struct ExprDfa {
@@ -132,9 +132,9 @@ pub(crate) struct ExprDfa {
     /// The bounds of rows inside counts ([`row_bounds`](Self::row_bounds)), made on
     /// first use.
     saturation: Option<Saturation>,
-    /// Expressions of which every JSON string body is a prefix
-    /// ([`covers_string_body`](Self::covers_string_body)).
-    string_bodies: FastSet<ExprId>,
+    /// Expressions that take a free run of the caller's class
+    /// ([`set_free_runs`](Self::set_free_runs)).
+    free_runs: FastSet<ExprId>,
 }
 
 impl std::fmt::Debug for ExprDfa {
@@ -224,7 +224,7 @@ impl ExprDfa {
             refused: None,
             what,
             saturation: None,
-            string_bodies: FastSet::default(),
+            free_runs: FastSet::default(),
         };
         if dfa.exprs.too_deep() {
             return Err(dfa.too_deep_error());
@@ -241,22 +241,24 @@ impl ExprDfa {
         Ok(dfa)
     }
 
-    /// Declares expressions of which every string of JSON string characters that need
-    /// no escape (the vocabulary's "json-string" slice) is a prefix: the contents of a
-    /// key of any name but a finite set of declared ones. The caller vouches for it.
-    pub(crate) fn set_string_bodies(&mut self, bodies: impl IntoIterator<Item = ExprId>) {
-        self.string_bodies = bodies.into_iter().collect();
+    /// Declares expressions that take a *free run*: every string over a class of
+    /// characters the caller has in mind is a prefix of their language. The automaton
+    /// knows nothing of the class; the caller (a front end, which hands the index the
+    /// class itself as a row hint) vouches for it. Say, the contents of an object key of
+    /// any name but a finite set of declared ones.
+    pub(crate) fn set_free_runs(&mut self, runs: impl IntoIterator<Item = ExprId>) {
+        self.free_runs = runs.into_iter().collect();
     }
 
-    /// Whether every string of JSON string characters that need no escape is a prefix of
-    /// a word of `s`'s language: true where `s` holds, as a union member or behind a
-    /// head that may be empty, one of [`set_string_bodies`](Self::set_string_bodies)'
-    /// expressions followed by a non-empty rest (then that rest's words extend every such
-    /// string). At the start of a key in an object that allows undeclared names, every
-    /// string token is then allowed, found without deriving a state per declared name's
-    /// prefix. A sufficient test, bounded in work: false where it cannot tell.
-    pub(crate) fn covers_string_body(&mut self, s: u32) -> bool {
-        if self.string_bodies.is_empty() {
+    /// Whether every string of the free runs' class is a prefix of a word of `s`'s
+    /// language: true where `s` holds, as a union member or behind a head that may be
+    /// empty, one of [`set_free_runs`](Self::set_free_runs)' expressions followed by a
+    /// non-empty rest (then that rest's words extend every such string). Every token of
+    /// the class is then allowed at `s`, found without deriving a state per prefix of
+    /// what else `s` allows (say a key's declared names). A sufficient test, bounded in
+    /// work: false where it cannot tell.
+    pub(crate) fn starts_free_run(&mut self, s: u32) -> bool {
+        if self.free_runs.is_empty() {
             return false;
         }
         if s as usize >= self.states.len() {
@@ -267,14 +269,14 @@ impl ExprDfa {
         };
         let mut fuel = COVER_FUEL;
         let mut tail = Vec::new();
-        self.covers_body(e, &mut tail, &mut fuel).unwrap_or(false)
+        self.free_run_at(e, &mut tail, &mut fuel).unwrap_or(false)
     }
 
-    /// [`covers_string_body`](Self::covers_string_body) of `e` followed by `tail`
+    /// [`starts_free_run`](Self::starts_free_run) of `e` followed by `tail`
     /// (innermost last); `None` when out of fuel.
-    fn covers_body(&mut self, e: ExprId, tail: &mut Vec<ExprId>, fuel: &mut u32) -> Option<bool> {
+    fn free_run_at(&mut self, e: ExprId, tail: &mut Vec<ExprId>, fuel: &mut u32) -> Option<bool> {
         *fuel = fuel.checked_sub(1)?;
-        if self.string_bodies.contains(&e) {
+        if self.free_runs.contains(&e) {
             for i in (0..tail.len()).rev() {
                 if !self.is_nonempty(tail[i]).ok()? {
                     return Some(false);
@@ -288,7 +290,7 @@ impl ExprDfa {
                     let Node::Or(alts) = self.exprs.node(e) else {
                         unreachable!()
                     };
-                    if self.covers_body(alts[i], tail, fuel)? {
+                    if self.free_run_at(alts[i], tail, fuel)? {
                         return Some(true);
                     }
                 }
@@ -296,25 +298,25 @@ impl ExprDfa {
             }
             Node::Concat(head, rest) => {
                 tail.push(rest);
-                let found = self.covers_body(head, tail, fuel);
+                let found = self.free_run_at(head, tail, fuel);
                 tail.pop();
                 if found? {
                     return Some(true);
                 }
                 if self.exprs.nullable(head) {
-                    return self.covers_body(rest, tail, fuel);
+                    return self.free_run_at(rest, tail, fuel);
                 }
                 Some(false)
             }
             Node::Interleave(..) => {
                 let mut work = 0;
                 let unfolded = self.exprs.unfold_interleave(e, &mut work);
-                self.covers_body(unfolded, tail, fuel)
+                self.free_run_at(unfolded, tail, fuel)
             }
             Node::Call(..) => {
                 let mut work = 0;
                 let unfolded = self.exprs.unfold_call(e, &mut work);
-                self.covers_body(unfolded, tail, fuel)
+                self.free_run_at(unfolded, tail, fuel)
             }
             _ => Some(false),
         }
@@ -778,40 +780,40 @@ fn partition(sets: &[ByteSet], representatives: &[u8]) -> Box<[u8]> {
 mod tests {
     use super::*;
 
-    fn dfa(exprs: ExprSet, root: ExprId, bodies: &[ExprId]) -> ExprDfa {
+    fn dfa(exprs: ExprSet, root: ExprId, runs: &[ExprId]) -> ExprDfa {
         let mut d = ExprDfa::new(exprs, root, &DfaConfig::new(), u64::MAX, "test".into())
             .expect("non-empty");
-        d.set_string_bodies(bodies.iter().copied());
+        d.set_free_runs(runs.iter().copied());
         d
     }
 
-    /// A marked key body counts only where it heads a union member (or follows a head
+    /// A marked free run counts only where it heads a union member (or follows a head
     /// that may be empty) and what follows it is non-empty.
     #[test]
-    fn string_bodies_cover_only_with_a_live_rest() {
+    fn free_runs_count_only_with_a_live_rest() {
         let mut x = ExprSet::new();
-        let body = x.regex(r#"[^"\\\x00-\x1F]*"#).unwrap();
-        let rest = x.regex(r#"": [0-9]+\}"#).unwrap();
+        let run = x.regex("[a-z]*").unwrap();
+        let rest = x.regex("=[0-9]+;").unwrap();
         let other = x.literal(b"null");
-        let keyed = x.concat(&[body, rest]);
+        let keyed = x.concat(&[run, rest]);
         let root = x.union(&[keyed, other]);
-        assert!(dfa(x.clone(), root, &[body]).covers_string_body(ExprDfa::START));
+        assert!(dfa(x.clone(), root, &[run]).starts_free_run(ExprDfa::START));
         // Not marked: no claim.
-        assert!(!dfa(x.clone(), root, &[]).covers_string_body(ExprDfa::START));
+        assert!(!dfa(x.clone(), root, &[]).starts_free_run(ExprDfa::START));
         // Behind a head that may be empty.
         let opt = x.regex("[ ]?").unwrap();
-        let behind = x.concat(&[opt, body, rest]);
-        assert!(dfa(x.clone(), behind, &[body]).covers_string_body(ExprDfa::START));
-        // Behind a head that may not: the body is not at the start.
+        let behind = x.concat(&[opt, run, rest]);
+        assert!(dfa(x.clone(), behind, &[run]).starts_free_run(ExprDfa::START));
+        // Behind a head that may not: the run is not at the start.
         let sp = x.literal(b" ");
-        let after = x.concat(&[sp, body, rest]);
-        assert!(!dfa(x.clone(), after, &[body]).covers_string_body(ExprDfa::START));
+        let after = x.concat(&[sp, run, rest]);
+        assert!(!dfa(x.clone(), after, &[run]).starts_free_run(ExprDfa::START));
         // A rest whose language is empty (found only by a search: `ab` and not `ab`).
         let ab = x.literal(b"ab");
         let not_ab = x.complement(ab);
         let empty = x.intersection(&[ab, not_ab]);
-        let dead_rest = x.concat(&[body, empty]);
+        let dead_rest = x.concat(&[run, empty]);
         let root = x.union(&[dead_rest, other]);
-        assert!(!dfa(x, root, &[body]).covers_string_body(ExprDfa::START));
+        assert!(!dfa(x, root, &[run]).starts_free_run(ExprDfa::START));
     }
 }

@@ -71,9 +71,9 @@ impl ExprDfa {
             .map(|&s| self.states[s as usize])
             .collect();
         let n = roots.len();
-        roots.extend(self.string_bodies.drain());
+        roots.extend(self.free_runs.drain());
         self.exprs.compact(&mut roots);
-        self.string_bodies = roots[n..].iter().copied().collect();
+        self.free_runs = roots[n..].iter().copied().collect();
         self.states.fill(EVICTED);
         self.states[0] = ExprId::NOTHING;
         for (&s, &e) in kept_states.iter().zip(&roots) {

@@ -1,5 +1,6 @@
-//! Word shapes: each ASCII token of the JSON string slice (`slices.rs`) written as its
-//! sequence of word characters and spaces (`Benefit` is seven word characters, ` the` a
+//! Word shapes: each ASCII token of the body class's slice (`slices.rs`, the class a
+//! front end's hints name as its strings' body, `hints.rs`) written as its sequence of
+//! word characters and spaces (`Benefit` is seven word characters, ` the` a
 //! space and three), the tokens grouped in a small trie of those sequences. Llama 3's
 //! 93,011 ASCII slice tokens have 94 shapes and prefixes of shapes.
 //!
@@ -9,7 +10,7 @@
 //! 2-9 ms natively, the corpus's slowest masks. Where every word character leads from a
 //! state to one same state, and a space to one same state (or dies), a token's end state
 //! depends on its shape alone, and the row is the tokens of the shapes that stay alive
-//! (`index/sliced.rs`, `shaped`): a walk of the shape trie instead of the token trie.
+//! (`sliced.rs`, `shaped`): a walk of the shape trie instead of the token trie.
 //!
 //! ASCII only: checking that every character of a class leads to one state steps each
 //! of them, and a character of several bytes makes a state of the automaton per byte
@@ -22,81 +23,79 @@
 
 use std::sync::OnceLock;
 
+use super::hints::BodyHint;
 use super::slices::{Slice, MAX_CHARS, UNCOVERED};
-use super::trie::TokenTrie;
-use super::Vocabulary;
 use crate::automaton::{Dfa, DfaConfig, DEAD};
-use crate::index::mark_ids;
-
-/// The two classes, as regexes of "any number of characters of the class" (start state
-/// the only character boundary, as a slice's): the JSON string slice's ASCII characters
-/// but the space, and the space (ECMA-262's `\s`, which JSON Schema's patterns use, holds
-/// no other ASCII character a string may hold unescaped).
-const CLASSES: [&str; 2] = [r#"[!#-\[\]-~]*"#, "[ ]*"];
+use crate::bits::{mark_ids, mask_words};
+use crate::vocabulary::trie::TokenTrie;
+use crate::vocabulary::Vocabulary;
 
 /// Word characters, and spaces: a shape's letters.
-pub(crate) const WORD: usize = 0;
-pub(crate) const SPACE: usize = 1;
+pub(super) const WORD: usize = 0;
+pub(super) const SPACE: usize = 1;
 
 /// The classes' automata, and (built on first use) the trie of shapes.
-pub(crate) struct Shapes {
+pub(super) struct Shapes {
     /// `[word, space]`: strings of each class's characters.
-    pub(crate) classes: [Dfa; 2],
+    pub(super) classes: [Dfa; 2],
     trie: OnceLock<Option<ShapeTrie>>,
 }
 
-/// The shapes of the JSON string slice's ASCII tokens (those it covers: at most
+/// The shapes of the body slice's ASCII tokens (those it covers: at most
 /// [`MAX_CHARS`] characters), as a trie in preorder: node 0 is the empty shape, and a
 /// node's tokens, then its children's, are one range of [`ids`](Self::ids). The tokens
 /// outside the slice (its rest trie's) hang from the shape of the whole characters they
 /// start with, by the rest of their bytes (`"`, `",`, `\n`...): where that shape leads
 /// to a live state, they are walked from there.
-pub(crate) struct ShapeTrie {
-    pub(crate) nodes: Vec<ShapeNode>,
+pub(super) struct ShapeTrie {
+    pub(super) nodes: Vec<ShapeNode>,
     /// Token ids, node after node.
-    pub(crate) ids: Vec<u32>,
+    pub(super) ids: Vec<u32>,
     /// The same, as a bitset over the vocabulary.
-    pub(crate) bits: Box<[u32]>,
+    pub(super) bits: Box<[u32]>,
     /// The tries of the rest tokens' suffixes ([`ShapeNode::suffixes`]), ids being token ids.
-    pub(crate) suffixes: Vec<TokenTrie>,
+    pub(super) suffixes: Vec<TokenTrie>,
     /// The tokens of no shape, whole, walked from the row's state: those with a character
     /// beyond ASCII among the whole slice characters they start with (Llama 3: 28,646
     /// slice tokens, and rest tokens), and rest tokens with more than [`MAX_CHARS`] of them.
-    pub(crate) far: Option<TokenTrie>,
+    pub(super) far: Option<TokenTrie>,
 }
 
 /// One shape: `ids[start..own_end]` have exactly this shape, `ids[start..end]` start with it.
 #[derive(Clone, Copy)]
-pub(crate) struct ShapeNode {
+pub(super) struct ShapeNode {
     /// The node after one more word character, and after one more space (0: none).
-    pub(crate) child: [u32; 2],
-    pub(crate) start: u32,
-    pub(crate) own_end: u32,
-    pub(crate) end: u32,
+    pub(super) child: [u32; 2],
+    pub(super) start: u32,
+    pub(super) own_end: u32,
+    pub(super) end: u32,
     /// The trie of the suffixes of the rest tokens that start with exactly this shape's
     /// characters, in [`ShapeTrie::suffixes`] (`u32::MAX`: none).
-    pub(crate) suffixes: u32,
+    pub(super) suffixes: u32,
 }
 
 impl Shapes {
-    /// The shapes, their classes read with `config` (the vocabulary's alphabet).
-    pub(crate) fn new(config: &DfaConfig) -> Shapes {
+    /// The shapes of `body`'s word and space classes, read with `config` (the
+    /// vocabulary's alphabet).
+    pub(super) fn new(config: &DfaConfig, body: &BodyHint) -> Shapes {
         Shapes {
-            classes: CLASSES.map(|p| Dfa::with_config(p, config).expect("shape classes compile")),
+            classes: body
+                .shape_classes
+                .map(|p| Dfa::with_config(p, config).expect("the hints' shape classes compile")),
             trie: OnceLock::new(),
         }
     }
 
-    /// The trie of shapes of `vocab`'s tokens (`json` being the JSON string slice), built
+    /// The trie of shapes of `vocab`'s tokens (`body` being the body class's slice), built
     /// on first use; `None` where the slice has no rest trie (a vocabulary mostly outside
     /// it).
-    pub(crate) fn trie(&self, vocab: &Vocabulary, json: &Slice) -> Option<&ShapeTrie> {
+    pub(super) fn trie(&self, vocab: &Vocabulary, body: &Slice) -> Option<&ShapeTrie> {
         self.trie
-            .get_or_init(|| ShapeTrie::new(&self.classes, json, vocab))
+            .get_or_init(|| ShapeTrie::new(&self.classes, body, vocab))
             .as_ref()
     }
 
-    pub(crate) fn memory_usage(&self) -> usize {
+    pub(super) fn memory_usage(&self) -> usize {
         self.classes.iter().map(Dfa::memory_usage).sum::<usize>()
             + match self.trie.get() {
                 Some(Some(t)) => {
@@ -122,9 +121,9 @@ enum Entry {
 }
 
 impl ShapeTrie {
-    fn new(classes: &[Dfa; 2], json: &Slice, vocab: &Vocabulary) -> Option<ShapeTrie> {
-        let rest = json.tokens(vocab).rest.as_ref()?;
-        let chars = &json.chars;
+    fn new(classes: &[Dfa; 2], body: &Slice, vocab: &Vocabulary) -> Option<ShapeTrie> {
+        let rest = body.tokens(vocab).rest.as_ref()?;
+        let chars = &body.chars;
         // The class of one whole character: the one whose automaton takes it back to start.
         let class_of = |char_bytes: &[u8]| {
             (0..2).find(|&c| {
@@ -186,7 +185,7 @@ impl ShapeTrie {
             ids: Vec::with_capacity(entries.len()),
             suffixes: Vec::new(),
             far: (!far.is_empty()).then(|| TokenTrie::new(&far)),
-            bits: vec![0u32; crate::mask_words(vocab.size())].into_boxed_slice(),
+            bits: vec![0u32; mask_words(vocab.size())].into_boxed_slice(),
         };
         trie.add(&entries, 0, &suffixes);
         mark_ids(&mut trie.bits, trie.ids.iter().copied());
@@ -232,7 +231,7 @@ impl ShapeTrie {
     }
 
     /// How many tokens have exactly node `n`'s shape, and how many start with it.
-    pub(crate) fn counts(&self, n: u32) -> (usize, usize) {
+    pub(super) fn counts(&self, n: u32) -> (usize, usize) {
         let node = self.nodes[n as usize];
         (
             (node.own_end - node.start) as usize,
@@ -244,6 +243,8 @@ impl ShapeTrie {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::front::TEXT_HINTS;
+    use crate::index::vocab_slices::slices_for;
 
     fn vocab(words: &[&str]) -> Vocabulary {
         Vocabulary::new(words.iter().map(|w| Some(w.as_bytes().to_vec())), &[]).unwrap()
@@ -265,8 +266,10 @@ mod tests {
             "aé\"",
             "a\u{3000}",
         ]);
-        let shapes = Shapes::new(&DfaConfig::new());
-        let trie = ShapeTrie::new(&shapes.classes, v.slices().get(0), &v).unwrap();
+        let body = TEXT_HINTS.body.as_ref().unwrap();
+        let shapes = Shapes::new(&DfaConfig::new(), body);
+        let slices = slices_for(&v, &TEXT_HINTS);
+        let trie = ShapeTrie::new(&shapes.classes, slices.get(body.class), &v).unwrap();
         // Follows a shape written as "w"/"s" letters from the root.
         let node = |shape: &str| {
             shape.bytes().try_fold(0u32, |n, c| {

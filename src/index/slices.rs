@@ -1,30 +1,32 @@
 //! Vocabulary slices: the tokens made only of characters of a common class (the body of
-//! a JSON string, letters and digits, digits...), bucketed by their length in characters.
+//! a quoted string, letters and digits, digits...: the classes a front end hands down,
+//! `hints.rs`), bucketed by their length in characters. Made once per vocabulary and set
+//! of hints and kept with the vocabulary (`vocab_slices.rs`), shared by every index over
+//! it.
 //!
-//! Why: in JSON most states that a generation reaches sit inside strings, where nearly
-//! every token is allowed, and a row computed by walking the whole token trie costs
-//! milliseconds. When every string of at most `n` characters of a slice's class keeps a
-//! state alive (checked on the automaton itself, a few dozen steps: `index/sliced.rs`),
-//! every slice token of at most `n` characters is allowed, and those come from a
-//! precomputed bitset; the trie walk then skips every subtree whose tokens are all among
-//! them ([`Slice::cover`]). The result is exactly the full walk's (docs/index-layout.md).
+//! Why: in structured text most states that a generation reaches sit inside strings,
+//! where nearly every token is allowed, and a row computed by walking the whole token
+//! trie costs milliseconds. When every string of at most `n` characters of a slice's
+//! class keeps a state alive (checked on the automaton itself, a few dozen steps:
+//! `sliced.rs`), every slice token of at most `n` characters is allowed, and those come
+//! from a precomputed bitset; the trie walk then skips every subtree whose tokens are all
+//! among them ([`SliceTokens::cover`]). The result is exactly the full walk's
+//! (docs/index-layout.md).
 
 use std::sync::OnceLock;
 
-use super::shapes::Shapes;
-use super::trie::TokenTrie;
-use super::Vocabulary;
-use crate::automaton::{Dfa, DfaConfig, DEAD};
-use crate::index::{mark_ids, unmark_ids};
-use crate::mask_words;
+use crate::automaton::{Dfa, DEAD};
+use crate::bits::{mark_ids, mask_words, unmark_ids};
+use crate::vocabulary::trie::TokenTrie;
+use crate::vocabulary::Vocabulary;
 
 /// Tokens of more characters than this are never covered (they are walked): it bounds
 /// the check of a state to this many characters. Llama 3 has 168 tokens of more than 32
-/// characters among 121,825 made of JSON string characters.
-pub(crate) const MAX_CHARS: u8 = 32;
+/// characters among 121,825 made of a string body's characters.
+pub(super) const MAX_CHARS: u8 = 32;
 
 /// The cover of a token outside the slice (or longer than [`MAX_CHARS`]).
-pub(crate) const UNCOVERED: u8 = u8::MAX;
+pub(super) const UNCOVERED: u8 = u8::MAX;
 
 /// Bucket bounds in characters: a state whose check stops at `n` characters gets the
 /// tokens of the largest bound at most `n`. Every length: a state that refuses the
@@ -33,49 +35,34 @@ pub(crate) const UNCOVERED: u8 = u8::MAX;
 /// buckets of 16 KB for a 128k vocabulary, where identical ones are kept once).
 const BOUNDS: std::ops::RangeInclusive<u8> = 1..=MAX_CHARS;
 
-/// How many slices a vocabulary has.
-pub(crate) const SLICE_COUNT: usize = 4;
-
-/// The slices, as regexes of "any number of characters of the class" (the automaton's
-/// start state is the only character boundary), each with the slice whose class holds
-/// its own, if any (an earlier one). Ordered by how many tokens they hold.
-const DEFINITIONS: [(&str, &str, Option<usize>); SLICE_COUNT] = [
-    // What the JSON Schema compiler writes for an unescaped string character.
-    ("json-string", r#"[^"\\\x00-\x1F]*"#, None),
-    // Identifier-like patterns (`^[a-zA-Z0-9_-]+$`, hex, base64...).
-    ("alnum", "[a-zA-Z0-9]*", Some(0)),
-    ("lower", "[a-z]*", Some(1)),
-    ("digits", "[0-9]*", Some(1)),
-];
-
 /// One slice: its class's automaton, and (built when a state first uses it) its tokens.
-pub(crate) struct Slice {
+pub(super) struct Slice {
     /// The slice whose class holds this one's (its tokens of as many characters are
     /// a superset).
-    pub(crate) within: Option<usize>,
+    pub(super) within: Option<usize>,
     /// Strings of the class's characters; start state 1 is the only final state.
-    pub(crate) chars: Dfa,
+    pub(super) chars: Dfa,
     /// A few one-byte characters of the class (where its ASCII ranges start, and `0`,
     /// `A`, `a` if in it): a state that refuses one is covered by nothing of this slice,
     /// which a step tells before any check.
-    pub(crate) probes: Vec<u8>,
+    pub(super) probes: Vec<u8>,
     tokens: OnceLock<SliceTokens>,
 }
 
 /// The tokens of a slice, as the trie walk and the row assembly use them.
-pub(crate) struct SliceTokens {
+pub(super) struct SliceTokens {
     /// Per trie node: the largest cover of a token in its subtree (characters for slice
     /// tokens, [`UNCOVERED`] for the others; 0 for none).
-    pub(crate) cover: Vec<u8>,
+    pub(super) cover: Vec<u8>,
     /// Cumulative: the tokens of at most `chars` characters, ascending bounds.
-    pub(crate) buckets: Vec<Bucket>,
+    pub(super) buckets: Vec<Bucket>,
     /// The trie of the tokens outside the slice (and longer ones), where they are few:
     /// a state that every slice token keeps alive walks only these, without passing
     /// through the slice's nodes on the way.
-    pub(crate) rest: Option<TokenTrie>,
+    pub(super) rest: Option<TokenTrie>,
     /// The same tokens split after their longest run of whole slice characters (built
     /// with `rest`).
-    pub(crate) suffixes: Option<Suffixes>,
+    pub(super) suffixes: Option<Suffixes>,
 }
 
 /// The tokens of a slice's rest trie, each split after the whole slice characters it
@@ -90,30 +77,30 @@ pub(crate) struct SliceTokens {
 /// 9,300 of them, most on the way through the characters before a quote, a backslash
 /// or a newline; the suffixes of a given length are few and shared (`\n` ends 3,000
 /// tokens): about 3,400 visits.
-pub(crate) struct Suffixes {
+pub(super) struct Suffixes {
     /// `(L, trie of the suffixes of the tokens with L characters before them)`,
     /// ascending `L`, only lengths that have tokens; the tries' ids are positions.
-    pub(crate) by_chars: Vec<(u32, TokenTrie)>,
+    pub(super) by_chars: Vec<(u32, TokenTrie)>,
     /// Positions of the tokens made of slice characters alone, longer than
     /// [`MAX_CHARS`] (no suffix), with their characters.
-    pub(crate) whole: Vec<(u32, u32)>,
+    pub(super) whole: Vec<(u32, u32)>,
     /// Positions of the tokens whose suffix is the start of a slice character (a
     /// token ending inside a multi-byte character), with `L` and the suffix's length:
     /// a state from which every character of the slice leads on (none dies) keeps
     /// every such start alive, so these need no walk (1,068 of Llama 3's tokens, about
     /// 1,200 visits a row).
-    pub(crate) partial: Vec<(u32, u32, u8)>,
+    pub(super) partial: Vec<(u32, u32, u8)>,
     /// The most characters before a suffix, or in a whole token: how far a chain of
     /// states must be known.
-    pub(crate) deepest: u32,
+    pub(super) deepest: u32,
     /// The tokens with more than [`MAX_CHARS`] characters before their suffix (or in
     /// all), whole, by position: a chain is followed no further than that (each of its
     /// states is checked with every character), so these few are walked from its start
     /// (Llama 3: 168 tokens, up to 128 characters).
-    pub(crate) far: Option<TokenTrie>,
+    pub(super) far: Option<TokenTrie>,
     /// Per rest trie node (0 the root): its path is whole slice characters, so every
     /// token below splits after it or further.
-    pub(crate) boundary: Vec<bool>,
+    pub(super) boundary: Vec<bool>,
 }
 
 impl Suffixes {
@@ -186,22 +173,41 @@ impl Suffixes {
 }
 
 /// The slice tokens of at most `chars` characters, as a bitset over the vocabulary.
-pub(crate) struct Bucket {
-    pub(crate) chars: u8,
-    pub(crate) len: usize,
-    pub(crate) bits: Box<[u32]>,
+pub(super) struct Bucket {
+    pub(super) chars: u8,
+    pub(super) len: usize,
+    pub(super) bits: Box<[u32]>,
 }
 
 impl Slice {
+    /// The slice of the class whose strings `chars` matches (start state the only final
+    /// state), inside slice `within` if any.
+    pub(super) fn new(chars: Dfa, within: Option<usize>) -> Slice {
+        debug_assert!((0..chars.state_count() as u32)
+            .all(|s| chars.is_final(s) == (s == chars.start())));
+        let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
+        let probes: Vec<u8> = (0..=127u8)
+            .filter(|&b| ascii(b) && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1)))
+            .collect();
+        // No probe (a vocabulary without the class's ASCII characters as tokens) only
+        // means no quick refusal: the check decides.
+        Slice {
+            within,
+            chars,
+            probes,
+            tokens: OnceLock::new(),
+        }
+    }
+
     /// The slice's tokens in `vocab` (whose trie is `trie`), built on first use.
-    pub(crate) fn tokens(&self, vocab: &Vocabulary) -> &SliceTokens {
+    pub(super) fn tokens(&self, vocab: &Vocabulary) -> &SliceTokens {
         self.tokens
             .get_or_init(|| SliceTokens::new(&self.chars, vocab, vocab.trie()))
     }
 
     /// The number of characters of `bytes` if it is a string of the class, at most
     /// [`MAX_CHARS`] long; [`UNCOVERED`] otherwise.
-    pub(crate) fn cover_of(chars: &Dfa, bytes: &[u8]) -> u8 {
+    pub(super) fn cover_of(chars: &Dfa, bytes: &[u8]) -> u8 {
         let (mut s, mut n) = (chars.start(), 0u32);
         for &b in bytes {
             s = chars.step(s, b);
@@ -217,7 +223,7 @@ impl Slice {
         }
     }
 
-    fn memory_usage(&self) -> usize {
+    pub(super) fn memory_usage(&self) -> usize {
         self.chars.memory_usage()
             + self.tokens.get().map_or(0, |t| {
                 t.cover.capacity()
@@ -264,7 +270,7 @@ impl SliceTokens {
                 bits,
             });
         }
-        // Worth a trie of its own when the rest is small (the JSON string slice leaves
+        // Worth a trie of its own when the rest is small (a string body's slice leaves
         // 5% of Llama 3's tokens; the digits slice nearly all of them).
         let inside: usize = count_by_chars.iter().sum();
         let (rest, suffixes) = if inside * 4 >= size * 3 {
@@ -287,31 +293,27 @@ impl SliceTokens {
     }
 
     /// The largest bucket of tokens of at most `chars` characters, if any.
-    pub(crate) fn bucket(&self, chars: u8) -> Option<&Bucket> {
+    pub(super) fn bucket(&self, chars: u8) -> Option<&Bucket> {
         self.buckets.iter().rev().find(|b| b.chars <= chars)
     }
 }
 
-/// The slices of one vocabulary (built on first use), which tokens hold each byte, and
-/// the word shapes of the JSON string slice's tokens (`shapes.rs`).
-pub(crate) struct Slices(Vec<Slice>, OnceLock<Holding>, Shapes);
-
 /// Per ASCII byte, the tokens that hold it, and (at [`NON_ASCII`]) those that hold any
 /// byte from 0x80: a state inside a string that refuses a few characters, and only them,
-/// takes the JSON string slice's tokens without the ones holding those
-/// (`index/sliced.rs`, "the JSON string slice minus some bytes").
-pub(crate) struct Holding(Vec<Held>);
+/// takes the body class's slice without the tokens holding those (`sliced.rs`,
+/// `body_minus`).
+pub(super) struct Holding(Vec<Held>);
 
 /// The tokens holding one byte: a bitset over the vocabulary, or their ids where they
 /// are fewer than its words (most punctuation: Llama 3's sets took 2 MiB as bitsets).
-pub(crate) enum Held {
+pub(super) enum Held {
     Bits(Box<[u32]>),
     Ids(Box<[u32]>),
 }
 
 impl Held {
     /// Clears the bits of these tokens in `bits`.
-    pub(crate) fn remove_from(&self, bits: &mut [u32]) {
+    pub(super) fn remove_from(&self, bits: &mut [u32]) {
         match self {
             Held::Bits(held) => bits.iter_mut().zip(held.iter()).for_each(|(w, x)| *w &= !x),
             Held::Ids(ids) => unmark_ids(bits, ids.iter().copied()),
@@ -320,10 +322,10 @@ impl Held {
 }
 
 /// The index of "any byte from 0x80" in [`Holding`].
-pub(crate) const NON_ASCII: usize = 128;
+pub(super) const NON_ASCII: usize = 128;
 
 impl Holding {
-    fn new(vocab: &Vocabulary) -> Holding {
+    pub(super) fn new(vocab: &Vocabulary) -> Holding {
         let mut ids: Vec<Vec<u32>> = vec![Vec::new(); NON_ASCII + 1];
         for (id, bytes) in vocab.text_tokens() {
             let mut seen = [false; NON_ASCII + 1];
@@ -351,131 +353,16 @@ impl Holding {
     }
 
     /// The tokens holding byte group `i` (an ASCII byte, or [`NON_ASCII`]).
-    pub(crate) fn tokens(&self, i: usize) -> &Held {
+    pub(super) fn tokens(&self, i: usize) -> &Held {
         &self.0[i]
     }
 
-    fn memory_usage(&self) -> usize {
+    pub(super) fn memory_usage(&self) -> usize {
         self.0
             .iter()
             .map(|h| match h {
                 Held::Bits(b) | Held::Ids(b) => b.len() * 4,
             })
             .sum()
-    }
-}
-
-impl Slices {
-    /// The slices of a vocabulary whose single-byte tokens are `alphabet` (bit `b & 63` of
-    /// word `b >> 6`): each class's automaton reads only those bytes, as the indexes'
-    /// automata over that vocabulary do, so that a state covers a class when it keeps
-    /// every string that tokens can spell with the class's characters.
-    pub(crate) fn new(alphabet: [u64; 4]) -> Slices {
-        let config = DfaConfig::new().alphabet(alphabet);
-        Slices(
-            DEFINITIONS
-                .iter()
-                .map(|&(_, pattern, within)| {
-                    let chars = Dfa::with_config(pattern, &config).expect("slice patterns compile");
-                    debug_assert!((0..chars.state_count() as u32)
-                        .all(|s| chars.is_final(s) == (s == chars.start())));
-                    let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
-                    let probes: Vec<u8> = (0..=127u8)
-                        .filter(|&b| {
-                            ascii(b)
-                                && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1))
-                        })
-                        .collect();
-                    // No probe (a vocabulary without the class's ASCII characters as
-                    // tokens) only means no quick refusal: the check decides.
-                    Slice {
-                        within,
-                        chars,
-                        probes,
-                        tokens: OnceLock::new(),
-                    }
-                })
-                .collect(),
-            OnceLock::new(),
-            Shapes::new(&config),
-        )
-    }
-
-    /// Which tokens of `vocab` hold each byte (built on first use).
-    pub(crate) fn holding(&self, vocab: &Vocabulary) -> &Holding {
-        self.1.get_or_init(|| Holding::new(vocab))
-    }
-
-    /// The word shapes of the JSON string slice's tokens.
-    pub(crate) fn shapes(&self) -> &Shapes {
-        &self.2
-    }
-
-    pub(crate) fn get(&self, k: usize) -> &Slice {
-        &self.0[k]
-    }
-
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, Slice> {
-        self.0.iter()
-    }
-
-    pub(crate) fn memory_usage(&self) -> usize {
-        self.0.iter().map(Slice::memory_usage).sum::<usize>()
-            + self.1.get().map_or(0, Holding::memory_usage)
-            + self.2.memory_usage()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn start_is_the_only_character_boundary() {
-        for slice in Slices::new([u64::MAX; 4]).iter() {
-            let d = &slice.chars;
-            for s in 1..d.state_count() as u32 {
-                assert_eq!(d.is_final(s), s == d.start(), "state {s}");
-            }
-        }
-    }
-
-    #[test]
-    fn covers_count_characters() {
-        let slices = Slices::new([u64::MAX; 4]);
-        let json = &slices.0[0].chars;
-        assert_eq!(Slice::cover_of(json, b"abc"), 3);
-        assert_eq!(Slice::cover_of(json, " été".as_bytes()), 4);
-        assert_eq!(Slice::cover_of(json, "東京".as_bytes()), 2);
-        assert_eq!(Slice::cover_of(json, b"a\"b"), UNCOVERED);
-        assert_eq!(Slice::cover_of(json, b"a\nb"), UNCOVERED);
-        assert_eq!(Slice::cover_of(json, &[0xe6, 0x9d]), UNCOVERED); // half a character
-        assert_eq!(Slice::cover_of(json, &[b'x'; 32]), 32);
-        assert_eq!(Slice::cover_of(json, &[b'x'; 33]), UNCOVERED);
-        let digits = &slices.0[3].chars;
-        assert_eq!(Slice::cover_of(digits, b"2024"), 4);
-        assert_eq!(Slice::cover_of(digits, b"20a"), UNCOVERED);
-    }
-
-    #[test]
-    fn buckets_are_cumulative_and_match_the_covers() {
-        let words: Vec<&str> = vec!["a", "ab", "abc", "\"", "a\"", "12", "12345", "x y", "é"];
-        let vocab = Vocabulary::new(words.iter().map(|w| Some(*w)), &[]).unwrap();
-        let slices = Slices::new([u64::MAX; 4]);
-        let t = slices.0[0].tokens(&vocab);
-        let ids = |b: &Bucket| {
-            (0..words.len())
-                .filter(|&i| b.bits[i >> 5] >> (i & 31) & 1 == 1)
-                .collect::<Vec<_>>()
-        };
-        let one = t.bucket(1).unwrap();
-        assert_eq!(ids(one), [0, 8]);
-        assert_eq!(ids(t.bucket(3).unwrap()), [0, 1, 2, 5, 7, 8]);
-        assert_eq!(t.buckets.last().unwrap().chars, 5);
-        assert_eq!(ids(t.bucket(32).unwrap()), [0, 1, 2, 5, 6, 7, 8]);
-        assert!(t.bucket(0).is_none());
-        for b in &t.buckets {
-            assert_eq!(b.len, ids(b).len());
-        }
     }
 }
