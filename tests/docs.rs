@@ -3,7 +3,7 @@
 //! the tree (docs/development.md).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use logitmask::ErrorKind;
 
@@ -17,20 +17,7 @@ fn read(rel: &str) -> String {
 
 /// Every `.rs` file under `dir` (relative to the crate root).
 fn rust_files(dir: &str) -> Vec<PathBuf> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&root().join(dir), &mut out);
-    out.sort();
-    out
+    crate::common::rust_files_under(&root().join(dir))
 }
 
 /// The `## ` and `### ` headings of a markdown file.

@@ -16,20 +16,8 @@ fn src() -> PathBuf {
 
 /// Every `.rs` file under `src/`, by its path relative to it.
 fn sources() -> Vec<PathBuf> {
-    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.push(path.strip_prefix(src()).unwrap().to_path_buf());
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&src(), &mut out);
-    out.sort();
-    out
+    let files = crate::common::rust_files_under(&src());
+    files.iter().map(|p| p.strip_prefix(src()).unwrap().to_path_buf()).collect()
 }
 
 /// The module path of a source file: `index/build.rs` is `[index, build]`,

@@ -162,3 +162,21 @@ pub fn id_of(vocab: &Vocabulary, bytes: &[u8]) -> u32 {
 pub fn eager_index(pattern: &str, vocab: &Arc<Vocabulary>) -> logitmask::Result<logitmask::Index> {
     logitmask::Index::with_config(pattern, vocab, &logitmask::IndexConfig::new().lazy(false))
 }
+
+/// Every `.rs` file under `dir`, sorted (the docs and layer checks read the sources).
+pub fn rust_files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
+    out
+}
