@@ -17,7 +17,7 @@
 //!   serializable.
 //! * [`Guide`], [`GuideConfig`]: the per-sequence cursor with masks and rollback.
 //! * [`json_schema`]: JSON Schema -> regex or automaton expression.
-//! * [`grammar`]: GBNF grammars -> automaton expression.
+//! * [`grammar`]: GBNF and Lark grammars -> automaton expression.
 //! * [`Error`], [`ErrorKind`]: every failure, with a stable code.
 //!
 //! ## Layers
@@ -41,7 +41,7 @@
 //! | `index` | `automaton`, `vocabulary` | rows per state from an automaton and its front end's row hints |
 //! | `guide` | `index` | the per-sequence cursor |
 //! | `json_schema` | `automaton` | JSON Schema -> regex or automaton expression |
-//! | `grammar` | `automaton` | GBNF -> automaton expression, rules that reach themselves as depth-bounded calls |
+//! | `grammar` | `automaton`, `json_schema` | GBNF and Lark -> automaton expression, rules that reach themselves as depth-bounded calls; Lark's `%json` through `json_schema` |
 //! | `front` | `automaton`, `vocabulary`, `index`, `json_schema`, `grammar` | front ends into an index: regex, expression, JSON Schema, grammar, with their row hints |
 //! | `wasm` | every module | the JS surface (feature `wasm`), the only wasm-bindgen user |
 //!

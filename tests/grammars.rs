@@ -128,3 +128,295 @@ fn texts_the_oracle_writes_are_accepted_token_by_token() {
         }
     }
 }
+
+/// GBNF text written as Lark (as llguidance's gbnf_to_lark does): `::=` to `:`, `root`
+/// to `start`, rule names prefixed (an uppercase name would be a terminal), classes and
+/// `.` as regexes; a rule's lines joined where GBNF continues it (after `::=` or `|`,
+/// inside parentheses).
+fn gbnf_to_lark(gbnf: &str) -> String {
+    let chars: Vec<char> = gbnf.chars().collect();
+    let mut out = String::new();
+    let (mut i, mut depth) = (0, 0usize);
+    let mut last = String::new();
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '"' => {
+                let start = i;
+                i += 1;
+                while chars[i] != '"' {
+                    i += if chars[i] == '\\' { 2 } else { 1 };
+                }
+                out.extend(&chars[start..=i]);
+                last = "\"".into();
+            }
+            '[' => {
+                out.push('/');
+                out.push('[');
+                i += 1;
+                if chars[i] == '^' {
+                    out.push('^');
+                    i += 1;
+                }
+                // Punctuation as \x{..}: `[`, `&&`, `--` and `~~` mean more in a regex class.
+                while chars[i] != ']' {
+                    let c = if chars[i] == '\\' && !chars[i + 1].is_ascii_alphanumeric() {
+                        i += 1;
+                        Some(chars[i])
+                    } else if chars[i] == '\\' {
+                        out.push('\\');
+                        i += 1;
+                        None
+                    } else if chars[i] != '-' && chars[i].is_ascii_punctuation() {
+                        Some(chars[i])
+                    } else {
+                        None
+                    };
+                    match c {
+                        Some(c) => out.push_str(&format!("\\x{{{:X}}}", c as u32)),
+                        None => out.push(chars[i]),
+                    }
+                    i += 1;
+                }
+                out.push_str("]/");
+                last = "]".into();
+            }
+            '.' => {
+                out.push_str("/(?s:.)/");
+                last = ".".into();
+            }
+            '#' => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            ':' if gbnf[chars[..i].iter().collect::<String>().len()..].starts_with("::=") => {
+                out.push(':');
+                i += 3;
+                last = "::=".into();
+                continue;
+            }
+            '\n' if depth > 0 || last == "::=" || last == "|" => out.push(' '),
+            c if c.is_ascii_alphanumeric() || c == '_' || c == '-' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '-') {
+                    i += 1;
+                }
+                let name: String = chars[start..i].iter().collect();
+                out.push_str(if name == "root" { "start".into() } else { format!("r_{name}") }.as_str());
+                last = name;
+                continue;
+            }
+            '(' => {
+                depth += 1;
+                out.push(c);
+                last = "(".into();
+            }
+            ')' => {
+                depth -= 1;
+                out.push(c);
+                last = ")".into();
+            }
+            '{' => {
+                // A count: copied whole (its digits are no names).
+                while chars[i] != '}' {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+                out.push('}');
+                last = "}".into();
+            }
+            ' ' | '\t' | '\r' => out.push(c),
+            _ => {
+                out.push(c);
+                last = c.to_string();
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn every_shipped_grammar_written_as_lark_masks_alike() {
+    let vocab = llama3();
+    vocab.prepare();
+    let config = IndexConfig::new();
+    for (name, gbnf) in shipped() {
+        let lark = gbnf_to_lark(&gbnf);
+        let by_gbnf = Index::from_grammar(&gbnf, Syntax::Gbnf, &vocab, &config, &grammar::Config::new()).unwrap();
+        let by_lark = Index::from_grammar(&lark, Syntax::Lark, &vocab, &config, &grammar::Config::new())
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{lark}"));
+        let mut rng = Rng::new(42);
+        for _ in 0..6 {
+            let (mut a, mut b) = (by_gbnf.initial_state(), by_lark.initial_state());
+            for _ in 0..40 {
+                let row: Vec<u32> = by_gbnf.allowed_tokens(a).unwrap().iter().collect();
+                assert_eq!(row, by_lark.allowed_tokens(b).unwrap().iter().collect::<Vec<_>>(), "{name}");
+                assert_eq!(by_gbnf.is_final(a).unwrap(), by_lark.is_final(b).unwrap(), "{name}");
+                let text: Vec<u32> = row.into_iter().filter(|t| !vocab.eos_token_ids().contains(t)).collect();
+                if text.is_empty() {
+                    break;
+                }
+                let t = text[rng.below(text.len())];
+                a = by_gbnf.next_state(a, t).unwrap().unwrap();
+                b = by_lark.next_state(b, t).unwrap().unwrap();
+            }
+        }
+    }
+}
+
+/// Llama 3's tokens by their bytes (EOS aside).
+fn spellings(vocab: &Vocabulary) -> std::collections::HashMap<Vec<u8>, u32> {
+    (0..vocab.size() as u32)
+        .filter(|t| !vocab.eos_token_ids().contains(t))
+        .filter_map(|t| vocab.token_bytes(t).filter(|b| !b.is_empty()).map(|b| (b.to_vec(), t)))
+        .collect()
+}
+
+/// Whether `index` takes `text` whole, spelled with the longest tokens.
+fn takes(index: &Index, by_bytes: &std::collections::HashMap<Vec<u8>, u32>, text: &str) -> bool {
+    let mut state = index.initial_state();
+    let mut rest = text.as_bytes();
+    while !rest.is_empty() {
+        let (t, len) = (1..=rest.len().min(48))
+            .rev()
+            .find_map(|l| by_bytes.get(&rest[..l]).map(|&t| (t, l)))
+            .expect("a token for every byte");
+        match index.next_state(state, t).unwrap() {
+            Some(s) => state = s,
+            None => return false,
+        }
+        rest = &rest[len..];
+    }
+    index.is_final(state).unwrap()
+}
+
+fn lark(vocab: &Arc<Vocabulary>, text: &str) -> Index {
+    Index::from_grammar(text, Syntax::Lark, vocab, &IndexConfig::new(), &grammar::Config::new())
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+#[test]
+fn lark_terminals_ignore_imports_and_operators() {
+    let vocab = llama3();
+    let spelled = spellings(&vocab);
+    // %ignore before each terminal of a rule and at the end, never inside a terminal;
+    // %import common; regex flags; case-insensitive strings; ranges; priorities and
+    // aliases read and without effect.
+    let g = lark(&vocab, r#"
+// a comment
+start: pair ("," pair)*   # another
+pair: KEY "=" value -> assignment
+?value: SIGNED_NUMBER | WORD | "yes"i | /0x[0-9a-f]+/i
+KEY.2: ("a".."c")+
+%import common.SIGNED_NUMBER
+%import common (WORD, WS)
+%ignore WS
+"#);
+    for ok in ["a=1", " a = -2.5e3 , bc=YeS ,c=0XfF ", "abc=word\n"] {
+        assert!(takes(&g, &spelled, ok), "{ok:?}");
+    }
+    for bad in ["a b=1", "d=1", "a=1,", "a=0xg", "a=- 1"] {
+        assert!(!takes(&g, &spelled, bad), "{bad:?}");
+    }
+    // `&` and `~` in terminals (within valid text); `~ n..m` counts; `[optional]`.
+    let g = lark(&vocab, r#"
+start: ID ("-" DIGITS)? [ "!" ]
+ID: /[a-z]+/ & ~("if" | "else")
+DIGITS: /[0-9]/ ~ 2..3
+"#);
+    for ok in ["x", "iff", "els-12", "a-123!"] {
+        assert!(takes(&g, &spelled, ok), "{ok:?}");
+    }
+    for bad in ["if", "else", "a-1", "a-1234", "a!!"] {
+        assert!(!takes(&g, &spelled, bad), "{bad:?}");
+    }
+    // A lazy terminal ends at its first match.
+    let g = lark(&vocab, "start: HEAD \"x\"*\nHEAD[lazy]: /[a-z]*>/\n");
+    assert!(takes(&g, &spelled, "ab>xx"));
+    assert!(!takes(&g, &spelled, "a>b>"));
+    let eager = lark(&vocab, "start: HEAD \"x\"*\nHEAD: /[a-z>]*>/\n");
+    assert!(takes(&eager, &spelled, "a>b>"));
+}
+
+#[test]
+fn lark_json_embeds_a_schema() {
+    let vocab = llama3();
+    let spelled = spellings(&vocab);
+    let g = lark(&vocab, r#"
+start: TEXT | "CALL " call
+TEXT: /[^C{][^\n]*/
+call: %json {
+  "type": "object",
+  "properties": {"name": {"const": "get_weather"}, "city": {"type": "string"}},
+  "required": ["name", "city"],
+  "additionalProperties": false
+}
+"#);
+    assert!(takes(&g, &spelled, "just words"));
+    assert!(takes(&g, &spelled, r#"CALL {"name":"get_weather","city":"Oslo"}"#));
+    assert!(!takes(&g, &spelled, r#"CALL {"name":"get_time","city":"Oslo"}"#));
+    assert!(!takes(&g, &spelled, r#"CALL {"name":"get_weather"}"#));
+    // The same rows as the schema's own index, once inside it.
+    let schema = r#"{"type":"object","properties":{"name":{"const":"get_weather"},"city":{"type":"string"}},"required":["name","city"],"additionalProperties":false}"#;
+    let alone = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &logitmask::json_schema::Config::new()).unwrap();
+    let embedded = lark(&vocab, &format!("start: %json {schema}\n"));
+    let (mut a, mut b) = (alone.initial_state(), embedded.initial_state());
+    let mut rng = Rng::new(43);
+    for _ in 0..30 {
+        let row: Vec<u32> = alone.allowed_tokens(a).unwrap().iter().collect();
+        assert_eq!(row, embedded.allowed_tokens(b).unwrap().iter().collect::<Vec<_>>());
+        let text: Vec<u32> = row.into_iter().filter(|t| !vocab.eos_token_ids().contains(t)).collect();
+        if text.is_empty() {
+            break;
+        }
+        let t = text[rng.below(text.len())];
+        a = alone.next_state(a, t).unwrap().unwrap();
+        b = embedded.next_state(b, t).unwrap().unwrap();
+    }
+}
+
+/// No lexer: a text the grammar derives is taken even where a longest-match lexer
+/// would split it otherwise (docs/grammars.md, "Lark").
+#[test]
+fn lark_means_the_texts_its_grammar_derives_without_a_lexer() {
+    let vocab = llama3();
+    let spelled = spellings(&vocab);
+    let g = lark(&vocab, "start: NUM \"1\"\nNUM: /[0-9]+/\n");
+    // A longest-match lexer reads "1231" as one NUM and then misses the "1".
+    assert!(takes(&g, &spelled, "1231"));
+    assert!(!takes(&g, &spelled, "123"));
+}
+
+#[test]
+fn lark_errors_have_codes_and_places() {
+    use logitmask::ErrorKind::{InvalidGrammar, UnsupportedGrammar};
+    let cases: &[(&str, logitmask::ErrorKind, &str)] = &[
+        ("start: a\n", InvalidGrammar, "\"a\" is not defined"),
+        ("start: A\n", InvalidGrammar, "terminal A is not defined"),
+        ("start: A\nA: \"x\" A?\n", InvalidGrammar, "refers to itself"),
+        ("start: A\nA: b\nb: \"x\"\n", InvalidGrammar, "terminals may refer to terminals only"),
+        ("start: \"x\" & \"y\"\n", InvalidGrammar, "& and ~ combine terminals"),
+        ("rule: \"x\"\n", InvalidGrammar, "no \"start\" rule"),
+        ("start: \"x\"\nstart: \"y\"\n", InvalidGrammar, "defined twice"),
+        ("start: /[a-/\n", InvalidGrammar, "line 1, column 8"),
+        ("start: \"x\n", InvalidGrammar, "unterminated string"),
+        ("start: (\"x\"\n", InvalidGrammar, "not closed"),
+        ("start: %json {\"type\": }\n", InvalidGrammar, "not valid JSON"),
+        ("start: <|eot_id|>\n", UnsupportedGrammar, "special tokens"),
+        ("start: @other\n", UnsupportedGrammar, "other grammars"),
+        ("%import python.NAME\nstart: NAME\n", UnsupportedGrammar, "%import"),
+        ("start: A\nA[stop=\"x\"]: /a+/\n", UnsupportedGrammar, "stop"),
+        ("%declare X\nstart: \"x\"\n", UnsupportedGrammar, "%declare"),
+        ("_sep{x}: x\nstart: \"x\"\n", UnsupportedGrammar, "templates"),
+    ];
+    for (text, kind, says) in cases {
+        let e = grammar::check(text, Syntax::Lark, &grammar::Config::new()).unwrap_err();
+        assert_eq!(e.kind(), *kind, "{text:?}: {e}");
+        assert!(e.to_string().contains(says), "{text:?}: {e}");
+    }
+    let e = grammar::check("start: %json {\"type\": \"nope\"}\n", Syntax::Lark, &grammar::Config::new()).unwrap_err();
+    assert!(e.to_string().contains("%json at line 1, column 8"), "{e}");
+}

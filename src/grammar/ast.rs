@@ -1,6 +1,8 @@
 //! A grammar as its syntaxes (GBNF, Lark) leave it: named rules over terminals, each
 //! rule an expression of sequences, alternatives, repetitions and references.
 
+use crate::automaton::expr::ExprId;
+
 /// Where in the grammar text something is (1-based line and column, in characters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Pos {
@@ -35,6 +37,10 @@ pub(crate) enum Expr {
     Alt(Vec<Expr>),
     /// `min` to `max` (none: unbounded) repetitions.
     Repeat(Box<Expr>, u32, Option<u32>),
+    /// A terminal already lowered into the expression set the grammar comes with
+    /// (Lark's regexes, terminals with `&` and `~`, `%json`), and whether it matches the
+    /// empty text. It refers to no rule.
+    Lowered(ExprId, bool),
 }
 
 impl Expr {
@@ -50,7 +56,7 @@ impl Expr {
             Expr::Ref(name, pos) => out.push((name, *pos)),
             Expr::Seq(v) | Expr::Alt(v) => v.iter().for_each(|e| e.refs(out)),
             Expr::Repeat(e, ..) => e.refs(out),
-            Expr::Literal(_) | Expr::Class { .. } | Expr::AnyChar => {}
+            Expr::Literal(_) | Expr::Class { .. } | Expr::AnyChar | Expr::Lowered(..) => {}
         }
     }
 }

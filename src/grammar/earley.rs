@@ -111,6 +111,8 @@ impl Cfg {
             Expr::Literal(s) => s.chars().map(Sym::Char).collect(),
             Expr::Class { ranges, negated } => vec![Sym::Class(ranges.clone(), *negated)],
             Expr::AnyChar => vec![Sym::Any],
+            // The oracle reads GBNF only, whose parse lowers nothing ahead.
+            Expr::Lowered(..) => unreachable!("a lowered terminal in a GBNF parse"),
             Expr::Ref(name, _) => vec![Sym::Rule(ids[name])],
             Expr::Seq(v) => v.iter().flat_map(|x| self.symbols(x, ids)).collect(),
             Expr::Alt(v) => {

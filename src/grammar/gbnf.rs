@@ -7,7 +7,8 @@
 //! Token references (`<[id]>`, `<token>`, `!<...>`) are refused: the automaton matches
 //! text, whatever tokens spell it.
 
-use super::ast::{Expr, Grammar, Pos, Rule};
+use super::ast::{Expr, Grammar, Rule};
+use super::cursor::Cursor;
 use super::{invalid, unsupported};
 use crate::error::Result;
 
@@ -17,10 +18,7 @@ const MAX_NESTING: usize = 256;
 /// Parses GBNF text; `root` is the start rule.
 pub(crate) fn parse(text: &str) -> Result<Grammar> {
     let mut p = Parser {
-        chars: text.chars().collect(),
-        at: 0,
-        line: 1,
-        column: 1,
+        cur: Cursor::new(text),
         nesting: 0,
     };
     let mut rules = Vec::new();
@@ -36,41 +34,24 @@ pub(crate) fn parse(text: &str) -> Result<Grammar> {
 }
 
 struct Parser {
-    chars: Vec<char>,
-    at: usize,
-    line: u32,
-    column: u32,
+    cur: Cursor,
     nesting: usize,
 }
 
+impl std::ops::Deref for Parser {
+    type Target = Cursor;
+    fn deref(&self) -> &Cursor {
+        &self.cur
+    }
+}
+
+impl std::ops::DerefMut for Parser {
+    fn deref_mut(&mut self) -> &mut Cursor {
+        &mut self.cur
+    }
+}
+
 impl Parser {
-    fn done(&self) -> bool {
-        self.at >= self.chars.len()
-    }
-
-    fn peek(&self) -> Option<char> {
-        self.chars.get(self.at).copied()
-    }
-
-    fn pos(&self) -> Pos {
-        Pos {
-            line: self.line,
-            column: self.column,
-        }
-    }
-
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek()?;
-        self.at += 1;
-        if c == '\n' {
-            self.line += 1;
-            self.column = 1;
-        } else {
-            self.column += 1;
-        }
-        Some(c)
-    }
-
     /// Skips spaces, tabs and comments, and newlines where `newlines` allows them.
     fn space(&mut self, newlines: bool) {
         while let Some(c) = self.peek() {
@@ -78,29 +59,13 @@ impl Parser {
                 ' ' | '\t' => {}
                 '\r' | '\n' if newlines => {}
                 '#' => {
-                    while self.peek().is_some_and(|c| c != '\n') {
-                        self.bump();
-                    }
+                    self.skip_line();
                     continue;
                 }
                 _ => return,
             }
             self.bump();
         }
-    }
-
-    fn error(&self, what: impl std::fmt::Display) -> crate::Error {
-        invalid(self.pos(), what)
-    }
-
-    fn expect(&mut self, s: &str) -> Result<()> {
-        for want in s.chars() {
-            if self.peek() != Some(want) {
-                return Err(self.error(format!("expected \"{s}\"")));
-            }
-            self.bump();
-        }
-        Ok(())
     }
 
     /// `name ::= alternatives` up to the end of its line (or of the text).
@@ -119,17 +84,6 @@ impl Parser {
                 "unexpected {c:?}: expected a newline after rule {name:?}"
             ))),
         }
-    }
-
-    fn name(&mut self) -> Option<String> {
-        let start = self.at;
-        while self
-            .peek()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            self.bump();
-        }
-        (self.at > start).then(|| self.chars[start..self.at].iter().collect())
     }
 
     /// Sequences separated by `|`; a newline after `|` continues the rule.
@@ -324,17 +278,6 @@ impl Parser {
         };
         self.bump();
         Ok(Expr::Repeat(Box::new(item), lo, hi))
-    }
-
-    fn number(&mut self, pos: Pos) -> Result<u32> {
-        let start = self.at;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.bump();
-        }
-        let digits: String = self.chars[start..self.at].iter().collect();
-        digits
-            .parse()
-            .map_err(|_| invalid(pos, format!("expected a count, not {digits:?}")))
     }
 }
 

@@ -29,9 +29,9 @@ pub(crate) struct Lowered {
     pub(crate) root: ExprId,
 }
 
-/// Lowers `grammar` (its rules checked: each defined once, every reference defined,
+/// Lowers `grammar` into `exprs`, the set its [`Expr::Lowered`] terminals are in (its rules checked: each defined once, every reference defined,
 /// no left recursion, none that can match nothing).
-pub(crate) fn lower(grammar: &Grammar, config: &Config) -> Result<Lowered> {
+pub(crate) fn lower(grammar: &Grammar, config: &Config, exprs: ExprSet) -> Result<Lowered> {
     let rules = Rules::new(grammar)?;
     let order = rules.callees_first();
     let mut rules = rules;
@@ -50,7 +50,7 @@ pub(crate) fn lower(grammar: &Grammar, config: &Config) -> Result<Lowered> {
     }
     rules.refuse_left_recursion(&recursive)?;
     let mut lowering = Lowering {
-        exprs: ExprSet::new(),
+        exprs,
         slots: FastMap::default(),
         lowered: FastMap::default(),
         nullable: rules.nullable(),
@@ -387,6 +387,7 @@ fn expr_nullable(e: &Expr, rule: &dyn Fn(&str) -> bool) -> bool {
     match e {
         Expr::Literal(s) => s.is_empty(),
         Expr::Class { .. } | Expr::AnyChar => false,
+        Expr::Lowered(_, nullable) => *nullable,
         Expr::Ref(name, _) => rule(name),
         Expr::Seq(v) => v.iter().all(|x| expr_nullable(x, rule)),
         Expr::Alt(v) => v.iter().any(|x| expr_nullable(x, rule)),
@@ -409,7 +410,7 @@ fn left_refs(e: &Expr, nullable: &dyn Fn(&str) -> bool, out: &mut dyn FnMut(&str
         }
         Expr::Alt(v) => v.iter().for_each(|x| left_refs(x, nullable, out)),
         Expr::Repeat(x, ..) => left_refs(x, nullable, out),
-        Expr::Literal(_) | Expr::Class { .. } | Expr::AnyChar => {}
+        Expr::Literal(_) | Expr::Class { .. } | Expr::AnyChar | Expr::Lowered(..) => {}
     }
 }
 
@@ -438,6 +439,7 @@ impl Lowering {
                 self.exprs.regex(&pattern)?
             }
             Expr::AnyChar => self.exprs.regex("(?s:.)")?,
+            Expr::Lowered(e, _) => *e,
             Expr::Ref(name, _) => {
                 let r = rules.index[name.as_str()];
                 match self.slots.get(&r) {

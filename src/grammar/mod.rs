@@ -21,7 +21,9 @@
 //! ```
 
 mod ast;
+mod cursor;
 pub(crate) mod gbnf;
+mod lark;
 mod lower;
 
 use crate::automaton::expr::{ExprId, ExprSet};
@@ -41,16 +43,21 @@ pub const MAX_GRAMMAR_BYTES: usize = 1 << 20;
 pub enum Syntax {
     /// llama.cpp's GBNF (`root ::= ...`).
     Gbnf,
+    /// Lark as llguidance takes it (`start: ...`, terminals, regexes, `%ignore`,
+    /// `%import common`, `%json`): docs/grammars.md says what is supported and where
+    /// the semantics differ (no lexer).
+    Lark,
 }
 
 impl Syntax {
-    /// The syntax named `name` (`"gbnf"`), as the JS option `syntax` gives it.
+    /// The syntax named `name` (`"gbnf"`, `"lark"`), as the JS option `syntax` gives it.
     pub fn from_name(name: &str) -> Result<Syntax> {
         match name {
             "gbnf" => Ok(Syntax::Gbnf),
+            "lark" => Ok(Syntax::Lark),
             other => Err(Error::new(
                 ErrorKind::InvalidArgument,
-                format!("unknown grammar syntax {other:?} (known: \"gbnf\")"),
+                format!("unknown grammar syntax {other:?} (known: \"gbnf\", \"lark\")"),
             )),
         }
     }
@@ -115,10 +122,11 @@ pub(crate) fn compile(text: &str, syntax: Syntax, config: &Config) -> Result<(Ex
             ),
         ));
     }
-    let grammar = match syntax {
-        Syntax::Gbnf => gbnf::parse(text)?,
+    let (grammar, exprs) = match syntax {
+        Syntax::Gbnf => (gbnf::parse(text)?, ExprSet::new()),
+        Syntax::Lark => lark::parse(text)?,
     };
-    let lowered = lower::lower(&grammar, config)?;
+    let lowered = lower::lower(&grammar, config, exprs)?;
     Ok((lowered.exprs, lowered.root))
 }
 

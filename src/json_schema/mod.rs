@@ -629,6 +629,28 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
     })
 }
 
+/// A schema given as JSON text (property order as written) compiled into `exprs`,
+/// another front end's expression set (a grammar's `%json`), with `config`'s lazy-index
+/// defaults. Recursive definitions are expanded in place (`max_recursion_depth` deep):
+/// the set's templates are its owner's to define. The keys' free runs are not handed
+/// down (rows there are walked, exact and slower).
+pub(crate) fn embed_json_schema_str(
+    schema: &str,
+    config: &Config,
+    exprs: &mut ExprSet,
+) -> Result<ExprId> {
+    let json: Json = serde_json::from_str(schema).map_err(|e| {
+        Error::with_source(
+            ErrorKind::InvalidSchema,
+            format!("the schema is not valid JSON: {e}"),
+            e,
+        )
+    })?;
+    let config = config.for_lazy_index().without_recursion_calls();
+    let compiled = compile_re(&json, &config, Target::Automaton)?;
+    compiled.re.to_expr(exprs, &mut re::LowerMemo::default())
+}
+
 /// Refuses option values past the limits the compiler is safe and useful within.
 fn check_limits(config: &Config) -> Result<()> {
     let checks = [

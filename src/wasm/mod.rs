@@ -279,7 +279,8 @@ impl JsIndex {
         .map_err(js_error)
     }
 
-    /// Builds an index for a grammar (GBNF: llama.cpp's syntax, `root` the start rule;
+    /// Builds an index for a grammar (`syntax` "gbnf": llama.cpp's syntax, `root` the
+    /// start rule; "lark": Lark as llguidance takes it, `start` the start rule;
     /// docs/grammars.md); options combine the index's and the grammar's.
     #[wasm_bindgen(js_name = fromGrammar)]
     pub fn from_grammar(

@@ -145,8 +145,8 @@ js_options! {
             => "work budget of the conversion; in `Index.fromJsonSchema` one budget for the conversion and the build";
     }
     GrammarOptions {
-        syntax: "\"gbnf\"" = "\"gbnf\""
-            => "the grammar's syntax: llama.cpp's GBNF ([docs/grammars.md](docs/grammars.md))";
+        syntax: "\"gbnf\" | \"lark\"" = "\"gbnf\""
+            => "the grammar's syntax: llama.cpp's GBNF, or Lark as llguidance takes it ([docs/grammars.md](docs/grammars.md))";
         maxRecursionDepth: "number" = "32"
             => "how deep rules that reach themselves nest, beyond direct left and tail recursion, which become iteration (at most 256)";
     }

@@ -107,8 +107,8 @@ export interface TiktokenOptions extends TokenizerOptions {
 }
 /** Options of `Index.fromGrammar` (with the `IndexOptions`). Unknown keys are an error. */
 export interface GrammarOptions {
-  /** The grammar's syntax: llama.cpp's GBNF (default "gbnf"). */
-  syntax?: "gbnf";
+  /** The grammar's syntax: llama.cpp's GBNF, or Lark as llguidance takes it (default "gbnf"). */
+  syntax?: "gbnf" | "lark";
   /**
    * How deep rules that reach themselves nest, beyond direct left and tail recursion,
    * which become iteration (default 32, at most 256).
