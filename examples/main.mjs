@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // `npm start`: a real small model (SmolLM2-135M-Instruct, GGUF, run by node-llama-cpp on the
-// CPU) writes a JSON object for a JSON Schema (or text for a regex) while every step's logits
+// CPU) writes a JSON object for a JSON Schema (or text for a regex or a grammar) while every step's logits
 // are masked by a logitmask Guide. The vocabulary comes from the GGUF through logitmask's own
 // loader; the masking and the sampling are ours (js/node-llama-cpp.mjs, `logitmask/node-llama-cpp`), not the runtime's grammar.
 //
-//   node examples/main.mjs [--schema FILE | --regex REGEX] [--prompt TEXT] [--max-tokens N]
+//   node examples/main.mjs [--schema FILE | --regex REGEX | --grammar FILE [--syntax NAME]] [--prompt TEXT] [--max-tokens N]
 //                          [--seed N] [--temperature T] [--fast] [--model FILE] [--threads N] [--json]
 //
 // The functions are exported for tests/js/main.test.mjs, which runs this code path.
@@ -29,6 +29,8 @@ Generates with SmolLM2-135M-Instruct while a logitmask Guide masks every step.
 
   --schema FILE       a JSON Schema (default: examples/person.schema.json)
   --regex REGEX       a regex instead (full match)
+  --grammar FILE      a grammar instead (GBNF, llama.cpp's; e.g. node_modules/node-llama-cpp/llama/grammars/json.gbnf)
+  --syntax NAME       the grammar's syntax (default gbnf)
   --prompt TEXT       the user message (default: one that asks for the constrained output)
   --max-tokens N      text tokens at most (default 256; a JSON text ends at EOS long before)
   --seed N            sampling seed (default 0)
@@ -48,6 +50,8 @@ export function parseCli(argv) {
     options: {
       schema: { type: "string" },
       regex: { type: "string" },
+      grammar: { type: "string" },
+      syntax: { type: "string" },
       prompt: { type: "string" },
       "max-tokens": { type: "string" },
       seed: { type: "string" },
@@ -64,13 +68,16 @@ export function parseCli(argv) {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
     return n;
   };
-  if (values.schema !== undefined && values.regex !== undefined) throw new Error("give --schema or --regex, not both");
+  if ([values.schema, values.regex, values.grammar].filter((v) => v !== undefined).length > 1) throw new Error("give one of --schema, --regex and --grammar, not both");
+  if (values.syntax !== undefined && values.grammar === undefined) throw new Error("--syntax goes with --grammar");
   const temperature = values.temperature === undefined ? DEFAULT_SAMPLING.temperature : Number(values.temperature);
   if (!Number.isFinite(temperature) || temperature < 0) throw new Error(`--temperature must be a number >= 0, got ${JSON.stringify(values.temperature)}`);
   return {
     help: values.help ?? false,
-    schemaFile: values.regex === undefined ? (values.schema ?? DEFAULT_SCHEMA) : undefined,
+    schemaFile: values.regex === undefined && values.grammar === undefined ? (values.schema ?? DEFAULT_SCHEMA) : undefined,
     regex: values.regex,
+    grammarFile: values.grammar,
+    syntax: values.syntax,
     prompt: values.prompt,
     maxTokens: values["max-tokens"] === undefined ? DEFAULT_MAX_TOKENS : int("max-tokens", values["max-tokens"], 1),
     seed: values.seed === undefined ? 0 : int("seed", values.seed, 0),
@@ -121,13 +128,28 @@ export async function loadRuntime({ modelPath = DEFAULT_MODEL, threads = os.avai
 }
 
 /**
- * Builds the index for `{regex}` or `{schemaFile}` / `{schema}` (a JSON Schema object or text).
+ * Builds the index for `{regex}`, `{schemaFile}` / `{schema}` (a JSON Schema object or text), or
+ * `{grammarFile, syntax?}` (a grammar, GBNF by default; the syntax is passed on as it is).
  * The vocabulary's token trie is built on first use; it is timed apart from the index.
  */
-export function buildConstraint({ regex, schemaFile, schema }, vocabulary) {
+export function buildConstraint({ regex, schemaFile, schema, grammarFile, syntax }, vocabulary) {
   let t = performance.now();
   vocabulary.prepare(); // builds (once) the vocabulary's token trie and slices, shared by every index
   const trieMs = performance.now() - t;
+  if (grammarFile !== undefined) {
+    let grammar;
+    try {
+      grammar = readFileSync(grammarFile, "utf8");
+    } catch (e) {
+      throw new Error(`cannot read the grammar ${grammarFile}: ${e.code ?? e.message}`);
+    }
+    t = performance.now();
+    const index = Index.fromGrammar(grammar, vocabulary, syntax === undefined ? {} : { syntax });
+    const indexMs = performance.now() - t;
+    const states = index.stateCount();
+    const firstMaskMs = timeFirstMask(index);
+    return { kind: "grammar", grammar, syntax: syntax ?? "gbnf", source: grammarFile, index, states, timings: { trieMs, indexMs, firstMaskMs } };
+  }
   if (regex === undefined) {
     let text = schema;
     if (text === undefined) {
@@ -171,6 +193,9 @@ function timeFirstMask(index) {
 }
 
 export function defaultPrompt(constraint) {
+  if (constraint.kind === "grammar") {
+    return `Reply with text in the format this grammar (${path.basename(constraint.source)}, ${constraint.syntax}) describes:\n${constraint.grammar.trim()}`;
+  }
   if (constraint.kind === "schema") {
     const { title, properties } = constraint.schema ?? {};
     const keys = properties ? Object.keys(properties) : [];
@@ -300,7 +325,9 @@ export function validateJson(value, schema, root = schema, at = "#", out = { err
 }
 
 /** Checks the text: a regex by a JS RegExp (where the syntax allows) and the index walk; a
- *  schema by JSON.parse and validateJson, and the index walk. (Whether EOS came is `finished`.) */
+ *  schema by JSON.parse and validateJson, and the index walk; a grammar by the index walk
+ *  (tests/js/main.test.mjs checks the grammars' outputs independently). (Whether EOS came is
+ *  `finished`.) */
 export function validate(constraint, result) {
   const checks = [];
   const walked = walkIndex(constraint.index, result.tokens);
@@ -308,7 +335,7 @@ export function validate(constraint, result) {
   if (constraint.kind === "regex") {
     const re = jsRegExp(constraint.regex);
     if (re) checks.push({ name: "JS RegExp ^(?:regex)$", ok: re.test(result.text) });
-  } else {
+  } else if (constraint.kind === "schema") {
     let value;
     let parsed = false;
     try {
@@ -337,13 +364,21 @@ export async function run(runtime, constraint, { prompt, maxTokens = DEFAULT_MAX
 
 const fmt = (x, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : "n/a");
 
+/** What the report's `constraint` line says. */
+function describeConstraint(constraint) {
+  const file = () => path.relative(process.cwd(), constraint.source) || constraint.source;
+  if (constraint.kind === "schema") return `JSON Schema ${file()}`;
+  if (constraint.kind === "grammar") return `grammar ${file()} (${constraint.syntax})`;
+  return `regex ${constraint.regex}`;
+}
+
 /** The human-readable report `npm start` prints. */
 export function report(runtime, constraint, r, options) {
   const t = r.timings;
   const nVocab = runtime.vocabulary.size.toLocaleString("en-US");
   const lines = [];
   lines.push(`model       ${runtime.modelName} (node-llama-cpp, CPU, ${runtime.threads} threads)`);
-  lines.push(`constraint  ${constraint.kind === "schema" ? `JSON Schema ${path.relative(process.cwd(), constraint.source) || constraint.source}` : `regex ${constraint.regex}`}`);
+  lines.push(`constraint  ${describeConstraint(constraint)}`);
   lines.push(`prompt      ${r.prompt}`);
   lines.push(`sampling    ${options.temperature > 0 ? `temperature ${options.temperature}, top-k ${DEFAULT_SAMPLING.topK}, top-p ${DEFAULT_SAMPLING.topP}, seed ${options.seed}` : "greedy"}; ${t.path === "fast" ? "fast path (mask as llama.cpp token bias)" : "full distribution, masked and sampled in JS"}`);
   lines.push("");
@@ -388,6 +423,7 @@ async function main() {
       const { maskUs, ...timings } = r.timings;
       console.log(
         JSON.stringify({
+          constraint: { kind: constraint.kind, source: constraint.source, ...(constraint.kind === "grammar" && { syntax: constraint.syntax }) },
           text: r.text,
           valid: r.validation.valid,
           checks: r.validation.checks,

@@ -4,7 +4,7 @@
 //   main -> { type: "vocabulary", source }       source: see `loadVocabulary`
 //   worker -> { type: "progress", id: null, phase: "vocabulary" }
 //   worker -> { type: "vocabulary", size, eosTokenIds, ms, bytes? }
-//   main -> { type: "build", id, regex? | jsonSchema?, options? }
+//   main -> { type: "build", id, regex? | jsonSchema? | grammar?, options? }
 //   worker -> { type: "progress", id, phase: "compiling" | "rows" | "serializing", ...counts }
 //   worker -> { type: "built", id, bytes: ArrayBuffer, states, memoryUsage, ms }
 //   worker -> { type: "error", id, code, message }
@@ -12,8 +12,10 @@
 // Index bytes cross threads transferred, not copied. The worker builds eagerly (`lazy: false`):
 // bytes hold every row, and an eager index is minimized, so they are the smallest.
 
-/** Keys of IndexOptions: the rest of a schema build's options go to the schema conversion. */
-const INDEX_OPTION_KEYS = new Set(["lazy", "dfaSizeLimit", "determinizeSizeLimit", "maxStates"]);
+import { OPTION_KEYS } from "./options.mjs";
+
+/** The options of `options` that `regexFromJsonSchema` takes (its JsonSchemaOptions). */
+const schemaOptionsOf = (options) => Object.fromEntries(Object.entries(options).filter(([k]) => OPTION_KEYS.JsonSchemaOptions.includes(k)));
 
 /** A Vocabulary from a transferable description (built by js/builder-core.mjs). */
 function loadVocabulary({ Vocabulary }, source) {
@@ -61,17 +63,26 @@ export function buildJob(api, post, ready = Promise.resolve()) {
         const t0 = performance.now();
         const options = { ...(data.options ?? {}), lazy: false };
         let index;
+        const utf8Length = (text) => new TextEncoder().encode(text).length;
+        post({ type: "progress", id, phase: "compiling", vocabularySize: vocabulary.size });
         if (data.regex !== undefined) {
-          post({ type: "progress", id, phase: "compiling", vocabularySize: vocabulary.size });
-          post({ type: "progress", id, phase: "rows", regexBytes: new TextEncoder().encode(data.regex).length });
+          post({ type: "progress", id, phase: "rows", regexBytes: utf8Length(data.regex) });
           index = api.Index.fromRegex(data.regex, vocabulary, options);
+        } else if (data.grammar !== undefined) {
+          // The grammar's options (syntax, maxRecursionDepth) and the index's, as
+          // Index.fromGrammar takes them; its parse errors come back coded (InvalidGrammar).
+          post({ type: "progress", id, phase: "rows", grammarBytes: utf8Length(data.grammar) });
+          index = api.Index.fromGrammar(data.grammar, vocabulary, options);
         } else {
-          post({ type: "progress", id, phase: "compiling", vocabularySize: vocabulary.size });
-          const schemaOptions = Object.fromEntries(Object.entries(options).filter(([k]) => !INDEX_OPTION_KEYS.has(k)));
           // The regex alone, for its size (cheap next to the rows); the index converts again
           // with the same options, so that a worker build is exactly Index.fromJsonSchema's.
-          const regex = api.regexFromJsonSchema(data.jsonSchema, schemaOptions);
-          post({ type: "progress", id, phase: "rows", regexBytes: new TextEncoder().encode(regex).length });
+          // A schema only an automaton can say (`not`, `patternProperties`, ...) has no regex
+          // text: null, and the index's own compile decides (its error, if any, is the build's).
+          let regexBytes = null;
+          try {
+            regexBytes = utf8Length(api.regexFromJsonSchema(data.jsonSchema, schemaOptionsOf(options)));
+          } catch {}
+          post({ type: "progress", id, phase: "rows", regexBytes });
           index = api.Index.fromJsonSchema(data.jsonSchema, vocabulary, options);
         }
         try {

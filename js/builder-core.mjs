@@ -2,6 +2,8 @@
 // browsers, js/builder.mjs; a worker_thread in Node, js/builder.node.mjs) and the logitmask
 // API of that environment. The worker's side and the protocol: js/build-job.mjs.
 import { logitmaskError } from "./error.mjs";
+import { OPTION_KEYS } from "./options.mjs";
+import { grammarSource } from "./grammar-source.mjs";
 
 const abortError = (signal) =>
   logitmaskError("Aborted", `the index build was aborted${signal?.reason?.message ? `: ${signal.reason.message}` : ""}`, signal?.reason);
@@ -39,12 +41,22 @@ function mainThreadVocabulary(api, source, answer) {
   return new api.Vocabulary(source.tokens, Array.from(source.eosTokenIds ?? []));
 }
 
-function checkPattern(pattern) {
-  const kinds = ["regex", "jsonSchema"].filter((k) => pattern?.[k] !== undefined);
-  if (kinds.length !== 1) throw logitmaskError("InvalidArgument", "build() needs exactly one of regex and jsonSchema");
-  if (pattern.regex !== undefined && typeof pattern.regex !== "string") {
-    throw logitmaskError("InvalidArgument", "regex must be a string");
+/** Checks a pattern; returns a grammar's text (undefined for the others) and the options of
+ *  the build (a grammar's `syntax` beside it joins them). */
+function patternOptions(pattern, options) {
+  const kinds = ["regex", "jsonSchema", "grammar"].filter((k) => pattern?.[k] !== undefined);
+  if (kinds.length !== 1) throw logitmaskError("InvalidArgument", "build() needs exactly one of regex, jsonSchema and grammar");
+  if (pattern.regex !== undefined && typeof pattern.regex !== "string") throw logitmaskError("InvalidArgument", "regex must be a string");
+  if (pattern.grammar === undefined) {
+    if (pattern.syntax !== undefined) throw logitmaskError("InvalidArgument", "syntax goes with a grammar");
+    return { text: undefined, options };
   }
+  return grammarSource(pattern.grammar, pattern.syntax, options);
+}
+
+/** The IndexOptions among `options` (which may hold a schema's or a grammar's too). */
+function indexOptionsOf(options) {
+  return Object.fromEntries(Object.entries(options ?? {}).filter(([k]) => OPTION_KEYS.IndexOptions.includes(k)));
 }
 
 /** The IndexBuilder class for an environment. */
@@ -118,9 +130,10 @@ export function makeIndexBuilder(api, spawn) {
     }
 
     /**
-     * Builds an index off the main thread: `pattern` is { regex } or { jsonSchema } (text or
-     * object), with `options` as Index.fromRegex / Index.fromJsonSchema take them (the worker
-     * builds eagerly). Resolves to { index, bytes, states, memoryUsage, ms }; `index` is over
+     * Builds an index off the main thread: `pattern` is { regex }, { jsonSchema } (text or
+     * object) or { grammar, syntax? } (syntax: the same as `options.syntax`), with `options` as
+     * Index.fromRegex / Index.fromJsonSchema / Index.fromGrammar take them (the worker builds
+     * eagerly; the returned index is loaded with the same IndexOptions). Resolves to { index, bytes, states, memoryUsage, ms }; `index` is over
      * `this.vocabulary`. `onProgress` gets { phase, ...counts } in the order "vocabulary"
      * (only when the worker loads it), "compiling", "rows", "serializing", "done". Aborting
      * `signal` terminates the worker (a build cannot be interrupted otherwise) and rejects
@@ -136,7 +149,8 @@ export function makeIndexBuilder(api, spawn) {
 
     async _build(pattern, options, onProgress, signal) {
       if (this._closed) throw logitmaskError("InvalidState", "this IndexBuilder was closed");
-      checkPattern(pattern);
+      const { text: grammar, options: buildOptions } = patternOptions(pattern, options);
+      options = buildOptions;
       if (signal?.aborted) throw abortError(signal);
       const id = this._nextId++;
       const abortPromise = new Promise((_, reject) => {
@@ -160,12 +174,14 @@ export function makeIndexBuilder(api, spawn) {
         const built = await Promise.race([
           new Promise((resolve, reject) => {
             this._pending.set(id, { resolve, reject, onProgress });
-            this._worker.post({ type: "build", id, regex: pattern.regex, jsonSchema: jsonSchemaText(pattern.jsonSchema), options });
+            this._worker.post({ type: "build", id, regex: pattern.regex, jsonSchema: jsonSchemaText(pattern.jsonSchema), grammar, options });
           }),
           abortPromise,
         ]);
         const bytes = new Uint8Array(built.bytes);
-        const index = api.Index.fromBytes(bytes, this._vocabulary);
+        // Loaded within the limits it was built with (maxStates, dfaSizeLimit, maxWork) and
+        // with the same caches (maskCacheBytes, cacheBytes): the index options, all of them.
+        const index = api.Index.fromBytes(bytes, this._vocabulary, indexOptionsOf(options));
         onProgress?.({ phase: "done", states: built.states, bytes: bytes.length });
         return { index, bytes, states: built.states, memoryUsage: built.memoryUsage, ms: built.ms };
       } finally {
@@ -184,14 +200,15 @@ export function makeIndexBuilder(api, spawn) {
 
   /**
    * One build in a fresh worker, closed afterwards: `source` and `pattern` in one object
-   * ({ tokenizerJson | gguf | tokens | vocabulary, regex | jsonSchema, options }); resolves as
-   * IndexBuilder#build, plus `vocabulary` (the main thread's, which `index` uses).
+   * ({ tokenizerJson | gguf | tokens | vocabulary, regex | jsonSchema | grammar (+ syntax),
+   * options }); resolves as IndexBuilder#build, plus `vocabulary` (the main thread's, which
+   * `index` uses).
    */
   async function buildIndex(request, { onProgress, signal } = {}) {
-    const { regex, jsonSchema, options, ...source } = request ?? {};
+    const { regex, jsonSchema, grammar, syntax, options, ...source } = request ?? {};
     const builder = new IndexBuilder(source);
     try {
-      const result = await builder.build({ regex, jsonSchema }, { options, onProgress, signal });
+      const result = await builder.build({ regex, jsonSchema, grammar, syntax }, { options, onProgress, signal });
       return { ...result, vocabulary: builder.vocabulary };
     } finally {
       builder.close();

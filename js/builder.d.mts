@@ -1,5 +1,5 @@
 // Types of `logitmask/builder` (js/builder.mjs in browsers, js/builder.node.mjs in Node).
-import type { Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "./web.mjs";
+import type { GrammarOptions, Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "./web.mjs";
 
 /** Where the worker gets its vocabulary: exactly one of these. */
 export type VocabularySource =
@@ -9,20 +9,31 @@ export type VocabularySource =
   /** Sent to the worker as bytes (`vocabulary.toBytes()`); the built indexes use it. */
   | { vocabulary: Vocabulary };
 
-/** What to build: a regex or a JSON Schema (text or object). */
-export type Pattern = { regex: string; jsonSchema?: undefined } | { jsonSchema: string | object | boolean; regex?: undefined };
+/** What to build: a regex, a JSON Schema (text or object) or a grammar (its `syntax` here is
+ *  `options.syntax`, as Index.fromGrammar takes it; default "gbnf"). */
+export type Pattern =
+  | { regex: string; jsonSchema?: undefined; grammar?: undefined; syntax?: undefined }
+  | { jsonSchema: string | object | boolean; regex?: undefined; grammar?: undefined; syntax?: undefined }
+  | { grammar: string; syntax?: GrammarOptions["syntax"]; regex?: undefined; jsonSchema?: undefined };
+
+/** The options of a build: Index.fromRegex's, Index.fromJsonSchema's or Index.fromGrammar's. */
+export type PatternOptions = IndexOptions & JsonSchemaOptions & GrammarOptions;
 
 /** A build's progress, in this order ("vocabulary" only when the worker loads one). */
 export type BuildProgress =
   | { phase: "vocabulary" }
   | { phase: "compiling"; vocabularySize: number }
-  | { phase: "rows"; regexBytes: number }
+  /** The regex's size in bytes; null for a schema only an automaton can say (`not`, ...). */
+  | { phase: "rows"; regexBytes: number | null }
+  /** A grammar build: the grammar text's size in bytes. */
+  | { phase: "rows"; grammarBytes: number }
   | { phase: "serializing"; states: number }
   | { phase: "done"; states: number; bytes: number };
 
 export interface BuildOptions {
-  /** As Index.fromRegex / Index.fromJsonSchema take them; the worker always builds eagerly. */
-  options?: IndexOptions & JsonSchemaOptions;
+  /** As Index.fromRegex / Index.fromJsonSchema / Index.fromGrammar take them; the worker always
+   *  builds eagerly, and the returned index is loaded with the same IndexOptions. */
+  options?: PatternOptions;
   onProgress?: (progress: BuildProgress) => void;
   /** Aborting terminates the worker and rejects with a LogitmaskError of code "Aborted". */
   signal?: AbortSignal;
@@ -54,7 +65,7 @@ export class IndexBuilder {
 
 /** One build in a fresh worker, closed afterwards. */
 export function buildIndex(
-  request: VocabularySource & Pattern & { options?: IndexOptions & JsonSchemaOptions },
+  request: VocabularySource & Pattern & { options?: PatternOptions },
   options?: Omit<BuildOptions, "options">,
 ): Promise<BuiltIndex & { vocabulary: Vocabulary }>;
 

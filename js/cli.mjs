@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npx logitmask`: compile a regex or JSON Schema into an index file for shipping to
+// `npx logitmask`: compile a regex, JSON Schema or grammar into an index file for shipping to
 // browsers, inspect an index file, check a text against an index. docs/cli.md.
 //
 // Errors print `logitmask: error [Code]: message` on stderr, Code being a logitmask
@@ -11,9 +11,9 @@ import { parseArgs } from "node:util";
 import { Vocabulary, Index, Guide } from "./node.mjs";
 
 const USAGE = `Usage:
-  logitmask compile --tokenizer FILE (--schema FILE | --regex REGEX) -o OUT [options]
+  logitmask compile --tokenizer FILE (--schema FILE | --regex REGEX | --grammar FILE) -o OUT [options]
   logitmask inspect INDEX [--tokenizer FILE] [--json]
-  logitmask check (--index INDEX | --schema FILE | --regex REGEX) --tokenizer FILE [options] TEXT
+  logitmask check (--index INDEX | --schema FILE | --regex REGEX | --grammar FILE) --tokenizer FILE [options] TEXT
   logitmask --help
 
 Tokenizer FILE: a Hugging Face tokenizer.json, a GGUF model (only its metadata is read),
@@ -32,6 +32,8 @@ Options:
   --whitespace REGEX         JSON whitespace between tokens ("compact" for none)
   --property-order any       JSON properties in any order (default: schema order)
   --allow-additional-properties   accept undeclared JSON properties
+  --syntax NAME              the grammar's syntax (default gbnf: llama.cpp's GBNF)
+  --max-recursion-depth N    how deep a grammar's recursive rules nest (default 32)
   --max-states N             cap on the index's states (default 100000)
   --special-tokens JSON      .tiktoken special tokens, e.g. '{"<|endoftext|>":199999}'
   --eos-token-ids 1,2        exact EOS ids (default: the tokenizer's, docs/semantics.md)
@@ -45,6 +47,9 @@ const OPTIONS = {
   tokenizer: { type: "string" },
   schema: { type: "string" },
   regex: { type: "string" },
+  grammar: { type: "string" },
+  syntax: { type: "string" },
+  "max-recursion-depth": { type: "string" },
   index: { type: "string" },
   output: { type: "string", short: "o" },
   "text-file": { type: "string" },
@@ -144,18 +149,35 @@ function indexOptions(values) {
   return o;
 }
 
-/** Checks the flags of --schema / --regex before anything slow runs. */
-function checkSource(values) {
-  if ((values.schema === undefined) === (values.regex === undefined)) {
-    throw new UsageError("give exactly one of --schema FILE and --regex REGEX");
+/** The grammar's options: --syntax (passed on as it is: the library knows the syntaxes) and
+ *  --max-recursion-depth. */
+function grammarOptions(values) {
+  const o = {};
+  if (values.syntax !== undefined) o.syntax = values.syntax;
+  if (values["max-recursion-depth"] !== undefined) {
+    const n = Number(values["max-recursion-depth"]);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--max-recursion-depth must be a positive integer, got ${values["max-recursion-depth"]}`);
+    o.maxRecursionDepth = n;
   }
-  if (values.regex !== undefined && Object.keys(schemaOptions(values)).length > 0) {
+  return o;
+}
+
+/** Checks the flags of --schema / --regex / --grammar before anything slow runs. */
+function checkSource(values) {
+  if (["schema", "regex", "grammar"].filter((k) => values[k] !== undefined).length !== 1) {
+    throw new UsageError("give exactly one of --schema FILE, --regex REGEX and --grammar FILE");
+  }
+  if (values.schema === undefined && Object.keys(schemaOptions(values)).length > 0) {
     throw new UsageError("--whitespace, --property-order and --allow-additional-properties apply to --schema only");
+  }
+  const grammar = grammarOptions(values); // checks --max-recursion-depth now
+  if (values.grammar === undefined && Object.keys(grammar).length > 0) {
+    throw new UsageError("--syntax and --max-recursion-depth apply to --grammar only");
   }
   indexOptions(values);
 }
 
-/** The index of --schema or --regex (eager), with progress lines. */
+/** The index of --schema, --regex or --grammar (eager), with progress lines. */
 function buildIndex(values, vocab, log) {
   checkSource(values);
   const options = indexOptions(values);
@@ -166,6 +188,10 @@ function buildIndex(values, vocab, log) {
     const schema = phase(log, `reading the JSON Schema ${values.schema}`, () => readFileSync(values.schema, "utf8"));
     index = phase(log, "building the index (every state, eager)", () =>
       Index.fromJsonSchema(schema, vocab, { ...options, ...schemaOptions(values), lazy: false }));
+  } else if (values.grammar !== undefined) {
+    const grammar = phase(log, `reading the grammar ${values.grammar}`, () => readFileSync(values.grammar, "utf8"));
+    index = phase(log, "building the index (every state, eager)", () =>
+      Index.fromGrammar(grammar, vocab, { ...options, ...grammarOptions(values), lazy: false }));
   } else {
     index = phase(log, "building the index (every state, eager)", () => Index.fromRegex(values.regex, vocab, options));
   }
@@ -255,7 +281,9 @@ function check(values, rest, log) {
     text = Buffer.from(rest[0], "utf8");
   }
   if (values.index !== undefined) {
-    if (values.schema !== undefined || values.regex !== undefined) throw new UsageError("give --index, or --schema/--regex, not both");
+    if (values.schema !== undefined || values.regex !== undefined || values.grammar !== undefined) {
+      throw new UsageError("give --index, or --schema/--regex/--grammar, not both");
+    }
   } else {
     checkSource(values);
   }

@@ -1,15 +1,23 @@
 // Types of `logitmask/node-llama-cpp` (js/node-llama-cpp.mjs).
-import type { LlamaContext, LlamaContextSequence, LlamaModel } from "node-llama-cpp";
-import type { Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "logitmask";
+import type { LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
+import type { GrammarOptions, Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "logitmask";
+
+/** A grammar: its text (GBNF by default), node-llama-cpp's LlamaGrammar (its `grammar` text
+ *  is read; the start rule must be "root"), or `{ grammar, syntax? }`. */
+export type GrammarSource = string | LlamaGrammar | { grammar: string; syntax?: GrammarOptions["syntax"] };
 
 /** The model's vocabulary from its GGUF's metadata (the weights are not read); cached per model. */
 export function vocabularyFromModel(model: LlamaModel, tokenizerOptions?: TokenizerOptions): Promise<Vocabulary>;
 
-/** The Index of a regex or a JSON Schema over `vocabulary`, built lazily once and cached. */
+/** The Index of a regex, a JSON Schema or a grammar over `vocabulary`, built lazily once and cached. */
 export function indexFor(
   vocabulary: Vocabulary,
-  pattern: ({ regex: string; jsonSchema?: undefined } | { jsonSchema: string | object | boolean; regex?: undefined }) & {
-    options?: IndexOptions & JsonSchemaOptions;
+  pattern: (
+    | { regex: string; jsonSchema?: undefined; grammar?: undefined; syntax?: undefined }
+    | { jsonSchema: string | object | boolean; regex?: undefined; grammar?: undefined; syntax?: undefined }
+    | { grammar: GrammarSource; syntax?: GrammarOptions["syntax"]; regex?: undefined; jsonSchema?: undefined }
+  ) & {
+    options?: IndexOptions & JsonSchemaOptions & GrammarOptions;
   },
 ): Index;
 
@@ -21,12 +29,16 @@ export interface GenerateRuntime {
   sequence?: LlamaContextSequence;
   /** Default: vocabularyFromModel(model). */
   vocabulary?: Vocabulary;
-  /** The constraint: an Index, or a regex, or a JSON Schema (indexFor builds and caches it). */
+  /** The constraint: an Index, or a regex, a JSON Schema or a grammar (indexFor builds and caches it). */
   index?: Index;
   regex?: string;
   jsonSchema?: string | object | boolean;
-  /** Options of the index indexFor builds (and of the schema conversion). */
-  indexOptions?: IndexOptions & JsonSchemaOptions;
+  /** Where node-llama-cpp takes a LlamaGrammar: GBNF text, the LlamaGrammar itself, or `{ grammar, syntax? }`. */
+  grammar?: GrammarSource;
+  /** The grammar's syntax (Index.fromGrammar's option; default "gbnf"). */
+  syntax?: GrammarOptions["syntax"];
+  /** Options of the index indexFor builds (and of the schema conversion or the grammar). */
+  indexOptions?: IndexOptions & JsonSchemaOptions & GrammarOptions;
   /** Text (tokenized with special tokens on) or token ids. */
   prompt: string | number[];
 }
@@ -72,7 +84,7 @@ export interface GenerateResult {
   };
 }
 
-/** Generates with every step constrained by the index (or regex / JSON Schema). */
+/** Generates with every step constrained by the index (or regex / JSON Schema / grammar). */
 export function generate(runtime: GenerateRuntime, options?: GenerateOptions): Promise<GenerateResult>;
 
 /** SmolLM2's chat format (ChatML), as a string to tokenize with special tokens on. */

@@ -7,6 +7,7 @@
 // and cached per model and pattern):
 //
 //   const { text } = await generate({ model, context, jsonSchema, prompt }, { fast: true });
+//   const { text } = await generate({ model, context, grammar: gbnfText, prompt }); // or a LlamaGrammar
 //
 // Two paths, the same distribution at every step:
 //
@@ -38,6 +39,7 @@ import { TextDecoder } from "node:util";
 import { TokenBias } from "node-llama-cpp";
 import { Guide, Index, LogitsBuffer, MaskBuffer, Vocabulary } from "./node.mjs";
 import { mulberry32 } from "./random.mjs";
+import { grammarSource } from "./grammar-source.mjs";
 
 export { mulberry32 };
 
@@ -85,17 +87,29 @@ async function readVocabulary(file, tokenizerOptions) {
   }
 }
 
-/** The Index of a regex or JSON Schema over `vocabulary`, built once (lazily: the first mask
- *  in about a millisecond) and cached while the vocabulary lives. */
-export function indexFor(vocabulary, { regex, jsonSchema, options } = {}) {
-  if ((regex === undefined) === (jsonSchema === undefined)) throw new TypeError("give exactly one of regex and jsonSchema");
-  const key = JSON.stringify([regex === undefined ? "schema" : "regex", regex ?? jsonSchema, options ?? null]);
+/** The Index of a regex, a JSON Schema or a grammar over `vocabulary`, built once (lazily: the
+ *  first mask in about a millisecond) and cached while the vocabulary lives. `grammar`: GBNF
+ *  text, or an object holding it in `grammar` (node-llama-cpp's LlamaGrammar, or
+ *  `{ grammar, syntax }`); `syntax` as Index.fromGrammar's option (default "gbnf"). */
+export function indexFor(vocabulary, { regex, jsonSchema, grammar, syntax, options } = {}) {
+  if ([regex, jsonSchema, grammar].filter((x) => x !== undefined).length !== 1) throw new TypeError("give exactly one of regex, jsonSchema and grammar");
+  if (syntax !== undefined && grammar === undefined) throw new TypeError("syntax goes with a grammar");
+  let kind = "regex";
+  let source = regex;
+  if (jsonSchema !== undefined) [kind, source] = ["schema", jsonSchema];
+  else if (grammar !== undefined) {
+    kind = "grammar";
+    ({ text: source, options } = grammarSource(grammar, syntax, options));
+  }
+  const key = JSON.stringify([kind, source, options ?? null]);
   let byKey = indexes.get(vocabulary);
   if (!byKey) indexes.set(vocabulary, (byKey = new Map()));
   let index = byKey.get(key);
   if (!index) {
     const o = { lazy: true, ...options };
-    index = regex !== undefined ? Index.fromRegex(regex, vocabulary, o) : Index.fromJsonSchema(jsonSchema, vocabulary, o);
+    if (kind === "regex") index = Index.fromRegex(source, vocabulary, o);
+    else if (kind === "schema") index = Index.fromJsonSchema(source, vocabulary, o);
+    else index = Index.fromGrammar(source, vocabulary, o);
     byKey.set(key, index);
   }
   return index;
@@ -238,7 +252,10 @@ function notAllowedError(token, guide, cause, path) {
  *   vocabularyFromModel(model), i.e. Vocabulary.fromGguf of the same file)
  * @param {import("logitmask").Index} [runtime.index] or, instead, one of:
  * @param {string} [runtime.regex] a regex, or
- * @param {string | object} [runtime.jsonSchema] a JSON Schema (the index: indexFor, cached)
+ * @param {string | object} [runtime.jsonSchema] a JSON Schema, or
+ * @param {string | {grammar: string}} [runtime.grammar] a grammar: GBNF text, or an object with
+ *   it in `grammar` (node-llama-cpp's LlamaGrammar; the index: indexFor, cached)
+ * @param {string} [runtime.syntax] the grammar's syntax (Index.fromGrammar's option; default "gbnf")
  * @param {string | number[]} runtime.prompt text (tokenized with special tokens on) or token ids
  * @param {object} [options]
  * @param {number} [options.maxTokens=64] text tokens at most (EOS not counted; at the cap the
@@ -255,8 +272,9 @@ export async function generate(runtime, options = {}) {
   const { model, context, sequence, prompt } = runtime;
   let { vocabulary, index } = runtime;
   if (!vocabulary && model) vocabulary = await vocabularyFromModel(model);
-  if (!index && vocabulary && (runtime.regex !== undefined || runtime.jsonSchema !== undefined)) {
-    index = indexFor(vocabulary, { regex: runtime.regex, jsonSchema: runtime.jsonSchema, options: runtime.indexOptions });
+  if (!index && vocabulary && (runtime.regex !== undefined || runtime.jsonSchema !== undefined || runtime.grammar !== undefined)) {
+    const { regex, jsonSchema, grammar, syntax, indexOptions: options } = runtime;
+    index = indexFor(vocabulary, { regex, jsonSchema, grammar, syntax, options });
   }
   const {
     maxTokens = 64,
@@ -268,7 +286,7 @@ export async function generate(runtime, options = {}) {
     fast = false,
     onToken,
   } = options;
-  if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex or jsonSchema)");
+  if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex, jsonSchema or grammar)");
   if (!context && !sequence) throw new TypeError("generate needs a context or a sequence");
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
   const sampling = { temperature, topK, topP, minP };

@@ -1,6 +1,6 @@
 import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
 import type { PreTrainedTokenizer, Tensor } from "@huggingface/transformers";
-import type { Guide, Index, IndexOptions, JsonSchemaOptions } from "logitmask";
+import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions } from "logitmask";
 
 /**
  * A transformers.js logits processor that masks each step's logits to the tokens a logitmask
@@ -36,7 +36,9 @@ export type ResponseFormat =
   | { type: "json_object" }
   /** The schema itself, or OpenAI's `{ name, schema }` wrapper. */
   | { type: "json_schema"; json_schema: object | boolean | string | { name?: string; schema: object | boolean } }
-  | { type: "regex"; regex: string };
+  | { type: "regex"; regex: string }
+  /** A grammar (Index.fromGrammar): its text, GBNF unless `syntax` says otherwise. */
+  | { type: "grammar"; grammar: string; syntax?: GrammarOptions["syntax"] };
 
 /**
  * `new StructuredOutputProcessor(tokenizer, responseFormat)`, passed as
@@ -46,7 +48,8 @@ export type ResponseFormat =
 export class StructuredOutputProcessor extends LogitsProcessorList {
   /** Loads (and caches) the tokenizer's logitmask Vocabulary now. */
   static warmup(tokenizer: PreTrainedTokenizer): void;
-  constructor(tokenizer: PreTrainedTokenizer, responseFormat: ResponseFormat, options?: IndexOptions & JsonSchemaOptions);
+  /** `options`: Index.fromJsonSchema's (a schema), Index.fromRegex's (a regex) or Index.fromGrammar's (a grammar). */
+  constructor(tokenizer: PreTrainedTokenizer, responseFormat: ResponseFormat, options?: IndexOptions & (JsonSchemaOptions | GrammarOptions));
   /** The Index built for the response format (lazy unless `options.lazy` is false). */
   readonly index: Index;
   /** The logits processor inside the list. */

@@ -15,6 +15,7 @@
 import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
 import { Guide, Index, Vocabulary } from "logitmask";
 import { logitmaskError as processorError } from "./error.mjs";
+import { grammarSource } from "./grammar-source.mjs";
 
 const isGuide = (x) => x !== null && typeof x === "object" && typeof x.advance === "function" && typeof x.maskLogits === "function";
 const isIndex = (x) => x !== null && typeof x === "object" && typeof x.nextState === "function" && "initialState" in x;
@@ -196,19 +197,26 @@ function indexForFormat(vocabulary, format, options) {
       return Index.fromRegex(format.regex, vocabulary, o);
     case "json_object":
       return Index.fromJsonSchema({ type: "object" }, vocabulary, { allowAdditionalProperties: true, ...o });
+    case "grammar": {
+      // { type: "grammar", grammar: text, syntax? }: Index.fromGrammar (GBNF by default).
+      if (format.grammar === undefined) throw processorError("InvalidArgument", `{ type: "grammar" } needs a grammar`);
+      const { text, options: go } = grammarSource(format.grammar, format.syntax, o);
+      return Index.fromGrammar(text, vocabulary, go);
+    }
     default:
-      throw processorError("InvalidArgument", `the response format's type must be "json_schema", "regex" or "json_object", got ${JSON.stringify(format?.type)}`);
+      throw processorError("InvalidArgument", `the response format's type must be "json_schema", "regex", "grammar" or "json_object", got ${JSON.stringify(format?.type)}`);
   }
 }
 
 /**
  * The shape of `@huggingface/transformers-structured-output`'s processor, backed by logitmask:
  * `new StructuredOutputProcessor(tokenizer, { type: "json_schema", json_schema } | { type:
- * "regex", regex } | { type: "json_object" })`, passed as `logits_processor`. Switching is
- * the import line. Unlike that package: batches of any size (a Guide per row), JSON Schema
- * `pattern` and `format`, and masks from a precomputed index. `options`: the index's and the
- * schema conversion's (Index.fromJsonSchema's); the index is lazy by default (first mask in
- * about a millisecond).
+ * "regex", regex } | { type: "grammar", grammar, syntax? } | { type: "json_object" })`, passed
+ * as `logits_processor`. Switching is the import line. Unlike that package: batches of any
+ * size (a Guide per row), JSON Schema `pattern` and `format`, grammars (GBNF), and masks from a
+ * precomputed index. `options`: the index's and the schema conversion's (Index.fromJsonSchema's)
+ * or the grammar's (Index.fromGrammar's); the index is lazy by default (first mask in about a
+ * millisecond).
  */
 export class StructuredOutputProcessor extends LogitsProcessorList {
   /** Loads the tokenizer's logitmask Vocabulary now (it is cached per tokenizer). */

@@ -1,9 +1,17 @@
 // Types of `logitmask/web-llm` (js/web-llm.mjs). Structurally a `LogitProcessor` of
 // @mlc-ai/web-llm (which is not a dependency): assignable to it.
-import type { Guide, GuideOptions, Index } from "logitmask";
+import type { GrammarOptions, Guide, GuideOptions, Index, IndexOptions, Vocabulary } from "logitmask";
 
 export class LogitmaskLogitProcessor {
   constructor(index: Index, options?: GuideOptions);
+  /** A processor for a grammar (GBNF text by default, or `{ grammar, syntax? }`), whose lazy
+   *  index it builds with Index.fromGrammar's options and owns (`free()` frees it). */
+  static fromGrammar(
+    grammar: string | { grammar: string; syntax?: GrammarOptions["syntax"] },
+    vocabulary: Vocabulary,
+    options?: IndexOptions & GrammarOptions,
+    guideOptions?: GuideOptions,
+  ): LogitmaskLogitProcessor;
   /** The guide that tracks the generation. */
   readonly guide: Guide;
   /** Sets disallowed logits to -Infinity in place and returns the same array. */
@@ -12,6 +20,7 @@ export class LogitmaskLogitProcessor {
   processSampledToken(token: number): void;
   /** Back to the start of the pattern. */
   resetState(): void;
+  /** Frees the guide, and the index if fromGrammar built it. */
   free(): void;
 }
 export default LogitmaskLogitProcessor;

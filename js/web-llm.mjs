@@ -8,8 +8,12 @@
 // processSampledToken with the token it sampled; resetChat() calls resetState(). The index
 // must be built over the model's vocabulary (e.g. Vocabulary.fromTokenizerJson of the model's
 // tokenizer.json), so that ids match. WebLLM does not depend on logitmask, nor this on it.
-import { Guide } from "logitmask";
+// From a grammar (GBNF), the processor builds and owns its index:
+//
+//   const processor = LogitmaskLogitProcessor.fromGrammar(gbnfText, vocabulary);
+import { Guide, Index } from "logitmask";
 import { logitmaskError } from "./error.mjs";
+import { grammarSource } from "./grammar-source.mjs";
 
 export class LogitmaskLogitProcessor {
   /** `index`: a logitmask Index; `options`: as `new Guide(index, options)` takes them. */
@@ -18,6 +22,28 @@ export class LogitmaskLogitProcessor {
       throw logitmaskError("InvalidArgument", "LogitmaskLogitProcessor needs a logitmask Index");
     }
     this.guide = new Guide(index, options);
+    this._ownIndex = null;
+  }
+
+  /**
+   * A processor for a grammar: `grammar` is its text (GBNF by default) or `{ grammar, syntax }`;
+   * `options` as Index.fromGrammar takes them (`syntax`, `maxRecursionDepth` and the index
+   * options; the index is lazy unless `lazy: false`); `guideOptions` as `new Guide` takes them.
+   * The processor owns the index (`free()` frees it). A bad grammar throws the library's
+   * LogitmaskError (InvalidGrammar, with its line and column).
+   */
+  static fromGrammar(grammar, vocabulary, options, guideOptions) {
+    const { text, options: o } = grammarSource(grammar, undefined, options);
+    const index = Index.fromGrammar(text, vocabulary, { lazy: true, ...o });
+    let processor;
+    try {
+      processor = new LogitmaskLogitProcessor(index, guideOptions);
+    } catch (e) {
+      index.free();
+      throw e;
+    }
+    processor._ownIndex = index;
+    return processor;
   }
 
   /** Sets the logits of every token the guide does not allow to -Infinity, in place. A guide
@@ -39,9 +65,11 @@ export class LogitmaskLogitProcessor {
     this.guide.reset();
   }
 
-  /** Frees the guide (the processor is unusable afterwards). */
+  /** Frees the guide, and the index if the processor built it (it is unusable afterwards). */
   free() {
     this.guide.free();
+    this._ownIndex?.free();
+    this._ownIndex = null;
   }
 }
 

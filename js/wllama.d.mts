@@ -1,6 +1,6 @@
 // Types of `logitmask/wllama` (js/wllama.mjs). The Wllama instance is typed structurally:
 // @wllama/wllama is not a dependency of logitmask.
-import type { Guide, Index, Vocabulary } from "logitmask";
+import type { GrammarOptions, Guide, Index, IndexOptions, Vocabulary } from "logitmask";
 
 /** The part of @wllama/wllama's `Wllama` that generate() uses. */
 export interface WllamaLike {
@@ -11,7 +11,19 @@ export interface WllamaLike {
   getLogits(topK?: number): Promise<Array<{ token: number; p: number }>>;
 }
 
-export type WllamaInput = { index: Index; vocabulary: Vocabulary } & (
+/** The constraint: an Index, or a grammar (a lazy index is built for the call and freed after it). */
+export type WllamaConstraint =
+  | { index: Index; grammar?: undefined }
+  | {
+      /** The grammar's text (GBNF by default), or `{ grammar, syntax? }`. */
+      grammar: string | { grammar: string; syntax?: GrammarOptions["syntax"] };
+      /** Index.fromGrammar's `syntax` option (default "gbnf"). */
+      syntax?: GrammarOptions["syntax"];
+      indexOptions?: IndexOptions & GrammarOptions;
+      index?: undefined;
+    };
+
+export type WllamaInput = { vocabulary: Vocabulary } & WllamaConstraint & (
   | { messages: Array<{ role: string; content: string }> }
   | { prompt: string }
   | { promptTokens: number[] }

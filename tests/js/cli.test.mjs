@@ -124,3 +124,52 @@ test("a GGUF model's tokenizer (SmolLM2), a .tiktoken with specials, and vocabul
   assert.equal(j.vocabularySize, 200000);
   assert.match(run("compile", "--tokenizer", O200K, "--regex", "(", "-o", "x.bin").stderr, /^logitmask: error \[InvalidRegex\]: /m);
 });
+
+test("compile --grammar FILE [--syntax gbnf] [--max-recursion-depth N]: node-llama-cpp's GBNF grammars; check; coded errors", () => {
+  const grammars = path.join(REPO, "node_modules/node-llama-cpp/llama/grammars");
+  const vocab = Vocabulary.fromTokenizerJson(readFileSync(LLAMA3, "utf8"));
+  for (const [file, flags, options] of [
+    ["list.gbnf", [], {}],
+    ["arithmetic.gbnf", ["--syntax", "gbnf", "--max-recursion-depth", "3"], { syntax: "gbnf", maxRecursionDepth: 3 }],
+  ]) {
+    const out = file.replace(".gbnf", ".bin");
+    const r = run("compile", "--tokenizer", LLAMA3, "--grammar", path.join(grammars, file), ...flags, "-o", out);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /\[logitmask\] reading the grammar .*: done in \d+ ms/);
+    assert.match(r.stderr, new RegExp(`wrote ${out.replace(".", "\\.")}: \\d+ bytes`));
+    // Written as the regex and schema modes write theirs: an eager index, byte-identical to the API's.
+    const direct = Index.fromGrammar(readFileSync(path.join(grammars, file), "utf8"), vocab, { ...options, lazy: false });
+    const fromFile = Index.fromBytes(readFileSync(path.join(dir, out)), vocab);
+    assert.deepEqual(Buffer.from(fromFile.toBytes()), Buffer.from(direct.toBytes()), file);
+    fromFile.free();
+    direct.free();
+  }
+  // The depth reached the build: arithmetic.gbnf nests parentheses.
+  const deep = run("compile", "-q", "--tokenizer", LLAMA3, "--grammar", path.join(grammars, "arithmetic.gbnf"), "--max-recursion-depth", "6", "-o", "deep.bin");
+  assert.equal(deep.status, 0, deep.stderr);
+  assert.ok(readFileSync(path.join(dir, "deep.bin")).length > readFileSync(path.join(dir, "arithmetic.bin")).length);
+  // check, against the file and against the grammar itself.
+  // (A text that starts with "-" goes after "--".)
+  assert.equal(run("check", "--index", "list.bin", "--tokenizer", LLAMA3, "-q", "--", "- milk\n- eggs\n").status, 0);
+  assert.equal(run("check", "--index", "list.bin", "--tokenizer", LLAMA3, "-q", "--", "- milk\n- ").status, 1, "incomplete");
+  const refused = run("check", "--grammar", path.join(grammars, "list.gbnf"), "--tokenizer", LLAMA3, "-q", "--json", "* milk\n");
+  assert.equal(refused.status, 1);
+  assert.deepEqual(JSON.parse(refused.stdout).allowedBytes, ["-"]);
+  // Errors: the library's codes, with the grammar's line and column; usage errors.
+  writeFileSync(path.join(dir, "bad.gbnf"), 'root ::= "a" item\nitem ::= missing\n');
+  const bad = run("compile", "--tokenizer", LLAMA3, "--grammar", "bad.gbnf", "-o", "bad.bin");
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /^logitmask: error \[InvalidGrammar\]: .*line 2, column 10/m);
+  assert.match(run("compile", "--tokenizer", LLAMA3, "--grammar", "bad.gbnf", "--syntax", "nope", "-o", "x.bin").stderr, /^logitmask: error \[InvalidArgument\]: .*nope/m);
+  for (const args of [
+    ["--grammar", "bad.gbnf", "--regex", "a"],
+    ["--regex", "a", "--syntax", "gbnf"],
+    ["--grammar", "bad.gbnf", "--max-recursion-depth", "0"],
+    ["--grammar", "bad.gbnf", "--whitespace", "compact"],
+  ]) {
+    const r = run("compile", "--tokenizer", LLAMA3, ...args, "-o", "x.bin");
+    assert.equal(r.status, 2, args.join(" "));
+    assert.match(r.stderr, /^logitmask: error \[Usage\]: /, args.join(" "));
+  }
+  vocab.free();
+});

@@ -74,12 +74,39 @@ test("grammar errors are coded, with a line and column, and the module goes on",
   for (const [g, code, says] of cases) {
     assert.throws(() => Index.fromGrammar(g, vocab), (e) => e.code === code && says.test(e.message), g);
   }
-  assert.throws(() => Index.fromGrammar("root ::= \"a\"", vocab, { syntax: "lark" }), (e) => e.code === "InvalidArgument");
+  assert.throws(() => Index.fromGrammar("root ::= \"a\"", vocab, { syntax: "ebnf" }), (e) => e.code === "InvalidArgument" && /"lark"/.test(e.message));
+  // GBNF text read as Lark: `root` is no Lark start rule.
+  assert.throws(() => Index.fromGrammar("root: \"a\"", vocab, { syntax: "lark" }), (e) => e.code === "InvalidGrammar" && /"start"/.test(e.message));
   assert.throws(() => Index.fromGrammar("root ::= \"a\"", vocab, { maxRecursionDepth: 0 }), (e) => e.code === "InvalidArgument");
   assert.throws(() => Index.fromGrammar("root ::= \"a\"", vocab, { depth: 3 }), (e) => e.code === "InvalidArgument" && /depth/.test(e.message));
   // Still usable.
   const index = Index.fromGrammar("root ::= (\"ab\" | \"c\")+", vocab, { maxRecursionDepth: 4, lazy: true });
   assert.ok(index.allowedTokens(index.initialState).length > 0);
+});
+
+test("Lark grammars (syntax: \"lark\") guide, with %ignore, common terminals and %json", () => {
+  const lark = [
+    'start: "CALL " call | "SAY " words',
+    "words: WORD+",
+    'call: %json {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false}',
+    "%import common (WORD, WS_INLINE)",
+    "%ignore WS_INLINE",
+  ].join("\n");
+  const index = Index.fromGrammar(lark, vocab, { syntax: "lark" });
+  const pick = picker(11);
+  let finished = 0;
+  for (let i = 0; i < 12; i++) {
+    const { text, finished: done } = walk(index, pick, 40);
+    if (!done) continue;
+    finished++;
+    if (text.trimStart().startsWith("CALL")) {
+      const value = JSON.parse(text.trimStart().slice(4));
+      assert.deepEqual(Object.keys(value), ["city"], text);
+    } else {
+      assert.match(text, /^[ \t]*SAY([ \t]*[A-Za-z]+)+[ \t]*$/, text);
+    }
+  }
+  assert.ok(finished > 0);
 });
 
 test("recursion nests as deep as maxRecursionDepth", () => {

@@ -19,12 +19,16 @@ import {
   jsRegExp,
   validateJson,
   defaultPrompt,
+  report,
   DEFAULT_SCHEMA,
 } from "../../examples/main.mjs";
 import { generate, chatMLPrompt, sampleLogits, mulberry32, percentiles } from "logitmask/node-llama-cpp";
 import { REPO } from "./helpers.mjs";
 
 const PERSON = String.raw`\{"name": "[A-Z][a-z]{1,10}", "age": [1-9][0-9]?\}`;
+const GRAMMARS = path.join(REPO, "node_modules/node-llama-cpp/llama/grammars");
+// list.gbnf: root ::= item+, item ::= "- " [^\r\n\x0b\x0c\x85\u2028\u2029]+ "\n".
+const LIST = /^(?:- [^\r\n\x0b\x0c\x85\u2028\u2029]+\n)+$/u;
 const SEEDS = [1, 2, 3];
 
 let runtime;
@@ -112,6 +116,41 @@ describe("the main command's code path with SmolLM2-135M (full distribution, mas
     assert.equal(r.tokens.length, 3);
     assert.ok(r.text.startsWith('{"'), r.text);
     assert.equal(r.validation.valid, false);
+  });
+});
+
+describe("--grammar: node-llama-cpp's GBNF grammars", () => {
+  test("list.gbnf: seeds 1, 2 write the grammar's list; the report names the grammar", async () => {
+    const list = buildConstraint({ grammarFile: path.join(GRAMMARS, "list.gbnf") }, runtime.vocabulary);
+    try {
+      assert.equal(list.kind, "grammar");
+      assert.equal(list.syntax, "gbnf");
+      for (const seed of [1, 2]) {
+        const r = await run(runtime, list, { seed, maxTokens: 40, prompt: "List three fruits, one per line, each line starting with '- '." });
+        if (r.finished) {
+          assert.match(r.text, LIST, `seed ${seed}`);
+          assert.ok(r.validation.valid && walkIndex(list.index, r.tokens), `seed ${seed}: ${JSON.stringify(r.validation)}`);
+        } else assert.match(r.text.slice(0, r.text.lastIndexOf("\n") + 1), LIST, `seed ${seed}: the lines so far`);
+        const text = report(runtime, list, r, { temperature: 0.7, seed, maxTokens: 40 });
+        assert.match(text, /^constraint {2}grammar .*list\.gbnf \(gbnf\)$/m);
+        assert.ok(text.includes(`\n\n${r.text}\n\n`), "the output is in the report");
+      }
+      assert.match(defaultPrompt(list), /list\.gbnf, gbnf/);
+    } finally {
+      list.index.free();
+    }
+  });
+
+  test("a grammar that does not parse is the library's InvalidGrammar", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "logitmask-main-"));
+    try {
+      const file = path.join(dir, "bad.gbnf");
+      writeFileSync(file, "root ::= item\n");
+      assert.throws(() => buildConstraint({ grammarFile: file }, runtime.vocabulary), (e) => e.name === "LogitmaskError" && e.code === "InvalidGrammar" && /line 1, column 10/.test(e.message));
+      assert.throws(() => buildConstraint({ grammarFile: path.join(GRAMMARS, "list.gbnf"), syntax: "nope" }, runtime.vocabulary), { code: "InvalidArgument" });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -209,6 +248,18 @@ describe("the command itself", () => {
     }
   });
 
+  test("--grammar json.gbnf --json: the report names the grammar, and the output is JSON", async () => {
+    const file = path.join(GRAMMARS, "json.gbnf");
+    const { code, stdout, stderr } = await cli(["--grammar", file, "--syntax", "gbnf", "--json", "--temperature", "0", "--max-tokens", "64", "--prompt", "Describe a cat as a JSON object with a name and an age."]);
+    assert.equal(code, 0, stderr);
+    const out = JSON.parse(stdout);
+    assert.deepEqual(out.constraint, { kind: "grammar", source: file, syntax: "gbnf" });
+    assert.equal(out.valid, true);
+    assert.equal(out.finished, true);
+    const value = JSON.parse(out.text);
+    assert.ok(value !== null && typeof value === "object" && !Array.isArray(value), out.text);
+  });
+
   test("bad flags are usage errors", async () => {
     const { code, stderr } = await cli(["--max-tokens", "zero"]);
     assert.equal(code, 64);
@@ -228,6 +279,10 @@ describe("pieces, without the model", () => {
     assert.deepEqual([o.regex, o.schemaFile, o.prompt, o.maxTokens, o.seed, o.temperature, o.fast], ["a+", undefined, "hi", 5, 9, 0, true]);
     assert.equal(parseCli(["--schema", "x.json"]).schemaFile, "x.json");
     assert.throws(() => parseCli(["--regex", "a", "--schema", "b"]), /not both/);
+    const g = parseCli(["--grammar", "g.gbnf", "--syntax", "gbnf"]);
+    assert.deepEqual([g.grammarFile, g.syntax, g.schemaFile, g.regex], ["g.gbnf", "gbnf", undefined, undefined]);
+    assert.throws(() => parseCli(["--grammar", "g.gbnf", "--regex", "a"]), /not both/);
+    assert.throws(() => parseCli(["--regex", "a", "--syntax", "gbnf"]), /--syntax goes with --grammar/);
     assert.throws(() => parseCli(["--seed=-1"]), /--seed must be an integer >= 0/);
     assert.throws(() => parseCli(["--max-tokens", "1.5"]), /--max-tokens must be an integer >= 1/);
     assert.throws(() => parseCli(["--temperature", "hot"]), /--temperature/);

