@@ -5,13 +5,14 @@
 //     default): one untimed warm-up, then RUNS fresh builds, median;
 //   * first_mask_ms: the same call + `new Guide(index)` + `guide.fillMask(Uint32Array)`,
 //     timed together, over the same fresh builds (median);
-//   * mask_us: `guide.fillMask(Uint32Array)` at every step of WALKS seeded random walks
+//   * mask_us: `guide.fillMask(Uint32Array)` at every step of WALKS seeded random walks,
+//     replayed on a fresh index (the walks are made first, on another index: see below)
 //     (mulberry32(seed * 1000 + walk); each step, with probability 1/2, a uniform pick among
 //     the allowed ids, else among the allowed ids of at most 2 bytes and EOS: uniform picks
 //     alone stay in a grammar's widest loop, a string or identifier, for the whole walk; short
 //     tokens are its punctuation, which closes loops and reaches the other rules), up to
-//     STEPS tokens or until EOS), on one fresh index per grammar: rows are computed the
-//     first time a walk reaches a state, as in a real generation; p50/p99/max per call;
+//     STEPS tokens or until EOS); on the fresh index rows are computed the first time a
+//     walk reaches a state, as in a real generation; p50/p99/max per call;
 //   * replay_mask_us: the same walks again on the same index (every row cached).
 //
 // Writes the walks and every mask (benches/grammars/common.mjs says the format) for the
@@ -123,26 +124,26 @@ for (const name of GRAMMARS) {
     continue;
   }
 
-  // The walks, on one fresh index.
-  const index = Index.fromGrammar(text, vocab, { syntax: "gbnf" });
+  // The walks, made on an index of their own (untimed): listing a mask's ~100k allowed ids
+  // into a JS array between two masks (the picks) tripled the next mask's time (4-6 µs
+  // instead of 0.5-1 at p50 on english), which is the walk's JS, not the mask.
+  const walker = Index.fromGrammar(text, vocab, { syntax: "gbnf" });
   const walks = [];
   const masks = [];
-  const times = [];
   const problems = [];
   let eosEnded = 0;
   for (let w = 0; w < WALKS; w++) {
     const random = mulberry32(SEED * 1000 + w);
-    const g = new Guide(index);
+    const g = new Guide(walker);
     const tokens = [];
     try {
       for (let step = 0; step < STEPS; step++) {
-        const t0 = performance.now();
         g.fillMask(mask);
-        times.push(performance.now() - t0);
         masks.push(Buffer.from(mask.buffer.slice(0)));
         const ids = allowedIds(mask);
         if (ids.length === 0) {
           problems.push({ walk: w, step, problem: "empty mask (no token allowed, not finished)" });
+          masks.pop();
           break;
         }
         let pool = ids;
@@ -156,7 +157,6 @@ for (const name of GRAMMARS) {
         } catch (e) {
           problems.push({ walk: w, step, token: id, problem: `a token of the mask was refused: ${e.code}: ${e.message}` });
           masks.pop();
-          times.pop();
           break;
         }
         tokens.push(id);
@@ -170,6 +170,22 @@ for (const name of GRAMMARS) {
     }
     g.free();
     walks.push(tokens);
+  }
+  walker.free();
+
+  // Timed: the same walks on a fresh index (each row computed when a walk first reaches its
+  // state), only `advance` between two masks.
+  const index = Index.fromGrammar(text, vocab, { syntax: "gbnf" });
+  const times = [];
+  for (const tokens of walks) {
+    const g = new Guide(index);
+    for (const id of tokens) {
+      const t0 = performance.now();
+      g.fillMask(mask);
+      times.push(performance.now() - t0);
+      g.advance(id);
+    }
+    g.free();
   }
   rec.mask_us = summaryUs(times);
   rec.walks = walks.length;
