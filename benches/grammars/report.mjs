@@ -61,7 +61,8 @@ out.push(
     `(${run.commit ?? "?"}), Node ${m?.node ?? "?"}, @mlc-ai/web-xgrammar ${engines.xgrammar.env?.version ?? "missing"}, ` +
     `llguidance ${engines.llguidance.env?.version ?? "missing"}${engines.llguidance.env?.python ? ` (Python ${engines.llguidance.env.python})` : ""}, ` +
     `node-llama-cpp ${run.node_llama_cpp ?? "?"}. Vocabulary: Llama 3 (${lmEnv?.vocab?.size?.toLocaleString("en-US") ?? "?"} ids; EOS ${lmEnv?.vocab?.eos?.join(", ") ?? "?"}). ` +
-    `Walks: ${lmEnv?.config?.walks ?? "?"} per grammar, up to ${lmEnv?.config?.steps ?? "?"} tokens, seed ${lmEnv?.config?.seed ?? "?"}.`,
+    `Walks: ${lmEnv?.config?.walks ?? "?"} per grammar, up to ${lmEnv?.config?.steps ?? "?"} tokens, seed ${lmEnv?.config?.seed ?? "?"}.` +
+    (run.note ? ` Note: ${run.note}.` : ""),
   "",
 );
 const missing = ["xgrammar", "llguidance", "node-llama-cpp"].map((k) => [k, status(k)]).filter(([, s]) => s !== "ok");
