@@ -5,7 +5,7 @@
 // loader; the masking and the sampling are ours (js/node-llama-cpp.mjs, `logitmask/node-llama-cpp`), not the runtime's grammar.
 //
 //   node examples/main.mjs [--schema FILE | --regex REGEX | --grammar FILE [--syntax NAME]] [--prompt TEXT] [--max-tokens N]
-//                          [--seed N] [--temperature T] [--fast] [--model FILE] [--threads N] [--json]
+//                          [--seed N] [--temperature T] [--fast] [--no-forced-text] [--compact] [--model FILE] [--threads N] [--json]
 //
 // The functions are exported for tests/js/main.test.mjs, which runs this code path.
 import { readFileSync } from "node:fs";
@@ -36,6 +36,9 @@ Generates with SmolLM2-135M-Instruct while a logitmask Guide masks every step.
   --seed N            sampling seed (default 0)
   --temperature T     0 = greedy (default ${DEFAULT_SAMPLING.temperature}; top-k ${DEFAULT_SAMPLING.topK}, top-p ${DEFAULT_SAMPLING.topP})
   --fast              sample in llama.cpp with the mask as a token bias (exact; see js/node-llama-cpp.mjs)
+  --no-forced-text    sample every token (default: text the constraint forces, keys and punctuation,
+                      is fed to the model in one batch: fewer forward passes)
+  --compact           a schema's JSON without whitespace between tokens (more of it forced)
   --model FILE        a GGUF model (default: the SmolLM2 file the set-up fetches)
   --threads N         CPU threads (default: all, ${os.availableParallelism()} here)
   --json              print one JSON object instead of the report
@@ -57,6 +60,8 @@ export function parseCli(argv) {
       seed: { type: "string" },
       temperature: { type: "string" },
       fast: { type: "boolean" },
+      "no-forced-text": { type: "boolean" },
+      compact: { type: "boolean" },
       model: { type: "string" },
       threads: { type: "string" },
       json: { type: "boolean" },
@@ -70,6 +75,7 @@ export function parseCli(argv) {
   };
   if ([values.schema, values.regex, values.grammar].filter((v) => v !== undefined).length > 1) throw new Error("give one of --schema, --regex and --grammar, not both");
   if (values.syntax !== undefined && values.grammar === undefined) throw new Error("--syntax goes with --grammar");
+  if (values.compact && (values.regex !== undefined || values.grammar !== undefined)) throw new Error("--compact goes with a schema");
   const temperature = values.temperature === undefined ? DEFAULT_SAMPLING.temperature : Number(values.temperature);
   if (!Number.isFinite(temperature) || temperature < 0) throw new Error(`--temperature must be a number >= 0, got ${JSON.stringify(values.temperature)}`);
   return {
@@ -83,6 +89,8 @@ export function parseCli(argv) {
     seed: values.seed === undefined ? 0 : int("seed", values.seed, 0),
     temperature,
     fast: values.fast ?? false,
+    forceText: !(values["no-forced-text"] ?? false),
+    compact: values.compact ?? false,
     modelPath: values.model ?? DEFAULT_MODEL,
     threads: values.threads === undefined ? os.availableParallelism() : int("threads", values.threads, 1),
     json: values.json ?? false,
@@ -132,7 +140,7 @@ export async function loadRuntime({ modelPath = DEFAULT_MODEL, threads = os.avai
  * `{grammarFile, syntax?}` (a grammar, GBNF by default; the syntax is passed on as it is).
  * The vocabulary's token trie is built on first use; it is timed apart from the index.
  */
-export function buildConstraint({ regex, schemaFile, schema, grammarFile, syntax }, vocabulary) {
+export function buildConstraint({ regex, schemaFile, schema, grammarFile, syntax, compact = false }, vocabulary) {
   let t = performance.now();
   vocabulary.prepare(); // builds (once) the vocabulary's token trie and slices, shared by every index
   const trieMs = performance.now() - t;
@@ -168,7 +176,7 @@ export function buildConstraint({ regex, schemaFile, schema, grammarFile, syntax
       }
     }
     t = performance.now();
-    const index = Index.fromJsonSchema(typeof text === "string" ? text : JSON.stringify(text), vocabulary);
+    const index = Index.fromJsonSchema(typeof text === "string" ? text : JSON.stringify(text), vocabulary, compact ? { whitespace: null } : {});
     const indexMs = performance.now() - t;
     const states = index.stateCount();
     const firstMaskMs = timeFirstMask(index);
@@ -353,11 +361,11 @@ export function validate(constraint, result) {
 }
 
 /** One constrained generation with the runtime and constraint, validated. */
-export async function run(runtime, constraint, { prompt, maxTokens = DEFAULT_MAX_TOKENS, seed = 0, temperature = DEFAULT_SAMPLING.temperature, fast = false } = {}) {
+export async function run(runtime, constraint, { prompt, maxTokens = DEFAULT_MAX_TOKENS, seed = 0, temperature = DEFAULT_SAMPLING.temperature, fast = false, forceText = true } = {}) {
   const userPrompt = prompt ?? defaultPrompt(constraint);
   const result = await generate(
     { model: runtime.model, sequence: runtime.sequence, vocabulary: runtime.vocabulary, index: constraint.index, prompt: chatMLPrompt(userPrompt) },
-    { maxTokens, seed, temperature, fast },
+    { maxTokens, seed, temperature, fast, forceText },
   );
   return { ...result, prompt: userPrompt, validation: validate(constraint, result) };
 }
@@ -399,7 +407,12 @@ export function report(runtime, constraint, r, options) {
       ? `  mask per step           p50 ${fmt(t.mask.p50)} µs, p99 ${fmt(t.mask.p99)} µs (token bias per state, cached; ${t.maskUs.length} steps)`
       : `  mask per step           p50 ${fmt(t.mask.p50)} µs, p99 ${fmt(t.mask.p99)} µs (maskLogitsBuffer over ${nVocab} logits; ${t.maskUs.length} steps)`,
   );
-  lines.push(`  decode                  ${fmt(t.tokensPerSecond)} tokens/s (${t.forwardPasses} forward passes in ${fmt(t.decodeMs, 0)} ms)`);
+  lines.push(`  decode                  ${fmt(t.tokensPerSecond)} tokens/s (${r.tokens.length} tokens, ${t.forwardPasses} forward passes in ${fmt(t.decodeMs, 0)} ms)`);
+  lines.push(
+    r.forcedTokens > 0
+      ? `  forced text             ${r.forcedTokens} of ${r.tokens.length} tokens fed in ${r.forcedRuns.length} batches: ${t.forwardPasses} forward passes instead of ${t.forwardPasses + r.forcedTokens} (${fmt(t.passesPerToken, 2)} per token)`
+      : `  forced text             ${options.forceText === false ? "off (--no-forced-text)" : "none fed"}: one forward pass per token`,
+  );
   return lines.join("\n");
 }
 
@@ -430,6 +443,11 @@ async function main() {
           finished: r.finished,
           stopReason: r.stopReason,
           tokens: r.tokens,
+          forwardPasses: r.timings.forwardPasses,
+          forcedTokens: r.forcedTokens,
+          forcedRuns: r.forcedRuns,
+          passesPerToken: r.timings.passesPerToken,
+          wallMs: r.timings.totalMs,
           timings: { ...runtime.timings, ...constraint.timings, states: constraint.states, ...timings },
         }),
       );

@@ -242,6 +242,41 @@ function notAllowedError(token, guide, cause, path) {
 }
 
 /**
+ * The tokens to write for the text the guide forces after `lastToken`, the token just
+ * sampled and not yet evaluated (docs/semantics.md, "Forced text"): the model's own
+ * tokenization of the last token's text followed by the forced text, so that the sequence
+ * is one the tokenizer writes, cut where a token of the text that follows could start
+ * inside the forced text and run past it (`guide.forcedSafeLength`): the tokens before
+ * that point cannot merge with what the model writes next; the rest is left to the model,
+ * under the mask. Where the tokenization does not start with `lastToken` (the forced text
+ * merges with it: `"` then `,"age":` is `","`, `age`, ...), the sampled token is
+ * re-spelled: `{ respell: true }`, and `tokens` replace it; the text is the same.
+ * `{ tokens: [] }` when nothing is forced or nothing can be written.
+ */
+export function forcedTokens(model, vocabulary, guide, lastToken, maxBytes = 256) {
+  const none = { respell: false, tokens: [] };
+  const forced = guide.forcedText(maxBytes);
+  if (!forced) return none;
+  const lastBytes = vocabulary.tokenBytes(lastToken);
+  let lastText;
+  try {
+    lastText = new TextDecoder("utf-8", { fatal: true }).decode(lastBytes);
+  } catch {
+    return none; // a token ending inside a character: no text to tokenize it with
+  }
+  const safe = Math.min(guide.forcedSafeLength(maxBytes), new TextEncoder().encode(forced).length);
+  const spelled = [];
+  let end = 0;
+  for (const t of model.tokenize(lastText + forced, false)) {
+    end += vocabulary.tokenBytes(t)?.length ?? Infinity;
+    if (end > lastBytes.length + safe) break;
+    spelled.push(t);
+  }
+  if (spelled.length > 0 && spelled[0] === lastToken) return { respell: false, tokens: spelled.slice(1) };
+  return spelled.length > 1 ? { respell: true, tokens: spelled } : none;
+}
+
+/**
  * Generates with every step constrained by `index`.
  *
  * @param {object} runtime
@@ -266,6 +301,9 @@ function notAllowedError(token, guide, cause, path) {
  * @param {number} [options.topP=0.95] 1: off
  * @param {number} [options.minP=0] 0: off
  * @param {boolean} [options.fast=false] the token-bias path (see the top of this file)
+ * @param {boolean} [options.forceText=true] feed the text the constraint forces (keys, punctuation)
+ *   in one batch instead of sampling it token by token (`forcedTokens`): fewer forward passes
+ * @param {number} [options.maxForcedBytes=256] the forced text asked for at most
  * @param {(token: number, text: string) => void} [options.onToken]
  */
 export async function generate(runtime, options = {}) {
@@ -284,6 +322,8 @@ export async function generate(runtime, options = {}) {
     topP = DEFAULT_SAMPLING.topP,
     minP = DEFAULT_SAMPLING.minP,
     fast = false,
+    forceText = true,
+    maxForcedBytes = 256,
     onToken,
   } = options;
   if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex, jsonSchema or grammar)");
@@ -304,6 +344,9 @@ export async function generate(runtime, options = {}) {
   let finished = false;
   let steps = 0;
   let forwardPasses = 0;
+  let forcedCount = 0;
+  const forcedRuns = []; // [index in tokens, tokens gained, re-spelled]
+  let batch = null; // tokens the next forward pass evaluates at once (the last sampled + forced)
   let tFirst = NaN;
   let underflowSteps = 0;
   let stopReason;
@@ -328,9 +371,19 @@ export async function generate(runtime, options = {}) {
     let next; // async () => the next token id, sampled from the masked distribution
     if (!fast) {
       const random = mulberry32(seed);
-      iterator = seq.evaluateWithMetadata(toEvaluate, { probabilities: true }, { temperature: 0, yieldEogToken: true });
+      const start = (toEvaluate) => seq.evaluateWithMetadata(toEvaluate, { probabilities: true }, { temperature: 0, yieldEogToken: true });
+      iterator = start(toEvaluate);
+      let fresh = true;
       next = async () => {
-        const r = await iterator.next(tokens.length > 0 ? tokens[tokens.length - 1] : undefined);
+        if (batch) {
+          // One forward pass over the last sampled token and the forced ones.
+          await iterator.return();
+          iterator = start(batch);
+          batch = null;
+          fresh = true;
+        }
+        const r = await iterator.next(fresh ? undefined : tokens[tokens.length - 1]);
+        fresh = false;
         if (r.done) throw new Error("the runtime ended the generation early (context full?)");
         const probabilities = r.value.probabilities;
         if (!buffer) buffer = new LogitsBuffer(Math.max(nVocab, probabilities.size));
@@ -374,8 +427,14 @@ export async function generate(runtime, options = {}) {
         maskUs.push((performance.now() - tm) * 1000);
         return bias;
       };
-      iterator = seq.evaluate(toEvaluate, { temperature, topK, topP, minP, seed, tokenBias: biasFor, yieldEogToken: true });
+      const start = (toEvaluate) => seq.evaluate(toEvaluate, { temperature, topK, topP, minP, seed, tokenBias: biasFor, yieldEogToken: true });
+      iterator = start(toEvaluate);
       next = async () => {
+        if (batch) {
+          await iterator.return();
+          iterator = start(batch);
+          batch = null;
+        }
         const r = await iterator.next();
         if (r.done) throw new Error("the runtime ended the generation early (context full?)");
         return r.value;
@@ -396,7 +455,7 @@ export async function generate(runtime, options = {}) {
       }
       const token = await next();
       if (steps === 0) tFirst = performance.now();
-      else forwardPasses++;
+      forwardPasses++;
       steps++;
       try {
         guide.advance(token);
@@ -408,7 +467,34 @@ export async function generate(runtime, options = {}) {
         stopReason = "eos";
         break;
       }
-      emit(token);
+      let written = [token];
+      if (forceText && tokens.length + 1 < maxTokens) {
+        const run = forcedTokens(model, vocabulary, guide, token, maxForcedBytes);
+        const fed = run.tokens.slice(0, maxTokens - tokens.length - (run.respell ? 0 : 1));
+        if (fed.length > (run.respell ? 1 : 0)) {
+          if (run.respell) guide.rollback(1);
+          const kept = run.respell ? [] : [token];
+          let advanced = 0;
+          try {
+            for (const t of fed) {
+              guide.advance(t);
+              advanced++;
+            }
+            written = [...kept, ...fed];
+          } catch {
+            // Not the guide's text after all (a tokenizer the vocabulary does not match):
+            // back to the sampled token alone.
+            guide.rollback(advanced);
+            if (run.respell) guide.advance(token);
+          }
+          if (written.length > 1) {
+            forcedRuns.push([tokens.length, written.length - 1, run.respell]);
+            forcedCount += written.length - 1;
+            batch = written;
+          }
+        }
+      }
+      for (const t of written) emit(t);
     }
     tLoopEnd = performance.now();
   } finally {
@@ -435,17 +521,26 @@ export async function generate(runtime, options = {}) {
     complete: isFinal,
     finalState,
     underflowSteps,
+    /** Tokens written without a forward pass of their own (forced text), and where: [index in
+     *  `tokens` of the run's first token, tokens gained, whether the sampled token was re-spelled]. */
+    forcedTokens: forcedCount,
+    forcedRuns,
     timings: {
       path: fast ? "fast" : "full",
       promptTokens: promptTokens.length,
       promptMs: Number.isFinite(tFirst) ? tFirst - t0 : tEnd - t0,
       steps,
+      /** Forward passes that gave a distribution (the first after the prompt included). */
       forwardPasses,
+      forcedTokens: forcedCount,
       maskUs,
       mask: percentiles(maskUs),
       decodeMs,
       totalMs: tEnd - t0,
-      tokensPerSecond: decodeMs > 0 ? (forwardPasses * 1000) / decodeMs : NaN,
+      /** Tokens written (sampled or forced) per second after the first. */
+      tokensPerSecond: decodeMs > 0 && tokens.length > 1 ? ((tokens.length - 1) * 1000) / decodeMs : NaN,
+      /** Forward passes per token written: 1 without forced text. */
+      passesPerToken: tokens.length > 0 ? forwardPasses / tokens.length : NaN,
     },
   };
 }

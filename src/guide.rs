@@ -9,6 +9,11 @@ use crate::index::{Index, MaskBuffer, StateId, TokenSet};
 /// Default number of steps a [`Guide`] can roll back.
 pub const DEFAULT_MAX_ROLLBACK: usize = 32;
 
+/// The cap of forced text the JS `forcedBytes()` uses by default, in bytes.
+pub const DEFAULT_MAX_FORCED_BYTES: usize = 256;
+/// The largest cap the JS `forcedBytes(max)` takes (each byte costs one automaton state).
+pub const MAX_FORCED_BYTES: usize = 1 << 16;
+
 /// Options for a [`Guide`].
 #[derive(Clone, Debug)]
 pub struct GuideConfig {
@@ -196,6 +201,26 @@ impl Guide {
                 self.state
             ),
         )
+    }
+
+    /// The text every completion from here starts with, at most `max` bytes
+    /// ([`Index::forced_bytes`]; empty once finished). A runtime may tokenize it and
+    /// feed the tokens in one batch, advancing the guide with each; docs/semantics.md,
+    /// "Forced text", says how to keep the token sequence one the tokenizer would write.
+    pub fn forced_bytes(&self, max: usize) -> Result<Vec<u8>> {
+        if self.finished {
+            return Ok(Vec::new());
+        }
+        self.index.forced_bytes(StateId::new(self.state), max)
+    }
+
+    /// How many of the forced bytes may be written as tokens now without a token of the
+    /// text that follows being able to span them ([`Index::forced_safe_len`]).
+    pub fn forced_safe_len(&self, forced: &[u8]) -> Result<usize> {
+        if self.finished || forced.is_empty() {
+            return Ok(0);
+        }
+        self.index.forced_safe_len(StateId::new(self.state), forced)
     }
 
     /// Whether EOS is allowed now: the text so far fully matches.

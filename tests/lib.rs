@@ -19,6 +19,8 @@ mod corpus;
 #[cfg(not(target_arch = "wasm32"))]
 mod docs;
 #[cfg(not(target_arch = "wasm32"))]
+mod forced;
+#[cfg(not(target_arch = "wasm32"))]
 mod fuzz_schemas;
 #[cfg(not(target_arch = "wasm32"))]
 mod grammars;

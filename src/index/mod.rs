@@ -529,6 +529,54 @@ impl Index {
         Ok(self.step_token(state.as_u32(), token)?.map(StateId::new))
     }
 
+    /// The longest text, at most `max` bytes, that every completion from `state` starts
+    /// with (empty where the text may end, or where more than one byte may come next):
+    /// bytes the constraint decides, which a runtime can feed to the model in one batch
+    /// instead of sampling them one token at a time (docs/semantics.md, "Forced text").
+    /// It may end inside a UTF-8 character. Computed from the automaton, one state per
+    /// byte; cached per state in a lazy index.
+    ///
+    /// ```
+    /// use logitmask::{Index, Vocabulary};
+    /// use std::sync::Arc;
+    /// let vocab = Arc::new(Vocabulary::new([Some("{\"a\":"), Some("1"), Some("}")], &[])?);
+    /// let index = Index::new(r#"\{"a":[0-9]\}"#, &vocab)?;
+    /// assert_eq!(index.forced_bytes(index.initial_state(), 256)?, br#"{"a":"#);
+    /// let s = index.next_state(index.initial_state(), 0)?.unwrap();
+    /// assert_eq!(index.forced_bytes(s, 256)?, b"");          // a digit: ten choices
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn forced_bytes(&self, state: StateId, max: usize) -> Result<Vec<u8>> {
+        let s = self.check_state(state)?;
+        self.source.forced_bytes(s, max, &self.store)
+    }
+
+    /// How many of `forced` (the [`forced_bytes`](Index::forced_bytes) of `state`) a
+    /// runtime may write as tokens now without changing how the text that follows could be
+    /// tokenized: the first position `p` at which an allowed token (after `forced[..p]`)
+    /// runs past the end of `forced`, or `forced.len()` if none does. Tokens ending at or
+    /// before it cannot merge with what the model writes next; a token ending after it
+    /// might have (docs/semantics.md, "Forced text"). Walks one state and one row per
+    /// byte (rows there are small: their tokens follow the forced text).
+    pub fn forced_safe_len(&self, state: StateId, forced: &[u8]) -> Result<usize> {
+        let mut s = self.check_state(state)?;
+        for p in 0..forced.len() {
+            let row = self.allowed_tokens(StateId::new(s))?;
+            let left = forced.len() - p;
+            let crosses = row
+                .iter()
+                .any(|t| self.vocab.text_bytes(t).is_some_and(|b| b.len() > left));
+            if crosses {
+                return Ok(p);
+            }
+            match self.source.walk(s, &forced[p..=p], &self.store)? {
+                Walk::Alive { state, .. } => s = state,
+                Walk::Dead => return Ok(p),
+            }
+        }
+        Ok(forced.len())
+    }
+
     /// Whether the text that reached `state` fully matches the regex.
     pub fn is_final(&self, state: StateId) -> Result<bool> {
         let s = self.check_state(state)?;

@@ -12,6 +12,7 @@ use crate::automaton::expr::FastMap;
 use super::build::{RowParts, RowWalker, Scratch};
 use super::rows::{RowStore, StateRows};
 use super::token_set::TokenSet;
+use crate::automaton::determinize::TooLarge;
 use crate::automaton::{Dfa, OnDemandDfa, Walk, DEAD};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -61,6 +62,9 @@ pub(super) struct OnDemand {
     /// Pairs of states bounding rows inside counts (`ExprDfa::row_bounds`), by how far
     /// they got (`bounded_row`).
     bounds: FastMap<(u32, u32), Bounds>,
+    /// Per state, its one possible next byte and the state after it, if it has exactly
+    /// one (`forced_bytes`).
+    forced: FastMap<u32, Option<(u8, u32)>>,
 }
 
 impl Source {
@@ -83,6 +87,7 @@ impl Source {
             rows: StateRows::new(0),
             scratch: Scratch::default(),
             bounds: FastMap::default(),
+            forced: FastMap::default(),
         })))
     }
 
@@ -144,6 +149,54 @@ impl Source {
                 Ok(walk)
             }
         }
+    }
+
+    /// The longest byte string, at most `max` bytes, that every text completing the one
+    /// that reached live state `s` starts with: bytes while the state is not final and
+    /// exactly one byte leads to a live state (states are live exactly: every one can
+    /// reach a match). Cached per state in an on-demand DFA.
+    pub(super) fn forced_bytes(&self, s: u32, max: usize, store: &RowStore) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        match self {
+            Source::Complete { dfa, .. } => {
+                let sizes = class_sizes(dfa.classes());
+                let mut s = s;
+                while out.len() < max && !dfa.is_final(s) {
+                    let step = |s: u32, b: u8| Ok::<u32, TooLarge>(dfa.step(s, b));
+                    let Ok(Some((b, t))) = only_next_byte(dfa.classes(), &sizes, s, step) else {
+                        break;
+                    };
+                    out.push(b);
+                    s = t;
+                }
+            }
+            Source::OnDemand(m) => {
+                let mut g = lock(m)?;
+                g.dfa.touch(s);
+                g.clear_caches_if_over(store);
+                g.dfa.begin_call();
+                let OnDemand { dfa, forced, .. } = &mut *g;
+                let classes = *dfa.byte_classes();
+                let sizes = class_sizes(&classes);
+                let mut s = s;
+                while out.len() < max && !dfa.is_final(s) {
+                    let next = match forced.get(&s) {
+                        Some(&next) => next,
+                        None => {
+                            let next = only_next_byte(&classes, &sizes, s, |s, b| dfa.step(s, b))
+                                .map_err(|e| dfa.too_large(e))?;
+                            forced.insert(s, next);
+                            next
+                        }
+                    };
+                    let Some((b, t)) = next else { break };
+                    out.push(b);
+                    s = t;
+                }
+                dfa.touch(s);
+            }
+        }
+        Ok(out)
     }
 
     /// The row of `state` (checked as [`check_state`](Self::check_state) does), computed
@@ -403,6 +456,41 @@ impl OnDemand {
 
 /// The on-demand automaton, or an error if a panic in another thread poisoned its lock
 /// (it may have been left half-grown).
+/// How many bytes each byte class holds.
+fn class_sizes(classes: &[u8; 256]) -> [u16; 256] {
+    let mut sizes = [0u16; 256];
+    for &c in classes {
+        sizes[c as usize] += 1;
+    }
+    sizes
+}
+
+/// The one byte leading from `s` to a live state and that state, if exactly one does.
+fn only_next_byte(
+    classes: &[u8; 256],
+    sizes: &[u16; 256],
+    s: u32,
+    mut step: impl FnMut(u32, u8) -> std::result::Result<u32, TooLarge>,
+) -> std::result::Result<Option<(u8, u32)>, TooLarge> {
+    let mut seen = [false; 256];
+    let mut only = None;
+    for b in 0..=255u8 {
+        let c = classes[b as usize] as usize;
+        if std::mem::replace(&mut seen[c], true) {
+            continue;
+        }
+        let t = step(s, b)?;
+        if t == DEAD {
+            continue;
+        }
+        if sizes[c] > 1 || only.is_some() {
+            return Ok(None);
+        }
+        only = Some((b, t));
+    }
+    Ok(only)
+}
+
 fn lock(m: &Mutex<OnDemand>) -> Result<MutexGuard<'_, OnDemand>> {
     m.lock().map_err(|_| {
         Error::new(

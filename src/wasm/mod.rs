@@ -499,6 +499,46 @@ impl JsGuide {
         self.inner.advance(token).map_err(js_error)
     }
 
+    /// The bytes every completion from here starts with, at most `max` (default 256, at
+    /// most 65,536): text the constraint decides, to feed the model in one batch
+    /// (docs/semantics.md, "Forced text"). Empty where the text may end, where more
+    /// than one byte may come next, and once finished.
+    #[wasm_bindgen(js_name = forcedBytes)]
+    pub fn forced_bytes(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] max: Option<JsValue>,
+    ) -> JsResult<Vec<u8>> {
+        let max = forced_max(max)?;
+        self.inner.forced_bytes(max).map_err(js_error)
+    }
+
+    /// `forcedBytes(max)` as text: its longest prefix of whole UTF-8 characters.
+    #[wasm_bindgen(js_name = forcedText)]
+    pub fn forced_text(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] max: Option<JsValue>,
+    ) -> JsResult<String> {
+        let bytes = self.inner.forced_bytes(forced_max(max)?).map_err(js_error)?;
+        let whole = match std::str::from_utf8(&bytes) {
+            Ok(_) => bytes.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        Ok(String::from_utf8_lossy(&bytes[..whole]).into_owned())
+    }
+
+    /// How many bytes of `forcedBytes(max)` may be written as tokens now: up to the first
+    /// position where an allowed token could run past the forced text into what the model
+    /// writes next (a token ending there might merge with that text). All of them where
+    /// no token can (docs/semantics.md, "Forced text").
+    #[wasm_bindgen(js_name = forcedSafeLength)]
+    pub fn forced_safe_length(
+        &self,
+        #[wasm_bindgen(unchecked_optional_param_type = "number")] max: Option<JsValue>,
+    ) -> JsResult<usize> {
+        let forced = self.inner.forced_bytes(forced_max(max)?).map_err(js_error)?;
+        self.inner.forced_safe_len(&forced).map_err(js_error)
+    }
+
     /// Whether EOS is allowed now (the text so far fully matches).
     #[wasm_bindgen(js_name = canFinish)]
     pub fn can_finish(&self) -> bool {
@@ -528,6 +568,21 @@ impl JsGuide {
     pub fn reset(&mut self) {
         self.inner.reset();
     }
+}
+
+/// The `max` of `forcedBytes` / `forcedText`.
+fn forced_max(max: Option<JsValue>) -> JsResult<usize> {
+    let max = match max.filter(|m| !m.is_undefined()) {
+        None => return Ok(crate::guide::DEFAULT_MAX_FORCED_BYTES),
+        Some(m) => size_from_js(Some(number_from_js(&m, "max")?), "max")?.unwrap_or(0),
+    };
+    if max > crate::guide::MAX_FORCED_BYTES {
+        return Err(invalid_argument(format!(
+            "max must be at most {}, got {max}",
+            crate::guide::MAX_FORCED_BYTES
+        )));
+    }
+    Ok(max)
 }
 
 /// Logits that live in wasm memory, for masking without copies: write the model's

@@ -101,3 +101,66 @@ test("generate({ grammar: list.gbnf }), sampled over seeds: every output is the 
   await assert.rejects(generate({ model, context, grammar: gbnf, syntax: "nope", prompt }), { name: "LogitmaskError", code: "InvalidArgument" });
   await assert.rejects(generate({ model, context, grammar: { grammar: gbnf, syntax: "gbnf" }, syntax: "other", prompt }), { code: "InvalidArgument" });
 });
+
+/** Whether `run` (tokens written as one forced run) is what the model's tokenizer writes for
+ *  that text in context: the text from the token before the run through the token after it
+ *  tokenized whole, the run's tokens appear at the run's byte offset. */
+function runInContext(model, vocabulary, tokens, start, end) {
+  const bytesOf = (t) => vocabulary.tokenBytes(t);
+  const from = Math.max(0, start - 1);
+  const to = Math.min(tokens.length, end + 1);
+  const window = tokens.slice(from, to);
+  const text = Buffer.concat(window.map(bytesOf)).toString("utf8");
+  const offset = tokens.slice(from, start).reduce((n, t) => n + bytesOf(t).length, 0);
+  const retokenized = Array.from(model.tokenize(text, false));
+  let at = 0;
+  let i = 0;
+  while (i < retokenized.length && at < offset) at += bytesOf(retokenized[i++]).length;
+  if (at !== offset) return false;
+  const want = tokens.slice(start, end);
+  return want.every((t, k) => retokenized[i + k] === t);
+}
+
+test("forced text: keys and punctuation fed in batches, fewer forward passes, tokens as the tokenizer writes them in context", { timeout: 300_000 }, async (t) => {
+  if (!model) return t.skip(`${MODEL} is missing`);
+  const vocabulary = await vocabularyFromModel(model);
+  const schemas = [
+    JSON.parse(readFileSync(path.join(REPO, "examples/person.schema.json"), "utf8")),
+    JSON.parse(readFileSync(path.join(REPO, "examples/event.schema.json"), "utf8")),
+    SCHEMA,
+  ];
+  let runs = 0;
+  let finished = 0;
+  for (const [k, schema] of schemas.entries()) {
+    for (const fast of [false, true]) {
+      const prompt = chatMLPrompt("Fill in this JSON object.");
+      const options = { fast, temperature: 0.7, seed: k, maxTokens: 96 };
+      const indexOptions = { whitespace: null };
+      const on = await generate({ model, context, jsonSchema: schema, indexOptions, prompt }, options);
+      const off = await generate({ model, context, jsonSchema: schema, indexOptions, prompt }, { ...options, forceText: false });
+      for (const r of [on, off]) {
+        // A sampled model may ramble inside a string past maxTokens; a finished text parses.
+        if (r.finished) {
+          JSON.parse(r.text);
+          finished++;
+        }
+      }
+      assert.equal(off.forcedTokens, 0);
+      // A pass per token, and one for EOS where the model chose it ("complete": no call).
+      const eosPass = (r) => (r.stopReason === "eos" ? 1 : 0);
+      assert.equal(off.timings.forwardPasses, off.tokens.length + eosPass(off), "one pass per token");
+      assert.ok(on.forcedTokens > 0, on.text);
+      assert.equal(on.timings.forwardPasses + on.forcedTokens, on.tokens.length + eosPass(on), "every token a pass or forced");
+      for (const [start, gained, respelled] of on.forcedRuns) {
+        // The run's tokens: the re-spelled sampled token and the fed ones, or the fed ones.
+        const first = respelled ? start : start + 1;
+        const end = start + gained + 1;
+        assert.ok(runInContext(model, vocabulary, on.tokens, first, end), `run at ${start} of ${JSON.stringify(on.text)}`);
+        runs++;
+      }
+      t.diagnostic(`schema ${k} ${fast ? "fast" : "full"}: ${on.tokens.length} tokens, ${on.timings.forwardPasses} passes (${on.timings.passesPerToken.toFixed(2)}/token), ${on.forcedTokens} forced; without: ${off.tokens.length} tokens, ${off.timings.forwardPasses} passes`);
+    }
+  }
+  assert.ok(runs >= 12, `${runs} forced runs checked`);
+  assert.ok(finished >= 8, `${finished} of 12 generations finished`);
+});
