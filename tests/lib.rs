@@ -47,6 +47,8 @@ mod semantics;
 #[cfg(not(target_arch = "wasm32"))]
 mod slices;
 #[cfg(not(target_arch = "wasm32"))]
+mod tags;
+#[cfg(not(target_arch = "wasm32"))]
 mod tokenizers;
 #[cfg(not(target_arch = "wasm32"))]
 mod vocab_matrix;

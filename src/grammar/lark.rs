@@ -113,12 +113,18 @@ fn is_terminal(name: &str) -> bool {
 /// Parses Lark text: its rules, their terminals lowered into the expression set returned
 /// with them.
 pub(crate) fn parse(text: &str) -> Result<(Grammar, ExprSet)> {
+    parse_into(text, ExprSet::new())
+}
+
+/// [`parse`], the terminals lowered into `exprs` (which other parts of a larger
+/// expression share: structural tags).
+pub(crate) fn parse_into(text: &str, exprs: ExprSet) -> Result<(Grammar, ExprSet)> {
     let parsed = Parser {
         cur: Cursor::new(text),
         nesting: 0,
     }
     .file()?;
-    Resolver::new(parsed)?.grammar()
+    Resolver::new(parsed, exprs)?.grammar()
 }
 
 struct Parser {
@@ -712,7 +718,7 @@ struct Resolver {
 }
 
 impl Resolver {
-    fn new(parsed: Parsed) -> Result<Resolver> {
+    fn new(parsed: Parsed, exprs: ExprSet) -> Result<Resolver> {
         let mut defs = FastMap::default();
         let mut rules = Vec::new();
         for def in parsed.defs {
@@ -732,7 +738,7 @@ impl Resolver {
             defs,
             rules,
             ignore: parsed.ignore,
-            exprs: ExprSet::new(),
+            exprs,
             terminals: FastMap::default(),
             resolving: Vec::new(),
             ignored: ExprId::EMPTY,

@@ -24,11 +24,13 @@ mod ast;
 mod cursor;
 pub(crate) mod gbnf;
 mod lark;
+mod tags;
 mod lower;
 
 use crate::automaton::expr::{ExprId, ExprSet};
 use crate::error::{Error, ErrorKind, Result};
 use ast::Pos;
+pub use tags::{StructuralTags, Tag, TagContent, MAX_TAGS};
 
 /// Default of [`Config::max_recursion_depth`]: as deep as a lazy index lets a recursive
 /// JSON Schema nest.
@@ -113,6 +115,17 @@ pub(crate) fn compile(text: &str, syntax: Syntax, config: &Config) -> Result<(Ex
             ),
         ));
     }
+    check_config(config)?;
+    let (grammar, exprs) = match syntax {
+        Syntax::Gbnf => (gbnf::parse(text)?, ExprSet::new()),
+        Syntax::Lark => lark::parse(text)?,
+    };
+    let lowered = lower::lower(&grammar, config, exprs)?;
+    Ok((lowered.exprs, lowered.root))
+}
+
+/// Refuses a recursion depth out of range.
+fn check_config(config: &Config) -> Result<()> {
     if config.max_recursion_depth == 0 || config.max_recursion_depth > MAX_RECURSION_DEPTH {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
@@ -122,12 +135,17 @@ pub(crate) fn compile(text: &str, syntax: Syntax, config: &Config) -> Result<(Ex
             ),
         ));
     }
-    let (grammar, exprs) = match syntax {
-        Syntax::Gbnf => (gbnf::parse(text)?, ExprSet::new()),
-        Syntax::Lark => lark::parse(text)?,
-    };
-    let lowered = lower::lower(&grammar, config, exprs)?;
-    Ok((lowered.exprs, lowered.root))
+    Ok(())
+}
+
+/// Structural tags as an automaton expression (`tags.rs`).
+pub(crate) fn compile_tags(
+    spec: &StructuralTags,
+    schema_config: &crate::json_schema::Config,
+    config: &Config,
+) -> Result<(ExprSet, ExprId)> {
+    check_config(config)?;
+    tags::compile(spec, schema_config, config)
 }
 
 /// An [`ErrorKind::InvalidGrammar`] at `pos`.
