@@ -17,6 +17,7 @@
 mod convert;
 mod options;
 mod options_table;
+mod tags;
 
 use std::sync::Arc;
 
@@ -274,6 +275,31 @@ impl JsIndex {
             &vocabulary.inner,
             &index_options.config()?,
             &schema_options.config()?,
+        )
+        .map(|i| JsIndex { inner: Arc::new(i) })
+        .map_err(js_error)
+    }
+
+    /// Builds an index for free text with tagged segments, e.g. tool calls between free
+    /// text (docs/grammars.md, "Structural tags"): `{ triggers, tags: [{ begin, schema |
+    /// grammar (+ syntax) | regex | text: true, end }], atLeastOne?, callsOnly? }`. The
+    /// options are `Index.fromJsonSchema`'s (the schema options apply to the tags'
+    /// schemas).
+    #[wasm_bindgen(js_name = fromStructuralTags)]
+    pub fn from_structural_tags(
+        #[wasm_bindgen(unchecked_param_type = "StructuralTags")] spec: JsValue,
+        vocabulary: &JsVocabulary,
+        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions & JsonSchemaOptions")] options: Option<JsValue>,
+    ) -> JsResult<JsIndex> {
+        let spec = tags::structural_tags(&spec)?;
+        let o: IndexAndSchemaOptions = options::parse(options)?;
+        let (index_options, schema_options) = o.split();
+        crate::Index::from_structural_tags(
+            &spec,
+            &vocabulary.inner,
+            &index_options.config()?,
+            &schema_options.config()?,
+            &crate::grammar::Config::new(),
         )
         .map(|i| JsIndex { inner: Arc::new(i) })
         .map_err(js_error)

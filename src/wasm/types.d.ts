@@ -141,3 +141,23 @@ export interface LogitmaskError extends Error {
   name: "LogitmaskError";
   code: ErrorCode;
 }
+
+/** One tagged segment of `Index.fromStructuralTags`: `begin`, a content, `end`. */
+export type StructuralTag = { begin: string; end: string } & (
+  | { schema: string | object | boolean }
+  | { grammar: string; syntax?: "gbnf" | "lark" }
+  | { regex: string }
+  | { text: true }
+);
+/**
+ * `Index.fromStructuralTags`'s specification: free text that contains no trigger, where a
+ * trigger starts the tag whose `begin` starts with it (docs/grammars.md, "Structural tags").
+ */
+export interface StructuralTags {
+  triggers?: string[];
+  tags: StructuralTag[];
+  /** At least one tag. */
+  atLeastOne?: boolean;
+  /** Tags only (one or more), whitespace between them. */
+  callsOnly?: boolean;
+}
