@@ -26,8 +26,11 @@ fn hermes(tools: &[(&str, &str)]) -> StructuralTags {
 }
 
 fn index(spec: &StructuralTags) -> Index {
-    let vocab = llama3();
-    Index::from_structural_tags(spec, &vocab, &IndexConfig::new(), &json_schema::Config::new(), &grammar::Config::new())
+    index_with(&llama3(), spec)
+}
+
+fn index_with(vocab: &std::sync::Arc<logitmask::Vocabulary>, spec: &StructuralTags) -> Index {
+    Index::from_structural_tags(spec, vocab, &IndexConfig::new(), &json_schema::Config::new(), &grammar::Config::new())
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -126,4 +129,23 @@ fn malformed_specifications_are_coded_errors() {
     let e = build(&spec);
     assert_eq!(e.kind(), ErrorKind::InvalidGrammar);
     assert!(e.to_string().contains("tag 0"), "{e}");
+}
+
+/// Not a test of speed (benches print those): prints where a 5-tool list's first mask
+/// goes natively, for `cargo test --release -- --ignored --nocapture tags::timing`.
+#[test]
+#[ignore]
+fn timing() {
+    let vocab = llama3();
+    vocab.prepare();
+    let names = ["get_weather", "get_time", "search", "send_email", "book_table"];
+    let schema = r#"{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}},"required":["q"]}"#;
+    let tools: Vec<(&str, &str)> = names.iter().map(|n| (*n, schema)).collect();
+    for _ in 0..5 {
+        let t = std::time::Instant::now();
+        let g = index_with(&vocab, &hermes(&tools));
+        let compiled = t.elapsed();
+        g.allowed_tokens(g.initial_state()).unwrap();
+        eprintln!("compile {compiled:?}, first mask {:?}", t.elapsed());
+    }
 }

@@ -715,6 +715,8 @@ struct Resolver {
     resolving: Vec<String>,
     /// `%ignore`'s texts, any number of them (the empty text without `%ignore`).
     ignored: ExprId,
+    /// The `%json` schemas lowered so far (their shared parts once).
+    json_memo: json_schema::EmbedMemo,
 }
 
 impl Resolver {
@@ -742,6 +744,7 @@ impl Resolver {
             terminals: FastMap::default(),
             resolving: Vec::new(),
             ignored: ExprId::EMPTY,
+            json_memo: json_schema::EmbedMemo::default(),
         })
     }
 
@@ -897,6 +900,7 @@ impl Resolver {
                 schema,
                 &json_schema::Config::new(),
                 &mut self.exprs,
+                &mut self.json_memo,
             )
             .map_err(|e| Error::new(e.kind(), format!("%json at {pos}: {e}")))?,
             Item::Seq(v) => {

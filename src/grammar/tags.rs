@@ -124,12 +124,13 @@ pub(crate) fn compile(
     let mut exprs = ExprSet::new();
     let mut rules = Vec::new();
     let mut alternatives = Vec::new();
+    let mut memo = json_schema::EmbedMemo::default();
     let pos = Pos { line: 1, column: 1 };
     for (i, tag) in spec.tags.iter().enumerate() {
         let in_tag = |e: Error| Error::new(e.kind(), format!("tag {i}: {e}"));
         let content = match &tag.content {
             TagContent::JsonSchema(schema) => {
-                let e = json_schema::embed_json_schema_str(schema, schema_config, &mut exprs)
+                let e = json_schema::embed_json_schema_str(schema, schema_config, &mut exprs, &mut memo)
                     .map_err(in_tag)?;
                 lowered(&exprs, e)
             }

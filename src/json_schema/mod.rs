@@ -638,6 +638,7 @@ pub(crate) fn embed_json_schema_str(
     schema: &str,
     config: &Config,
     exprs: &mut ExprSet,
+    memo: &mut EmbedMemo,
 ) -> Result<ExprId> {
     let json: Json = serde_json::from_str(schema).map_err(|e| {
         Error::with_source(
@@ -648,8 +649,13 @@ pub(crate) fn embed_json_schema_str(
     })?;
     let config = config.for_lazy_index().without_recursion_calls();
     let compiled = compile_re(&json, &config, Target::Automaton)?;
-    compiled.re.to_expr(exprs, &mut re::LowerMemo::default())
+    compiled.re.to_expr(exprs, &mut memo.0)
 }
+
+/// What [`embed_json_schema_str`] lowered into one expression set so far: schemas
+/// embedded in the same set share their free-form values and formats, lowered once.
+#[derive(Default)]
+pub(crate) struct EmbedMemo(re::LowerMemo);
 
 /// Refuses option values past the limits the compiler is safe and useful within.
 fn check_limits(config: &Config) -> Result<()> {
