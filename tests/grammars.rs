@@ -420,3 +420,27 @@ fn lark_errors_have_codes_and_places() {
     let e = grammar::check("start: %json {\"type\": \"nope\"}\n", Syntax::Lark, &grammar::Config::new()).unwrap_err();
     assert!(e.to_string().contains("%json at line 1, column 8"), "{e}");
 }
+
+/// What the depth bound costs, pinned: with the default `maxRecursionDepth` (32), the
+/// outermost use of a recursive rule is one level and each nesting one more, so
+/// llama.cpp's json.gbnf takes 31 arrays inside a member's value and arithmetic.gbnf 31
+/// parentheses around an expression; one more is refused (llama.cpp's own sampler has
+/// no bound). docs/grammars.md, "Recursion", quotes these figures.
+#[test]
+fn the_depth_bound_in_the_shipped_grammars() {
+    let vocab = llama3();
+    let spelled = spellings(&vocab);
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(GRAMMARS);
+    let deepest = |file: &str, nest: &dyn Fn(usize) -> String, config: &grammar::Config| {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let index = Index::from_grammar(&text, Syntax::Gbnf, &vocab, &IndexConfig::new(), config).unwrap();
+        (1..300).take_while(|&n| takes(&index, &spelled, &nest(n))).last().unwrap_or(0)
+    };
+    let arrays = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+    let parens = |n: usize| format!("{}x{}=1\n", "(".repeat(n), ")".repeat(n));
+    let default = grammar::Config::new();
+    assert_eq!(deepest("json.gbnf", &|n| format!("{{\"a\": {}}}", arrays(n)), &default), 31);
+    assert_eq!(deepest("arithmetic.gbnf", &parens, &default), 31);
+    let deeper = grammar::Config::new().max_recursion_depth(100);
+    assert_eq!(deepest("arithmetic.gbnf", &parens, &deeper), 99);
+}

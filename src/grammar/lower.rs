@@ -49,6 +49,11 @@ pub(crate) fn lower(grammar: &Grammar, config: &Config, exprs: ExprSet) -> Resul
         ));
     }
     rules.refuse_left_recursion(&recursive)?;
+    // Only some of the rules on cycles become templates, enough to cut every cycle; the
+    // others are inlined around them, so a nesting level costs one call, not one per rule
+    // on the way (json.gbnf's value -> array -> value: 32 levels, not 15).
+    let recursive = rules.template_rules(&recursive);
+    let order = rules.callees_first_around(&recursive);
     let mut lowering = Lowering {
         exprs,
         slots: FastMap::default(),
@@ -171,6 +176,49 @@ impl Rules {
     /// references within a strongly connected component.
     fn callees_first(&self) -> Vec<usize> {
         let edges: Vec<Vec<usize>> = (0..self.names.len()).map(|r| self.refs_of(r)).collect();
+        components(&edges).0
+    }
+
+    /// A set of `recursive` rules that cuts every cycle (a feedback vertex set, chosen
+    /// greedily: a rule referring to itself, else the one with the most references in
+    /// and out among those still on cycles), in `recursive`'s order.
+    fn template_rules(&self, recursive: &[usize]) -> Vec<usize> {
+        let n = self.names.len();
+        let edges: Vec<Vec<usize>> = (0..n).map(|r| self.refs_of(r)).collect();
+        let mut chosen = vec![false; n];
+        loop {
+            let pruned: Vec<Vec<usize>> = (0..n)
+                .map(|v| match chosen[v] {
+                    true => Vec::new(),
+                    false => edges[v].iter().copied().filter(|&w| !chosen[w]).collect(),
+                })
+                .collect();
+            let cyclic = on_cycles(&pruned);
+            let mut into = vec![0usize; n];
+            for (v, out) in pruned.iter().enumerate().filter(|(v, _)| cyclic[*v]) {
+                out.iter().filter(|&&w| cyclic[w] && w != v).for_each(|&w| into[w] += 1);
+            }
+            let score = |v: usize| match pruned[v].contains(&v) {
+                true => usize::MAX,
+                false => into[v] * pruned[v].iter().filter(|&&w| cyclic[w]).count(),
+            };
+            match (0..n).filter(|&v| cyclic[v]).max_by_key(|&v| (score(v), std::cmp::Reverse(v))) {
+                Some(v) => chosen[v] = true,
+                None => break,
+            }
+        }
+        recursive.iter().copied().filter(|&r| chosen[r]).collect()
+    }
+
+    /// The rules in an order where each comes after the rules it refers to, references
+    /// to `templates` aside (they are calls): an order to lower them in.
+    fn callees_first_around(&self, templates: &[usize]) -> Vec<usize> {
+        let n = self.names.len();
+        let mut is_template = vec![false; n];
+        templates.iter().for_each(|&t| is_template[t] = true);
+        let edges: Vec<Vec<usize>> = (0..n)
+            .map(|r| self.refs_of(r).into_iter().filter(|&w| !is_template[w]).collect())
+            .collect();
         components(&edges).0
     }
 
