@@ -3,8 +3,8 @@
 # wasm-bindgen writes for it: pkg/web/logitmask.js (ES module with an explicit `init`, for
 # browsers and bundlers) and pkg/web/logitmask.cjs (CommonJS for Node, which reads the .wasm
 # next to it synchronously). pkg/node/logitmask.js re-exports the latter, with its types.
-# cargo -> wasm-bindgen (web and nodejs targets) -> wasm-opt -Oz; a release build writes its
-# size into README.md (the one place it is given).
+# cargo -> wasm-bindgen (web and nodejs targets) -> wasm-opt (scripts/wasm-opt.sh); a release
+# build writes its size into README.md (the one place it is given).
 # Usage: scripts/build-wasm.sh [--dev]   (--dev: debug build with the panic hook, no wasm-opt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,10 +45,7 @@ mv "$node_out/logitmask.d.ts" pkg/node/logitmask.d.ts
 grep -q '^import\|^export' pkg/node/harden.cjs && { echo "[build-wasm] pkg/node/harden.cjs still has import/export lines" >&2; exit 1; }
 echo 'module.exports = require("./harden.cjs").harden(require("../web/logitmask.cjs")); // the nodejs glue beside the one .wasm, hardened' > pkg/node/logitmask.js
 if [[ $profile != dev ]]; then
-  # --enable-simd: the mask kernels (src/index/kernel.rs) are simd128 code.
-  node_modules/.bin/wasm-opt -Oz --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-    --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    pkg/web/logitmask_bg.wasm -o pkg/web/logitmask_bg.wasm
+  scripts/wasm-opt.sh pkg/web/logitmask_bg.wasm pkg/web/logitmask_bg.wasm   # its flags: there
 fi
 # The .d.ts files are wasm-bindgen's, unpatched: the hand-written types (src/wasm/types.d.ts)
 # are a typescript_custom_section and options are `unchecked_optional_param_type`s.
