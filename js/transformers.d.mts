@@ -1,5 +1,5 @@
 import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
-import type { PreTrainedTokenizer, Tensor } from "@huggingface/transformers";
+import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from "@huggingface/transformers";
 import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, Vocabulary } from "logitmask";
 
 /**
@@ -112,7 +112,7 @@ export interface GenerateWithForcedTextResult {
  * generate() evaluates one token per forward, so forced text cannot go through it.
  */
 export function generateWithForcedText(
-  model: CausalLMLike,
+  model: PreTrainedModel | CausalLMLike,
   tokenizer: { encode(text: string, options?: { add_special_tokens?: boolean }): number[] },
   inputs: { input_ids: Tensor; attention_mask?: Tensor },
   constraint: Index | ResponseFormat,
