@@ -1,6 +1,6 @@
 // Types of `logitmask/node-llama-cpp` (js/node-llama-cpp.mjs).
 import type { LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
-import type { GrammarOptions, Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "logitmask";
+import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "logitmask";
 
 /** A grammar: its text (GBNF by default), node-llama-cpp's LlamaGrammar (its `grammar` text
  *  is read; the start rule must be "root"), or `{ grammar, syntax? }`. */
@@ -57,6 +57,11 @@ export interface GenerateOptions {
   minP?: number;
   /** Sample in llama.cpp with the mask as a token bias: the same distribution, faster. */
   fast?: boolean;
+  /** Feed the text the constraint forces (keys, punctuation) in one batch instead of
+   *  sampling it token by token (docs/semantics.md, "Forced text"). Default true. */
+  forceText?: boolean;
+  /** The forced text asked for at most, in bytes. Default 256. */
+  maxForcedBytes?: number;
   onToken?: (token: number, text: string) => void;
 }
 
@@ -70,12 +75,21 @@ export interface GenerateResult {
   complete: boolean;
   finalState: number;
   underflowSteps: number;
+  /** Tokens written without a forward pass of their own (forced text). */
+  forcedTokens: number;
+  /** Each forced run: [index in `tokens` of its first token, tokens gained, whether the
+   *  sampled token was re-spelled]. */
+  forcedRuns: Array<[number, number, boolean]>;
   timings: {
     path: "full" | "fast";
     promptTokens: number;
     promptMs: number;
     steps: number;
+    /** Forward passes that gave a distribution (the prompt's included). */
     forwardPasses: number;
+    forcedTokens: number;
+    /** Forward passes per token written: 1 without forced text. */
+    passesPerToken: number;
     maskUs: number[];
     mask: { p50: number; p99: number; max: number };
     decodeMs: number;
@@ -97,4 +111,13 @@ export function sampleLogits(
   random: () => number,
   sampling: { temperature: number; topK: number; topP: number; minP: number },
 ): number;
+/** The tokens to write for the text the guide forces after `lastToken` (just sampled and
+ *  passed to `guide.advance`), as the model's tokenizer writes them (js/node-llama-cpp.mjs). */
+export function forcedTokens(
+  model: { tokenize(text: string, specialTokens?: boolean): readonly number[] },
+  vocabulary: Vocabulary,
+  guide: Guide,
+  lastToken: number,
+  maxBytes?: number,
+): { respell: boolean; tokens: number[] };
 export function percentiles(values: number[]): { p50: number; p99: number; max: number };

@@ -39,9 +39,11 @@ import { TextDecoder } from "node:util";
 import { TokenBias } from "node-llama-cpp";
 import { Guide, Index, LogitsBuffer, MaskBuffer, Vocabulary } from "./node.mjs";
 import { mulberry32 } from "./random.mjs";
+import { DEFAULT_SAMPLING, sampleLogits } from "./sampling.mjs";
 import { grammarSource } from "./grammar-source.mjs";
+import { applyForced, forcedTokensWith } from "./forced.mjs";
 
-export { mulberry32 };
+export { mulberry32, DEFAULT_SAMPLING, sampleLogits };
 
 const vocabularies = new WeakMap(); // LlamaModel -> Promise<Vocabulary>
 const indexes = new WeakMap(); // Vocabulary -> Map<pattern key, Index>
@@ -121,84 +123,6 @@ export function chatMLPrompt(user, system = "You are a helpful AI assistant.") {
 }
 
 
-export const DEFAULT_SAMPLING = Object.freeze({ temperature: 0.7, topK: 40, topP: 0.95, minP: 0 });
-
-/**
- * Samples a token id from logits where disallowed ids are -Infinity, as llama.cpp's chain does:
- * top-k, then top-p and min-p on the untempered softmax, then temperature; temperature <= 0 is
- * greedy (the lowest id among equal maxima). Returns -1 when no logit is finite.
- */
-export function sampleLogits(logits, length, random, { temperature, topK, topP, minP }) {
-  let best = -1;
-  let bestLogit = -Infinity;
-  let count = 0;
-  for (let i = 0; i < length; i++) {
-    const v = logits[i];
-    if (v > -Infinity) {
-      count++;
-      if (v > bestLogit) {
-        bestLogit = v;
-        best = i;
-      }
-    }
-  }
-  if (best < 0) return -1;
-  if (!(temperature > 0) || count === 1) return best;
-  let kept; // candidate ids; sorted by logit (descending) when a cut-off needs the order
-  if (topK > 0 && topK < count) kept = topKIds(logits, length, topK);
-  else {
-    kept = [];
-    for (let i = 0; i < length; i++) if (logits[i] > -Infinity) kept.push(i);
-    if (topP < 1) kept.sort((a, b) => logits[b] - logits[a] || a - b);
-  }
-  if (topP < 1) {
-    let z = 0;
-    for (const id of kept) z += Math.exp(logits[id] - bestLogit);
-    let cum = 0;
-    let n = 0;
-    while (n < kept.length) {
-      cum += Math.exp(logits[kept[n]] - bestLogit) / z;
-      n++;
-      if (cum >= topP) break;
-    }
-    kept.length = n;
-  }
-  if (minP > 0) {
-    const cut = bestLogit + Math.log(minP); // p_i >= minP * p_max  <=>  l_i >= l_max + ln(minP)
-    kept = kept.filter((id) => logits[id] >= cut);
-  }
-  const weights = new Float64Array(kept.length);
-  let sum = 0;
-  for (let j = 0; j < kept.length; j++) {
-    sum += Math.exp((logits[kept[j]] - bestLogit) / temperature);
-    weights[j] = sum;
-  }
-  const u = random() * sum;
-  for (let j = 0; j < kept.length; j++) if (u < weights[j]) return kept[j];
-  return kept[kept.length - 1];
-}
-
-/** The k ids with the largest finite logits, largest first (the lower id first among equals),
- *  in one pass with a small sorted buffer: no sort of a whole vocabulary. */
-function topKIds(logits, length, k) {
-  const ids = new Int32Array(k);
-  const vals = new Float64Array(k);
-  let n = 0;
-  for (let i = 0; i < length; i++) {
-    const v = logits[i];
-    if (!(v > -Infinity) || (n === k && v <= vals[k - 1])) continue;
-    let j = n < k ? n++ : k - 1;
-    while (j > 0 && vals[j - 1] < v) {
-      ids[j] = ids[j - 1];
-      vals[j] = vals[j - 1];
-      j--;
-    }
-    ids[j] = i;
-    vals[j] = v;
-  }
-  return Array.from(ids.subarray(0, n));
-}
-
 /** p50 / p99 / max of a list of numbers (nearest rank). */
 export function percentiles(values) {
   if (values.length === 0) return { p50: NaN, p99: NaN, max: NaN };
@@ -251,29 +175,11 @@ function notAllowedError(token, guide, cause, path) {
  * under the mask. Where the tokenization does not start with `lastToken` (the forced text
  * merges with it: `"` then `,"age":` is `","`, `age`, ...), the sampled token is
  * re-spelled: `{ respell: true }`, and `tokens` replace it; the text is the same.
- * `{ tokens: [] }` when nothing is forced or nothing can be written.
+ * `{ tokens: [] }` when nothing is forced or nothing can be written. (The rules are
+ * js/forced.mjs's, shared with the other adapters.)
  */
 export function forcedTokens(model, vocabulary, guide, lastToken, maxBytes = 256) {
-  const none = { respell: false, tokens: [] };
-  const forced = guide.forcedText(maxBytes);
-  if (!forced) return none;
-  const lastBytes = vocabulary.tokenBytes(lastToken);
-  let lastText;
-  try {
-    lastText = new TextDecoder("utf-8", { fatal: true }).decode(lastBytes);
-  } catch {
-    return none; // a token ending inside a character: no text to tokenize it with
-  }
-  const safe = Math.min(guide.forcedSafeLength(maxBytes), new TextEncoder().encode(forced).length);
-  const spelled = [];
-  let end = 0;
-  for (const t of model.tokenize(lastText + forced, false)) {
-    end += vocabulary.tokenBytes(t)?.length ?? Infinity;
-    if (end > lastBytes.length + safe) break;
-    spelled.push(t);
-  }
-  if (spelled.length > 0 && spelled[0] === lastToken) return { respell: false, tokens: spelled.slice(1) };
-  return spelled.length > 1 ? { respell: true, tokens: spelled } : none;
+  return forcedTokensWith((text) => model.tokenize(text, false), vocabulary, guide, lastToken, maxBytes);
 }
 
 /**
@@ -470,28 +376,12 @@ export async function generate(runtime, options = {}) {
       let written = [token];
       if (forceText && tokens.length + 1 < maxTokens) {
         const run = forcedTokens(model, vocabulary, guide, token, maxForcedBytes);
-        const fed = run.tokens.slice(0, maxTokens - tokens.length - (run.respell ? 0 : 1));
-        if (fed.length > (run.respell ? 1 : 0)) {
-          if (run.respell) guide.rollback(1);
-          const kept = run.respell ? [] : [token];
-          let advanced = 0;
-          try {
-            for (const t of fed) {
-              guide.advance(t);
-              advanced++;
-            }
-            written = [...kept, ...fed];
-          } catch {
-            // Not the guide's text after all (a tokenizer the vocabulary does not match):
-            // back to the sampled token alone.
-            guide.rollback(advanced);
-            if (run.respell) guide.advance(token);
-          }
-          if (written.length > 1) {
-            forcedRuns.push([tokens.length, written.length - 1, run.respell]);
-            forcedCount += written.length - 1;
-            batch = written;
-          }
+        const step = applyForced(guide, token, run, maxTokens - tokens.length);
+        if (step.gained > 0) {
+          written = step.written;
+          forcedRuns.push([tokens.length, step.gained, step.respell]);
+          forcedCount += step.gained;
+          batch = written;
         }
       }
       for (const t of written) emit(t);

@@ -1,6 +1,6 @@
 import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
-import type { PreTrainedTokenizer, Tensor } from "@huggingface/transformers";
-import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions } from "logitmask";
+import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from "@huggingface/transformers";
+import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, Vocabulary } from "logitmask";
 
 /**
  * A transformers.js logits processor that masks each step's logits to the tokens a logitmask
@@ -57,4 +57,65 @@ export class StructuredOutputProcessor extends LogitsProcessorList {
   /** Frees the index and the guides. */
   free(): void;
 }
+/** The part of a transformers.js causal LM that generateWithForcedText uses. */
+export interface CausalLMLike {
+  config?: { is_encoder_decoder?: boolean };
+  generation_config?: object;
+  prepare_inputs_for_generation(all_input_ids: bigint[][], model_inputs: Record<string, unknown>, generation_config: object): Record<string, unknown>;
+  forward(model_inputs: Record<string, unknown>): Promise<{ logits: Tensor } & Record<string, unknown>>;
+}
+
+export interface GenerateWithForcedTextOptions {
+  /** Tokens written at most, EOS not counted. Default 64. */
+  maxNewTokens?: number;
+  /** Default 0: greedy. */
+  temperature?: number;
+  /** Default 0: off. */
+  topK?: number;
+  /** Default 1: off. */
+  topP?: number;
+  /** Default 0: off. */
+  minP?: number;
+  seed?: number;
+  /** Feed the text the constraint forces in one forward with the sampled token. Default true. */
+  forceText?: boolean;
+  /** The forced text asked for at most, in bytes. Default 256. */
+  maxForcedBytes?: number;
+  /** The index's options, for a response format. */
+  indexOptions?: IndexOptions & (JsonSchemaOptions | GrammarOptions);
+  /** The model's vocabulary, instead of Vocabulary.fromTransformers(tokenizer). */
+  vocabulary?: Vocabulary;
+  onToken?: (token: number, text: string) => void;
+}
+
+export interface GenerateWithForcedTextResult {
+  text: string;
+  /** Tokens written, EOS not included. */
+  tokens: number[];
+  finished: boolean;
+  /** "eos": the model chose EOS; "complete": only EOS was left (no model call); "maxTokens". */
+  stopReason: "eos" | "complete" | "maxTokens";
+  /** Tokens chosen under the mask. */
+  steps: number;
+  /** Forward passes (the prompt's included): one per token without forced text. */
+  forwardPasses: number;
+  /** Tokens written without a forward pass of their own. */
+  forcedTokens: number;
+  /** Each forced run: [index in `tokens` of its first token, tokens gained, whether the sampled token was re-spelled]. */
+  forcedRuns: Array<[number, number, boolean]>;
+  passesPerToken: number;
+}
+
+/**
+ * Generates under a constraint with the decode loop run here (batch 1), feeding the text the
+ * constraint forces with the sampled token in one forward (past_key_values in a DynamicCache):
+ * generate() evaluates one token per forward, so forced text cannot go through it.
+ */
+export function generateWithForcedText(
+  model: PreTrainedModel | CausalLMLike,
+  tokenizer: { encode(text: string, options?: { add_special_tokens?: boolean }): number[] },
+  inputs: { input_ids: Tensor; attention_mask?: Tensor },
+  constraint: Index | ResponseFormat,
+  options?: GenerateWithForcedTextOptions,
+): Promise<GenerateWithForcedTextResult>;
 export default LogitmaskLogitsProcessor;

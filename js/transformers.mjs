@@ -12,10 +12,20 @@
 // advances each row's Guide with the tokens that appeared since the previous step, and masks
 // that row's logits. `@huggingface/transformers` is a peer dependency: it is imported, never
 // bundled.
-import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
+//
+// Forced text (docs/semantics.md, "Forced text") cannot go through generate(): its loop feeds
+// exactly one token per row per forward pass, and a LogitsProcessor only sees and changes one
+// step's logits; forcing a single allowed token there saves no pass. `generateWithForcedText`
+// (below) runs the decode loop itself on the model's public pieces (prepare_inputs_for_generation,
+// forward with past_key_values in a DynamicCache, the attention mask grown with `cat`/`ones`):
+// the sampled token and the forced tokens go in one forward, several input ids at once.
+import { DynamicCache, LogitsProcessor, LogitsProcessorList, Tensor, cat, ones } from "@huggingface/transformers";
 import { Guide, Index, Vocabulary } from "logitmask";
 import { logitmaskError as processorError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
+import { applyForced, forcedTokensWith } from "./forced.mjs";
+import { mulberry32 } from "./random.mjs";
+import { sampleLogits } from "./sampling.mjs";
 
 const isGuide = (x) => x !== null && typeof x === "object" && typeof x.advance === "function" && typeof x.maskLogits === "function";
 const isIndex = (x) => x !== null && typeof x === "object" && typeof x.nextState === "function" && "initialState" in x;
@@ -236,6 +246,149 @@ export class StructuredOutputProcessor extends LogitsProcessorList {
     this.processor.free();
     this.index.free();
   }
+}
+
+/** The cache entries of a forward's outputs (`present*` -> `past*`), as transformers.js's own
+ *  generate() renames them (getPastKeyValues, internal), into `cache` (a DynamicCache). */
+function updateCache(outputs, cache) {
+  const entries = Object.create(null);
+  for (const name in outputs) {
+    if (!name.startsWith("present")) continue;
+    const m = /^present_(ssm|conv|recurrent|compressor|indexer)/.exec(name);
+    entries[m ? name.replace("present_", "past_") : name.replace("present", "past_key_values")] = outputs[name];
+  }
+  if (cache) {
+    cache.update(entries);
+    return cache;
+  }
+  return new DynamicCache(entries);
+}
+
+/**
+ * Generates with a transformers.js causal LM under a constraint, feeding the text the
+ * constraint forces (keys, punctuation) in one forward pass with the sampled token: the
+ * decode loop of generate(), batch 1, run here because generate() evaluates one token per
+ * forward. `model`: a decoder-only PreTrainedModel (`AutoModelForCausalLM.from_pretrained`);
+ * `tokenizer`: its tokenizer (the vocabulary: Vocabulary.fromTransformers, cached; forced text
+ * tokenized with `tokenizer.encode(text, { add_special_tokens: false })`); `inputs`:
+ * `{ input_ids, attention_mask? }` of one row (`tokenizer(text)`); `constraint`: an Index, or
+ * a response format as StructuredOutputProcessor takes (`{ type: "json_schema", json_schema }`,
+ * `"regex"`, `"grammar"`, `"json_object"`). `options`: `maxNewTokens` (64; EOS not counted),
+ * `temperature` (0: greedy), `topK` (0: off), `topP` (1: off), `minP` (0: off), `seed` (0),
+ * `forceText` (true), `maxForcedBytes` (256), `indexOptions` (for a response format),
+ * `vocabulary` (instead of the tokenizer's), `onToken(token, text)`.
+ *
+ * Resolves to `{ text, tokens (EOS not included), finished, stopReason ("eos" | "complete":
+ * only EOS was left, no model call | "maxTokens"), forwardPasses (prompt included),
+ * forcedTokens, forcedRuns ([index in tokens, tokens gained, re-spelled]), passesPerToken,
+ * steps }`. Sampling is logitmask/node-llama-cpp's (llama.cpp's order: top-k, top-p, min-p,
+ * temperature) with a seeded PRNG, not transformers.js's sampler.
+ */
+export async function generateWithForcedText(model, tokenizer, inputs, constraint, options = {}) {
+  const {
+    maxNewTokens = 64,
+    temperature = 0,
+    topK = 0,
+    topP = 1,
+    minP = 0,
+    seed = 0,
+    forceText = true,
+    maxForcedBytes = 256,
+    indexOptions,
+    onToken,
+  } = options;
+  if (!model || typeof model.forward !== "function" || typeof model.prepare_inputs_for_generation !== "function") {
+    throw processorError("InvalidArgument", "generateWithForcedText needs a transformers.js causal LM (a PreTrainedModel with forward and prepare_inputs_for_generation)");
+  }
+  if (model.config?.is_encoder_decoder) throw processorError("InvalidArgument", "generateWithForcedText runs decoder-only models; an encoder-decoder model needs generate()");
+  const input_ids = inputs?.input_ids;
+  if (!(input_ids instanceof Tensor) || input_ids.dims.length !== 2 || input_ids.dims[0] !== 1 || input_ids.dims[1] === 0) {
+    throw processorError("InvalidArgument", `inputs.input_ids must be an int64 Tensor of dims [1, n > 0] (one row), got ${input_ids?.dims ?? typeof input_ids}`);
+  }
+  if (!Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw processorError("InvalidArgument", `maxNewTokens must be a non-negative integer, got ${maxNewTokens}`);
+  const vocabulary = options.vocabulary ?? vocabularyOf(tokenizer);
+  const ownIndex = isIndex(constraint) ? null : indexForFormat(vocabulary, constraint, indexOptions);
+  const index = ownIndex ?? constraint;
+  const guide = new Guide(index);
+  const eos = new Set(vocabulary.eosTokenIds);
+  const tokenize = (text) => tokenizer.encode(text, { add_special_tokens: false });
+  const random = mulberry32(seed);
+  const sampling = { temperature, topK, topP, minP };
+  const decoder = new TextDecoder("utf-8");
+  const all = [Array.from(input_ids.data, (x) => BigInt(x))];
+  const tokens = [];
+  const forcedRuns = [];
+  let forcedTokens = 0;
+  let forwardPasses = 0;
+  let steps = 0;
+  let finished = false;
+  let stopReason = "maxTokens";
+  let model_inputs = { input_ids, attention_mask: inputs.attention_mask ?? ones([1, input_ids.dims[1]]) };
+  try {
+    for (;;) {
+      if (guide.canFinish() && guide.allowedTokens().every((t) => eos.has(t))) {
+        guide.advance(vocabulary.eosTokenIds[0]); // a point mass on EOS: no need to ask the model
+        finished = true;
+        stopReason = "complete";
+        break;
+      }
+      if (tokens.length >= maxNewTokens) break;
+      model_inputs = model.prepare_inputs_for_generation(all, model_inputs, model.generation_config ?? {});
+      const outputs = await model.forward(model_inputs);
+      forwardPasses++;
+      const logits = outputs.logits.slice(null, -1, null).to("float32").data; // the last position's
+      guide.maskLogits(logits);
+      let token = sampleLogits(logits, logits.length, random, sampling);
+      if (token < 0) {
+        // Every allowed logit is -Infinity in the model's output: no preference among them.
+        const allowed = guide.allowedTokens();
+        token = allowed[Math.floor(random() * allowed.length)];
+      }
+      steps++;
+      guide.advance(token);
+      if (eos.has(token)) {
+        finished = true;
+        stopReason = "eos";
+        break;
+      }
+      let written = [token];
+      if (forceText && tokens.length + 1 < maxNewTokens) {
+        const run = forcedTokensWith(tokenize, vocabulary, guide, token, maxForcedBytes);
+        const r = applyForced(guide, token, run, maxNewTokens - tokens.length);
+        if (r.gained > 0) {
+          written = r.written;
+          forcedRuns.push([tokens.length, r.gained, r.respell]);
+          forcedTokens += r.gained;
+        }
+      }
+      for (const t of written) {
+        tokens.push(t);
+        all[0].push(BigInt(t));
+        onToken?.(t, decoder.decode(vocabulary.tokenBytes(t) ?? new Uint8Array(), { stream: true }));
+      }
+      // The next forward evaluates the written tokens at once, after the cached ones.
+      model_inputs.past_key_values = updateCache(outputs, model_inputs.past_key_values);
+      model_inputs.input_ids = new Tensor("int64", BigInt64Array.from(written, (t) => BigInt(t)), [1, written.length]);
+      model_inputs.attention_mask = cat([model_inputs.attention_mask, ones([1, written.length])], 1);
+      model_inputs.position_ids = null;
+    }
+  } finally {
+    guide.free();
+    ownIndex?.free();
+    await model_inputs.past_key_values?.dispose?.();
+  }
+  const text = new TextDecoder("utf-8").decode(Uint8Array.from(tokens.flatMap((t) => Array.from(vocabulary.tokenBytes(t) ?? []))));
+  return {
+    text,
+    tokens,
+    finished,
+    stopReason,
+    steps,
+    forwardPasses,
+    forcedTokens,
+    forcedRuns,
+    passesPerToken: tokens.length > 0 ? forwardPasses / tokens.length : NaN,
+  };
 }
 
 export default LogitmaskLogitsProcessor;

@@ -30,17 +30,23 @@ export type WllamaInput = { vocabulary: Vocabulary } & WllamaConstraint & (
 );
 
 export interface WllamaGenerateOptions {
-  /** Default 64. */
+  /** Tokens written at most, EOS and forced text included. Default 64. */
   maxTokens?: number;
   /** Default 0 (the most likely allowed token). */
   temperature?: number;
   seed?: number;
+  /** Feed the text the constraint forces (keys, punctuation) in one `decode` with the sampled
+   *  token instead of a step per token (docs/semantics.md, "Forced text"). Default true. */
+  forceText?: boolean;
+  /** The forced text asked for at most, in bytes. Default 256. */
+  maxForcedBytes?: number;
   /** Stops after the current step. */
   signal?: AbortSignal;
   /** Before sampling, with the step's mask (e.g. to time `guide.fillMask`). */
   onMask?: (info: { step: number; guide: Guide; mask: Uint32Array; allowed: number }) => void;
-  /** After each token; `logitsMs` and `decodeMs` are the totals so far. */
-  onToken?: (info: { step: number; token: number; text: string; allowed: number; forced: boolean; logitsMs: number; decodeMs: number }) => void;
+  /** After each token written; `logitsMs` and `decodeMs` are the totals so far. `fed`: a token
+   *  of forced text (no mask step of its own; `allowed` is null). */
+  onToken?: (info: { step: number; token: number; text: string; allowed: number | null; forced: boolean; fed: boolean; logitsMs: number; decodeMs: number }) => void;
 }
 
 export interface WllamaGenerateResult {
@@ -51,9 +57,20 @@ export interface WllamaGenerateResult {
   /** The text fully matches (EOS allowed or taken). */
   canFinish: boolean;
   stopped: boolean;
+  /** Mask steps: tokens chosen under the mask (the others were fed as forced text). */
   steps: number;
-  /** Steps where one token only was allowed (the model was not asked). */
+  /** Steps where one token only was allowed (the model's distribution was not read; the
+   *  token was still decoded). */
   forced: number;
+  /** Tokens of forced text written without a step or a forward pass of their own. */
+  forcedTokens: number;
+  /** Each forced run: [index in `tokens` of its first token, tokens gained, whether the
+   *  sampled token was re-spelled]. */
+  forcedRuns: Array<[number, number, boolean]>;
+  /** `wllama.decode` calls, the prompt's included: one per token without forced text. */
+  forwardPasses: number;
+  /** forwardPasses / tokens.length. */
+  passesPerToken: number;
   promptTokens: number;
   promptMs: number;
   logitsMs: number;

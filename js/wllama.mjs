@@ -6,10 +6,18 @@
 // with a seeded PRNG (temperature 0: the most likely allowed token). Then the token is
 // decoded into the model's context. The vocabulary must be the model's (Vocabulary.fromGguf
 // of the same GGUF: ids are the model's).
+//
+// Forced text (docs/semantics.md, "Forced text"; on unless `forceText: false`): after a token,
+// the text the constraint forces next (a schema's keys and punctuation) is tokenized with the
+// model's own tokenizer (`wllama.tokenize(lastTokenText + forced, false)`), cut by the rules
+// node-llama-cpp's adapter follows (js/forced.mjs: the sampled token re-spelled where the
+// forced text merges with it, the tokens cut at `guide.forcedSafeLength()`), and decoded
+// with the sampled token in one `wllama.decode(batch)`: one forward pass for many tokens.
 import { Guide, Index } from "logitmask";
 import { logitmaskError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
 import { mulberry32 } from "./random.mjs";
+import { applyForced, forcedTokensWith } from "./forced.mjs";
 
 export { mulberry32 };
 
@@ -74,14 +82,23 @@ export function sampleAllowed(probs, mask, temperature, random) {
  * of `index`: `grammar` (GBNF text, or `{ grammar, syntax }`), `syntax` (Index.fromGrammar's
  * option, default "gbnf") and `indexOptions` (IndexOptions & GrammarOptions): a lazy index is
  * built for this call and freed after it (its errors are the library's, e.g. InvalidGrammar).
- * `options`: { maxTokens = 64, temperature = 0, seed = 0, signal (AbortSignal: stops after
- * the current step), onMask({ step, guide, mask, allowed }) (before sampling, e.g. to time
- * the mask), onToken({ step, token, text, allowed, forced, logitsMs, decodeMs }) (the last
- * two: totals so far) }.
+ * `options`: { maxTokens = 64 (tokens written, EOS and forced text included), temperature = 0,
+ * seed = 0, forceText = true (feed the text the constraint forces in one batch),
+ * maxForcedBytes = 256, signal (AbortSignal: stops after the current step), onMask({ step,
+ * guide, mask, allowed }) (before sampling, e.g. to time the mask), onToken({ step, token,
+ * text, allowed, forced, fed, logitsMs, decodeMs }) (once per token written; `fed`: a token of
+ * forced text, written without a mask or a distribution of its own, `allowed` null then;
+ * the last two: totals so far) }.
  *
- * Resolves to { text, tokens, finished (EOS taken), canFinish (the text fully matches),
- * stopped (the signal), steps, forced (steps with one allowed token), promptTokens,
- * logitsMs, decodeMs, promptMs }. The model's KV cache is cleared first.
+ * Resolves to { text, tokens (EOS included when taken), finished (EOS taken), canFinish (the
+ * text fully matches), stopped (the signal), steps (mask steps: a token chosen under the
+ * mask), forced (steps with one allowed token: taken without reading the model's
+ * distribution, yet still decoded), forcedTokens (tokens of forced text fed without a step
+ * of their own), forcedRuns ([index in `tokens` of the run's first token, tokens gained,
+ * whether the sampled token was re-spelled]), forwardPasses (`wllama.decode` calls, the
+ * prompt's included: each gives the next distribution), passesPerToken, promptTokens,
+ * logitsMs, decodeMs, promptMs }. Without forced text, forwardPasses is one per token. The
+ * model's KV cache is cleared first.
  */
 export async function generate(wllama, input, options = {}) {
   const { vocabulary, grammar } = input ?? {};
@@ -91,7 +108,7 @@ export async function generate(wllama, input, options = {}) {
   if ((!index && grammar === undefined) || !vocabulary) throw logitmaskError("InvalidArgument", "generate needs the index (or a grammar) and the model's vocabulary");
   const ownIndex = index ? null : grammarIndex(vocabulary, grammar, input.syntax, input.indexOptions);
   index ??= ownIndex;
-  const { maxTokens = 64, temperature = 0, seed = 0, signal, onMask, onToken } = options;
+  const { maxTokens = 64, temperature = 0, seed = 0, forceText = true, maxForcedBytes = 256, signal, onMask, onToken } = options;
   let guide;
   try {
     guide = new Guide(index);
@@ -108,16 +125,27 @@ export async function generate(wllama, input, options = {}) {
     const tPrompt = performance.now();
     await wllama.decode(promptTokens, {});
     const promptMs = performance.now() - tPrompt;
+    let forwardPasses = 1;
 
     const decoder = new TextDecoder("utf-8");
+    const tokenize = (text) => wllama.tokenize(text, false);
     const tokens = [];
+    const forcedRuns = [];
+    let forcedTokens = 0;
     let text = "";
     let finished = false;
     let forced = 0;
     let logitsMs = 0;
     let decodeMs = 0;
     let step = 0;
-    for (; step < maxTokens && !signal?.aborted; step++) {
+    const emit = (token, info) => {
+      tokens.push(token);
+      let piece = "";
+      if (eos.has(token)) finished = true;
+      else text += piece = decoder.decode(vocabulary.tokenBytes(token) ?? new Uint8Array(), { stream: true });
+      onToken?.({ step, token, text: piece, ...info, logitsMs, decodeMs });
+    };
+    while (tokens.length < maxTokens && !signal?.aborted) {
       guide.fillMask(mask);
       const allowed = popcount(mask);
       onMask?.({ step, guide, mask, allowed });
@@ -133,18 +161,25 @@ export async function generate(wllama, input, options = {}) {
         token = sampleAllowed(probs, mask, temperature, random);
       }
       guide.advance(token); // throws if the token were not allowed: it always is
-      tokens.push(token);
-      let piece = "";
-      if (eos.has(token)) finished = true;
-      else text += piece = decoder.decode(vocabulary.tokenBytes(token) ?? new Uint8Array(), { stream: true });
-      onToken?.({ step, token, text: piece, allowed, forced: isForced, logitsMs, decodeMs });
-      if (finished) {
-        step++;
-        break;
+      let written = [token];
+      if (forceText && !eos.has(token) && tokens.length + 1 < maxTokens) {
+        const run = await forcedTokensWith(tokenize, vocabulary, guide, token, maxForcedBytes);
+        const r = applyForced(guide, token, run, maxTokens - tokens.length);
+        if (r.gained > 0) {
+          written = r.written;
+          forcedRuns.push([tokens.length, r.gained, r.respell]);
+          forcedTokens += r.gained;
+        }
       }
+      // The step's token (re-spelled: the run's first, which starts where it did and is allowed
+      // there too) carries the step's mask; the others are fed.
+      written.forEach((t, i) => emit(t, i === 0 ? { allowed, forced: isForced, fed: false } : { allowed: null, forced: false, fed: true }));
+      step++;
+      if (finished) break;
       const t1 = performance.now();
-      await wllama.decode([token], {});
+      await wllama.decode(written, {});
       decodeMs += performance.now() - t1;
+      forwardPasses++;
     }
     text += decoder.decode();
     return {
@@ -155,6 +190,10 @@ export async function generate(wllama, input, options = {}) {
       stopped: Boolean(signal?.aborted),
       steps: step,
       forced,
+      forcedTokens,
+      forcedRuns,
+      forwardPasses,
+      passesPerToken: tokens.length > 0 ? forwardPasses / tokens.length : NaN,
       promptTokens: promptTokens.length,
       promptMs,
       logitsMs,

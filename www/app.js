@@ -520,14 +520,17 @@ async function generate() {
           maskUs = timeFillMask(guide, mask, reps);
           timingMs += performance.now() - tc; // the repeated calls are ours, not the generation's
         },
-        onToken: ({ token, text: piece, allowed, forced, logitsMs, decodeMs }) => {
-          steps.push({ token, allowed, maskUs, forced });
+        onToken: ({ token, text: piece, allowed, forced, fed, logitsMs, decodeMs }) => {
+          // A fed token (forced text) had no mask step of its own: no count, no mask time.
+          steps.push({ token, allowed, maskUs: fed ? null : maskUs, forced, fed });
           shownText += piece;
           if (!vocab.eosTokenIds.includes(token)) {
             const span = document.createElement("span");
-            span.className = forced ? "tok forced" : "tok";
+            span.className = fed ? "tok fed" : forced ? "tok forced" : "tok";
             span.textContent = piece;
-            span.title = `token ${token} · ${fmt.format(allowed)} allowed · mask ${us(maskUs)} µs${forced ? " · forced" : ""}`;
+            span.title = fed
+              ? `token ${token} · forced text, fed in one batch with the token before (no forward pass of its own)`
+              : `token ${token} · ${fmt.format(allowed)} allowed · mask ${us(maskUs)} µs${forced ? " · forced" : ""}`;
             caret.before(span);
           }
           showProgress(steps, performance.now() - t0 - timingMs, logitsMs, decodeMs);
@@ -578,19 +581,24 @@ async function generate() {
     } else if (fullMatch) {
       el.verdict.dataset.state = "match";
       const how = finished ? `EOS after ${n - 1} tokens` : `${stopped ? "stopped" : "max tokens"} after ${n} tokens, can end here`;
-      el.verdict.textContent = `✓ full match · ${how} · ${jsLabel}`;
+      const passes = run.forcedTokens > 0 ? ` · ${run.forwardPasses} forward passes (${run.forcedTokens} tokens fed as forced text)` : "";
+      el.verdict.textContent = `✓ full match · ${how}${passes} · ${jsLabel}`;
     } else {
       el.verdict.dataset.state = "incomplete";
       el.verdict.textContent = `⚠ max tokens reached before a full match (${n} tokens) · raise Max tokens`;
     }
-    const maskList = steps.map((s) => s.maskUs);
+    const sampled = steps.filter((s) => !s.fed); // the mask steps
+    const maskList = sampled.map((s) => s.maskUs);
     demo.result = {
       kind,
       source,
       text,
       tokens: steps.map((s) => s.token),
-      allowed: steps.map((s) => s.allowed),
+      allowed: sampled.map((s) => s.allowed), // per mask step
       forced: steps.filter((s) => s.forced).length,
+      fed: run.forcedTokens,
+      forcedRuns: run.forcedRuns.length,
+      forwardPasses: run.forwardPasses,
       maskUs: maskList,
       maskReps: reps,
       timingMs,
@@ -603,8 +611,8 @@ async function generate() {
       promptMs,
       elapsedMs: elapsed,
       tokensPerSecond: (n * 1000) / elapsed,
-      logitsMsPerCall: logitsMs / Math.max(1, steps.filter((s) => !s.forced).length),
-      decodeMsPerCall: decodeMs / Math.max(1, n - (finished ? 1 : 0)),
+      logitsMsPerCall: logitsMs / Math.max(1, sampled.filter((s) => !s.forced).length),
+      decodeMsPerCall: decodeMs / Math.max(1, run.forwardPasses - 1),
       buildMs: built.ms,
       states: built.states,
       temperature,
@@ -654,17 +662,19 @@ function median(xs) {
 }
 
 function showProgress(steps, elapsedMs, logitsMs, decodeMs) {
-  const last = steps[steps.length - 1];
-  const maskList = steps.map((s) => s.maskUs);
+  const sampled = steps.filter((s) => !s.fed);
+  const last = sampled[sampled.length - 1];
+  const maskList = sampled.map((s) => s.maskUs);
   el.sMask.textContent = `${us(median(maskList))} µs`;
   el.sMaskD.textContent = `median; max ${us(Math.max(...maskList))} µs (fillMask)`;
   const seconds = elapsedMs / 1000;
   el.sSpeed.textContent = `${(steps.length / seconds).toFixed(1)} tok/s`;
-  const asked = steps.filter((s) => !s.forced).length;
-  const decoded = Math.max(1, steps.length - 1);
-  el.sSpeedD.textContent = `per step: logits ${Math.round(logitsMs / Math.max(1, asked))} ms, decode ${Math.round(decodeMs / decoded)} ms`;
+  const asked = sampled.filter((s) => !s.forced).length;
+  const decoded = Math.max(1, sampled.length - 1);
+  const fed = steps.length - sampled.length;
+  el.sSpeedD.textContent = `per step: logits ${Math.round(logitsMs / Math.max(1, asked))} ms, decode ${Math.round(decodeMs / decoded)} ms${fed ? ` · ${fed} tokens fed as forced text` : ""}`;
   el.sAllowed.textContent = fmt.format(last.allowed);
-  el.sAllowedD.textContent = `of ${fmt.format(vocab.size)} at step ${steps.length}${last.forced ? " (forced)" : ""}`;
+  el.sAllowedD.textContent = `of ${fmt.format(vocab.size)} at step ${sampled.length}${last.forced ? " (forced)" : ""}`;
   lastSteps = steps;
   drawPlot(steps);
 }
@@ -734,9 +744,16 @@ function drawPlot(steps) {
   const barW = Math.max(2, Math.min(28, slotW * 0.7));
   const x = (i) => L + slotW * (i + 0.5);
 
-  // Bars: allowed tokens per step (green where only one token was allowed).
+  // Bars: allowed tokens per step (green where only one token was allowed); a fed token
+  // (forced text, no step of its own) is a thin green tick at the bottom.
   for (let i = 0; i < n; i++) {
     const s = steps[i];
+    if (s.fed) {
+      g.fillStyle = cForced;
+      g.globalAlpha = 0.5;
+      g.fillRect(x(i) - barW / 2, T + h - 3, barW, 3);
+      continue;
+    }
     const y = Math.min(yAllowed(s.allowed), T + h - 4);
     g.fillStyle = s.allowed === 1 ? cForced : cAllowed;
     g.globalAlpha = 0.85;
@@ -750,6 +767,7 @@ function drawPlot(steps) {
     g.textBaseline = "bottom";
     g.font = "10px system-ui, sans-serif";
     for (let i = 0; i < n; i++) {
+      if (steps[i].fed) continue;
       const a = steps[i].allowed;
       const label = a >= 10000 ? `${Math.round(a / 1000)}k` : a >= 1000 ? `${(a / 1000).toFixed(1)}k` : String(a);
       const top = Math.min(yAllowed(a), T + h - 4);
@@ -766,7 +784,8 @@ function drawPlot(steps) {
   }
 
   // Line: mask time per step (right axis, linear).
-  const maxUs = niceMax(Math.max(...steps.map((s) => s.maskUs)) * 1.1);
+  const timed = steps.map((s, i) => [i, s.maskUs]).filter(([, v]) => v !== null);
+  const maxUs = niceMax(Math.max(...timed.map(([, v]) => v)) * 1.1);
   const yMask = (v) => T + h - (v / maxUs) * h;
   g.fillStyle = "#a35a12";
   g.textAlign = "left";
@@ -774,12 +793,12 @@ function drawPlot(steps) {
   g.strokeStyle = cMask;
   g.lineWidth = 2;
   g.beginPath();
-  steps.forEach((s, i) => (i ? g.lineTo(x(i), yMask(s.maskUs)) : g.moveTo(x(i), yMask(s.maskUs))));
+  timed.forEach(([i, v], k) => (k ? g.lineTo(x(i), yMask(v)) : g.moveTo(x(i), yMask(v))));
   g.stroke();
   g.fillStyle = cMask;
-  for (let i = 0; i < n; i++) {
+  for (const [i, v] of timed) {
     g.beginPath();
-    g.arc(x(i), yMask(steps[i].maskUs), 2.5, 0, Math.PI * 2);
+    g.arc(x(i), yMask(v), 2.5, 0, Math.PI * 2);
     g.fill();
   }
 

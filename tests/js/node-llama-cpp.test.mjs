@@ -10,6 +10,7 @@ import { getLlama, LlamaGrammar, LlamaLogLevel } from "node-llama-cpp";
 import { Vocabulary } from "logitmask";
 import { generate, vocabularyFromModel, indexFor, chatMLPrompt } from "logitmask/node-llama-cpp";
 import { REPO } from "./helpers.mjs";
+import { runInContext } from "./smollm2.mjs";
 
 const MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
 const GRAMMARS = path.join(REPO, "node_modules/node-llama-cpp/llama/grammars");
@@ -101,25 +102,6 @@ test("generate({ grammar: list.gbnf }), sampled over seeds: every output is the 
   await assert.rejects(generate({ model, context, grammar: gbnf, syntax: "nope", prompt }), { name: "LogitmaskError", code: "InvalidArgument" });
   await assert.rejects(generate({ model, context, grammar: { grammar: gbnf, syntax: "gbnf" }, syntax: "other", prompt }), { code: "InvalidArgument" });
 });
-
-/** Whether `run` (tokens written as one forced run) is what the model's tokenizer writes for
- *  that text in context: the text from the token before the run through the token after it
- *  tokenized whole, the run's tokens appear at the run's byte offset. */
-function runInContext(model, vocabulary, tokens, start, end) {
-  const bytesOf = (t) => vocabulary.tokenBytes(t);
-  const from = Math.max(0, start - 1);
-  const to = Math.min(tokens.length, end + 1);
-  const window = tokens.slice(from, to);
-  const text = Buffer.concat(window.map(bytesOf)).toString("utf8");
-  const offset = tokens.slice(from, start).reduce((n, t) => n + bytesOf(t).length, 0);
-  const retokenized = Array.from(model.tokenize(text, false));
-  let at = 0;
-  let i = 0;
-  while (i < retokenized.length && at < offset) at += bytesOf(retokenized[i++]).length;
-  if (at !== offset) return false;
-  const want = tokens.slice(start, end);
-  return want.every((t, k) => retokenized[i + k] === t);
-}
 
 test("forced text: keys and punctuation fed in batches, fewer forward passes, tokens as the tokenizer writes them in context", { timeout: 300_000 }, async (t) => {
   if (!model) return t.skip(`${MODEL} is missing`);

@@ -57,7 +57,7 @@ test("the tarball holds the builds, the JS entries and the types, and nothing el
   const targets = new Set();
   const collect = (v) => (typeof v === "string" ? targets.add(v.replace(/^\.\//, "")) : Object.values(v).forEach(collect));
   collect(JSON.parse(readFileSync(path.join(REPO, "package.json"), "utf8")).exports);
-  for (const f of [...targets, "js/worker.node.mjs", "js/build-job.mjs", "js/builder-core.mjs", "js/options.mjs", "js/grammar-source.mjs"]) {
+  for (const f of [...targets, "js/worker.node.mjs", "js/build-job.mjs", "js/builder-core.mjs", "js/options.mjs", "js/grammar-source.mjs", "js/forced.mjs", "js/sampling.mjs", "js/random.mjs"]) {
     assert.ok(files.includes(f), `package.json exports ${f}, missing from the tarball`);
   }
   // The tarball itself agrees with npm's report.

@@ -50,7 +50,8 @@ export async function stepper(smol, user) {
 /** As `stepper`, from prompt token ids. */
 export async function stepperFromTokens(smol, prompt) {
   const sequence = smol.context.getSequence();
-  const iterator = sequence.evaluateWithMetadata(prompt, { probabilities: true }, { temperature: 0, yieldEogToken: true });
+  const evaluate = (tokens) => sequence.evaluateWithMetadata(tokens, { probabilities: true }, { temperature: 0, yieldEogToken: true });
+  let iterator = evaluate(prompt);
   let current = await iterator.next();
   return {
     prompt,
@@ -67,6 +68,12 @@ export async function stepperFromTokens(smol, prompt) {
     async feed(token) {
       current = await iterator.next(token);
     },
+    /** Appends several tokens in one evaluation (one batch, as a runtime feeds forced text). */
+    async feedMany(tokens) {
+      await iterator.return();
+      iterator = evaluate(tokens);
+      current = await iterator.next();
+    },
     async close() {
       await iterator.return();
       sequence.dispose();
@@ -82,19 +89,26 @@ export function argmax(logits) {
 }
 
 /** The model behind the part of @wllama/wllama's Wllama that logitmask/wllama uses (its
- *  chat template: ChatML, SmolLM2's), so that the adapter runs here with a real model. */
+ *  chat template: ChatML, SmolLM2's), so that the adapter runs here with a real model.
+ *  `tokenize(text, special = true)` as wllama's (no BOS; `special`: parse special tokens);
+ *  `decode(tokens)` evaluates the tokens in one batch, as llama_decode does; `decodes` lists
+ *  the batch sizes. */
 export function smolLM2AsWllama(smol) {
   let s = null;
+  const decodes = [];
   return {
+    decodes,
     kvClear: async () => {
       await s?.close();
       s = null;
     },
     formatChat: async (messages) => chatMLPrompt(messages.filter((m) => m.role === "user").at(-1).content),
-    tokenize: async (text) => smol.model.tokenize(text, true),
+    tokenize: async (text, special = true) => Array.from(smol.model.tokenize(text, special)),
     decode: async (tokens) => {
+      decodes.push(tokens.length);
       if (!s) s = await stepperFromTokens(smol, tokens);
-      else for (const t of tokens) await s.feed(t);
+      else if (tokens.length === 1) await s.feed(tokens[0]);
+      else await s.feedMany(tokens);
     },
     getLogits: async () => s.probabilities(),
     close: async () => {
@@ -102,4 +116,24 @@ export function smolLM2AsWllama(smol) {
       s = null;
     },
   };
+}
+
+/** Whether `run` (tokens written as one forced run, `tokens[start..end)`) is what the model's
+ *  tokenizer writes for that text in context: the text from the token before the run through
+ *  the token after it tokenized whole (node-llama-cpp's `model.tokenize(text, false)`), the
+ *  run's tokens appear at the run's byte offset. */
+export function runInContext(model, vocabulary, tokens, start, end) {
+  const bytesOf = (t) => vocabulary.tokenBytes(t) ?? new Uint8Array(); // EOS: no text
+  const from = Math.max(0, start - 1);
+  const to = Math.min(tokens.length, end + 1);
+  const window = tokens.slice(from, to);
+  const text = Buffer.concat(window.map(bytesOf)).toString("utf8");
+  const offset = tokens.slice(from, start).reduce((n, t) => n + bytesOf(t).length, 0);
+  const retokenized = Array.from(model.tokenize(text, false));
+  let at = 0;
+  let i = 0;
+  while (i < retokenized.length && at < offset) at += bytesOf(retokenized[i++]).length;
+  if (at !== offset) return false;
+  const want = tokens.slice(start, end);
+  return want.every((t, k) => retokenized[i + k] === t);
 }

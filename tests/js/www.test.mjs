@@ -187,14 +187,15 @@ test("www/: the demo page generates with SmolLM2 in headless Chromium, masked by
     assert.equal(date.shown, r.text, "the streamed tokens spell the output");
     assert.equal(await page.getAttribute("#verdict", "data-state"), "match");
     assert.match(await page.textContent("#verdict"), /full match/);
-    assert.equal(r.allowed.length, r.tokens.length);
+    assert.equal(r.allowed.length, r.tokens.length - r.fed, "a count per mask step (fed tokens of forced text have none)");
+    assert.equal(r.forwardPasses + r.fed, r.tokens.length + (r.finished ? 0 : 1), "every token a forward pass or fed");
     assert.ok(r.allowed.every((n) => n >= 1 && n <= 49152), `allowed counts: ${r.allowed}`);
     assert.ok(r.maskUs.every((x) => Number.isFinite(x) && x >= 0), `mask times: ${r.maskUs}`);
     assert.ok(r.tokensPerSecond > 0);
     assert.equal(await page.isVisible("#error"), false, "the error area is cleared by a good pattern");
     await page.screenshot({ path: path.join(OUT, "www-date.png"), fullPage: true });
     t.diagnostic(
-      `date: ${JSON.stringify(r.text)} in ${r.tokens.length} steps (${r.forced} forced), ${r.tokensPerSecond.toFixed(1)} tok/s, ` +
+      `date: ${JSON.stringify(r.text)} in ${r.tokens.length} tokens (${r.forced} forced steps, ${r.fed} fed as forced text, ${r.forwardPasses} forward passes), ${r.tokensPerSecond.toFixed(1)} tok/s, ` +
         `mask median ${[...r.maskUs].sort((a, b) => a - b)[r.maskUs.length >> 1].toFixed(2)} µs, index ${r.buildMs.toFixed(1)} ms, ` +
         `logits ${r.logitsMsPerCall.toFixed(0)} ms + decode ${r.decodeMsPerCall.toFixed(0)} ms per step`,
     );
