@@ -41,7 +41,7 @@ export interface GenerateRuntime {
   syntax?: GrammarOptions["syntax"];
   /** Index.fromStructuralTags' specification (free text with tagged segments). */
   structuralTags?: StructuralTags;
-  /** An OpenAI-style tools list: the spec of `structuralTagsFromTools(tools, { format: toolFormat,
+  /** An OpenAI-style tools list (with an `index` too: only how to read the calls): the spec of `structuralTagsFromTools(tools, { format: toolFormat,
    *  mode: toolMode })` (logitmask/tools); the result then has `toolCalls` and `content`. */
   tools?: readonly Tool[];
   /** Default "hermes" (Hermes, Qwen2.5/3: `<tool_call>` JSON). */
@@ -72,6 +72,8 @@ export interface GenerateOptions {
   forceText?: boolean;
   /** The forced text asked for at most, in bytes (default 256). */
   maxForcedBytes?: number;
+  /** With `tools`: stop (stopReason "toolCalls") once this many calls are complete. */
+  maxToolCalls?: number;
   onToken?: (token: number, text: string) => void;
 }
 
@@ -79,8 +81,8 @@ export interface GenerateResult {
   text: string;
   tokens: number[];
   finished: boolean;
-  /** "eos": the model chose EOS; "complete": only EOS was left; "maxTokens". */
-  stopReason: "eos" | "complete" | "maxTokens";
+  /** "eos": the model chose EOS; "complete": only EOS was left; "toolCalls": `maxToolCalls` calls written; "maxTokens". */
+  stopReason: "eos" | "complete" | "toolCalls" | "maxTokens";
   /** The text so far fully matches (EOS allowed). */
   complete: boolean;
   finalState: number;

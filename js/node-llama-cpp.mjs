@@ -299,7 +299,8 @@ export function forcedTokens(model, vocabulary, guide, lastToken, maxBytes = 256
  * @param {object} [runtime.structuralTags] Index.fromStructuralTags' specification, or
  * @param {object[]} [runtime.tools] an OpenAI-style tools list (logitmask/tools'
  *   structuralTagsFromTools with `toolFormat`, default "hermes", and `toolMode`, default
- *   "auto"); the result then has `toolCalls` and `content` (parseToolCalls of the text)
+ *   "auto"); the result then has `toolCalls` and `content` (parseToolCalls of the text). With
+ *   an `index` too, the index is the constraint and `tools` only say how to read the calls
  * @param {string | number[]} runtime.prompt text (tokenized with special tokens on) or token ids
  * @param {object} [options]
  * @param {number} [options.maxTokens=64] text tokens at most (EOS not counted; at the cap the
@@ -313,6 +314,9 @@ export function forcedTokens(model, vocabulary, guide, lastToken, maxBytes = 256
  * @param {boolean} [options.forceText=true] feed the text the constraint forces (keys, punctuation)
  *   in one batch instead of sampling it token by token (`forcedTokens`): fewer forward passes
  * @param {number} [options.maxForcedBytes=256] the forced text asked for at most
+ * @param {number} [options.maxToolCalls] with `tools`: stop (EOS, stopReason "toolCalls") once
+ *   this many calls are complete and the text may end there (e.g. 1: one call, as OpenAI's
+ *   `parallel_tool_calls: false`); default: the model decides
  * @param {(token: number, text: string) => void} [options.onToken]
  */
 export async function generate(runtime, options = {}) {
@@ -340,8 +344,12 @@ export async function generate(runtime, options = {}) {
     fast = false,
     forceText = true,
     maxForcedBytes = 256,
+    maxToolCalls,
     onToken,
   } = options;
+  if (maxToolCalls !== undefined && (tools === undefined || !Number.isInteger(maxToolCalls) || maxToolCalls < 1)) {
+    throw new TypeError("maxToolCalls is a positive integer, and goes with tools");
+  }
   if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex, jsonSchema, grammar, structuralTags or tools)");
   if (!context && !sequence) throw new TypeError("generate needs a context or a sequence");
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
@@ -371,9 +379,12 @@ export async function generate(runtime, options = {}) {
   let buffer;
   let maskBuffer; // the fast path's allowed set, read in place
 
+  let textSoFar = ""; // kept for maxToolCalls only
   const emit = (token) => {
     tokens.push(token);
-    if (onToken) onToken(token, decoder.decode(vocabulary.tokenBytes(token), { stream: true }));
+    const piece = onToken || maxToolCalls ? decoder.decode(vocabulary.tokenBytes(token), { stream: true }) : "";
+    if (maxToolCalls) textSoFar += piece;
+    if (onToken) onToken(token, piece);
   };
 
   try {
@@ -511,6 +522,12 @@ export async function generate(runtime, options = {}) {
         }
       }
       for (const t of written) emit(t);
+      if (maxToolCalls && guide.canFinish() && parseToolCalls(textSoFar, { format: toolFormat }).calls.length >= maxToolCalls) {
+        guide.advance(vocabulary.eosTokenIds[0]);
+        finished = true;
+        stopReason = "toolCalls";
+        break;
+      }
     }
     tLoopEnd = performance.now();
   } finally {
@@ -534,7 +551,8 @@ export async function generate(runtime, options = {}) {
     ...(parsed && { toolCalls: parsed.calls, content: parsed.text }),
     tokens,
     finished,
-    /** "eos": the model chose EOS; "complete": only EOS was left (no model call); "maxTokens". */
+    /** "eos": the model chose EOS; "complete": only EOS was left (no model call); "toolCalls":
+     *  `maxToolCalls` calls were written; "maxTokens". */
     stopReason,
     /** The text so far fully matches (EOS allowed), whether or not EOS was sampled. */
     complete: isFinal,
