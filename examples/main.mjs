@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // `npm start`: a real small model (SmolLM2-135M-Instruct, GGUF, run by node-llama-cpp on the
-// CPU) writes a JSON object for a JSON Schema (or text for a regex or a grammar) while every step's logits
+// CPU) writes a JSON object for a JSON Schema (or text for a regex or a grammar, or a tool call) while every step's logits
 // are masked by a logitmask Guide. The vocabulary comes from the GGUF through logitmask's own
 // loader; the masking and the sampling are ours (js/node-llama-cpp.mjs, `logitmask/node-llama-cpp`), not the runtime's grammar.
 //
-//   node examples/main.mjs [--schema FILE | --regex REGEX | --grammar FILE [--syntax NAME]] [--prompt TEXT] [--max-tokens N]
+//   node examples/main.mjs [--schema FILE | --regex REGEX | --grammar FILE [--syntax NAME] | --tools FILE [--tool-mode MODE]]
+//                          [--prompt TEXT] [--max-tokens N]
 //                          [--seed N] [--temperature T] [--fast] [--no-forced-text] [--compact] [--model FILE] [--threads N] [--json]
 //
 // The functions are exported for tests/js/main.test.mjs, which runs this code path.
@@ -16,10 +17,15 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { getLlama, LlamaLogLevel } from "node-llama-cpp";
 import { Vocabulary, Index, Guide } from "../js/node.mjs";
 import { generate, chatMLPrompt, percentiles, DEFAULT_SAMPLING } from "logitmask/node-llama-cpp";
+import { parseToolCalls, structuralTagsFromTools, toolsPrompt, TOOL_MODES } from "logitmask/tools";
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const DEFAULT_MODEL = path.join(REPO, ".cache/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf");
 export const DEFAULT_SCHEMA = path.join(REPO, "examples/person.schema.json");
+export const DEFAULT_TOOLS = path.join(REPO, "examples/tools.json");
+/** The user message of `--tools` (examples/tools.json has get_weather, get_time and search). */
+export const DEFAULT_TOOLS_PROMPT = "What is the weather like in Paris right now?";
+export const DEFAULT_SYSTEM = "You are a helpful AI assistant.";
 /** Text tokens at most: room for pretty-printed objects (the model writes whitespace). */
 export const DEFAULT_MAX_TOKENS = 256;
 
@@ -31,6 +37,10 @@ Generates with SmolLM2-135M-Instruct while a logitmask Guide masks every step.
   --regex REGEX       a regex instead (full match)
   --grammar FILE      a grammar instead (GBNF, llama.cpp's; e.g. node_modules/node-llama-cpp/llama/grammars/json.gbnf)
   --syntax NAME       the grammar's syntax (default gbnf)
+  --tools FILE        an OpenAI-style tools list (JSON; e.g. examples/tools.json): the model answers
+                      with a Hermes/Qwen <tool_call> whose arguments match the tool's schema
+  --tool-mode MODE    only (default: calls only), required (one call or more, free text around),
+                      auto (free text, calls optional)
   --prompt TEXT       the user message (default: one that asks for the constrained output)
   --max-tokens N      text tokens at most (default 256; a JSON text ends at EOS long before)
   --seed N            sampling seed (default 0)
@@ -55,6 +65,8 @@ export function parseCli(argv) {
       regex: { type: "string" },
       grammar: { type: "string" },
       syntax: { type: "string" },
+      tools: { type: "string" },
+      "tool-mode": { type: "string" },
       prompt: { type: "string" },
       "max-tokens": { type: "string" },
       seed: { type: "string" },
@@ -73,16 +85,21 @@ export function parseCli(argv) {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got ${JSON.stringify(v)}`);
     return n;
   };
-  if ([values.schema, values.regex, values.grammar].filter((v) => v !== undefined).length > 1) throw new Error("give one of --schema, --regex and --grammar, not both");
+  if ([values.schema, values.regex, values.grammar, values.tools].filter((v) => v !== undefined).length > 1) throw new Error("give one of --schema, --regex, --grammar and --tools, not both");
   if (values.syntax !== undefined && values.grammar === undefined) throw new Error("--syntax goes with --grammar");
-  if (values.compact && (values.regex !== undefined || values.grammar !== undefined)) throw new Error("--compact goes with a schema");
+  if (values.compact && (values.regex !== undefined || values.grammar !== undefined || values.tools !== undefined)) throw new Error("--compact goes with a schema");
+  if (values["tool-mode"] !== undefined && values.tools === undefined) throw new Error("--tool-mode goes with --tools");
+  const toolMode = values["tool-mode"] ?? "only";
+  if (!TOOL_MODES.includes(toolMode)) throw new Error(`--tool-mode must be one of ${TOOL_MODES.join(", ")}, got ${JSON.stringify(toolMode)}`);
   const temperature = values.temperature === undefined ? DEFAULT_SAMPLING.temperature : Number(values.temperature);
   if (!Number.isFinite(temperature) || temperature < 0) throw new Error(`--temperature must be a number >= 0, got ${JSON.stringify(values.temperature)}`);
   return {
     help: values.help ?? false,
-    schemaFile: values.regex === undefined && values.grammar === undefined ? (values.schema ?? DEFAULT_SCHEMA) : undefined,
+    schemaFile: values.regex === undefined && values.grammar === undefined && values.tools === undefined ? (values.schema ?? DEFAULT_SCHEMA) : undefined,
     regex: values.regex,
     grammarFile: values.grammar,
+    toolsFile: values.tools,
+    toolMode: values.tools === undefined ? undefined : toolMode,
     syntax: values.syntax,
     prompt: values.prompt,
     maxTokens: values["max-tokens"] === undefined ? DEFAULT_MAX_TOKENS : int("max-tokens", values["max-tokens"], 1),
@@ -136,14 +153,39 @@ export async function loadRuntime({ modelPath = DEFAULT_MODEL, threads = os.avai
 }
 
 /**
- * Builds the index for `{regex}`, `{schemaFile}` / `{schema}` (a JSON Schema object or text), or
- * `{grammarFile, syntax?}` (a grammar, GBNF by default; the syntax is passed on as it is).
+ * Builds the index for `{regex}`, `{schemaFile}` / `{schema}` (a JSON Schema object or text),
+ * `{grammarFile, syntax?}` (a grammar, GBNF by default; the syntax is passed on as it is), or
+ * `{toolsFile, toolMode?}` / `{tools, toolMode?}` (an OpenAI-style tools list: structural tags
+ * in the Hermes/Qwen format, logitmask/tools; mode "only" by default: the model must call).
  * The vocabulary's token trie is built on first use; it is timed apart from the index.
  */
-export function buildConstraint({ regex, schemaFile, schema, grammarFile, syntax, compact = false }, vocabulary) {
+export function buildConstraint({ regex, schemaFile, schema, grammarFile, syntax, toolsFile, tools, toolMode = "only", compact = false }, vocabulary) {
   let t = performance.now();
   vocabulary.prepare(); // builds (once) the vocabulary's token trie and slices, shared by every index
   const trieMs = performance.now() - t;
+  if (toolsFile !== undefined || tools !== undefined) {
+    let list = tools;
+    if (list === undefined) {
+      let text;
+      try {
+        text = readFileSync(toolsFile, "utf8");
+      } catch (e) {
+        throw new Error(`cannot read the tools ${toolsFile}: ${e.code ?? e.message}`);
+      }
+      try {
+        list = JSON.parse(text);
+      } catch (e) {
+        throw new Error(`the tools ${toolsFile} are not JSON: ${e.message}`);
+      }
+    }
+    const spec = structuralTagsFromTools(list, { format: "hermes", mode: toolMode });
+    t = performance.now();
+    const index = Index.fromStructuralTags(spec, vocabulary);
+    const indexMs = performance.now() - t;
+    const states = index.stateCount();
+    const firstMaskMs = timeFirstMask(index);
+    return { kind: "tools", tools: list, toolMode, format: "hermes", spec, source: toolsFile ?? "(inline tools)", index, states, timings: { trieMs, indexMs, firstMaskMs } };
+  }
   if (grammarFile !== undefined) {
     let grammar;
     try {
@@ -201,6 +243,7 @@ function timeFirstMask(index) {
 }
 
 export function defaultPrompt(constraint) {
+  if (constraint.kind === "tools") return DEFAULT_TOOLS_PROMPT;
   if (constraint.kind === "grammar") {
     return `Reply with text in the format this grammar (${path.basename(constraint.source)}, ${constraint.syntax}) describes:\n${constraint.grammar.trim()}`;
   }
@@ -340,6 +383,21 @@ export function validate(constraint, result) {
   const checks = [];
   const walked = walkIndex(constraint.index, result.tokens);
   checks.push({ name: "index walk ends in a final state", ok: walked });
+  if (constraint.kind === "tools") {
+    const parsed = parseToolCalls(result.text, { format: constraint.format });
+    const byName = new Map(constraint.tools.map((tool) => [tool.function?.name ?? tool.name, tool.function ?? tool]));
+    checks.push({ name: "parseToolCalls", ok: parsed.errors.length === 0, detail: parsed.errors.map((e) => `at ${e.at}: ${e.message}`).join("; ") || undefined });
+    if (constraint.toolMode !== "auto") checks.push({ name: `mode ${constraint.toolMode}: a call`, ok: parsed.calls.length > 0 });
+    if (constraint.toolMode === "only") checks.push({ name: "mode only: no free text", ok: parsed.text === "" });
+    const calls = parsed.calls.map((call) => {
+      const tool = byName.get(call.name);
+      if (!tool) return { ...call, valid: false, errors: [`no tool is named ${JSON.stringify(call.name)}`] };
+      const { errors, unchecked } = validateJson(call.arguments, tool.parameters ?? { type: "object", properties: {} });
+      return { ...call, valid: errors.length === 0, errors, ...(unchecked.size && { unchecked: [...unchecked] }) };
+    });
+    calls.forEach((c, i) => checks.push({ name: `call ${i + 1} (${c.name}): arguments match the tool's JSON Schema`, ok: c.valid, detail: [...c.errors, ...(c.unchecked ? [`not checked: ${c.unchecked.join(", ")}`] : [])].join("; ") || undefined }));
+    return { valid: checks.every((c) => c.ok), checks, toolCalls: calls, content: parsed.text };
+  }
   if (constraint.kind === "regex") {
     const re = jsRegExp(constraint.regex);
     if (re) checks.push({ name: "JS RegExp ^(?:regex)$", ok: re.test(result.text) });
@@ -363,9 +421,19 @@ export function validate(constraint, result) {
 /** One constrained generation with the runtime and constraint, validated. */
 export async function run(runtime, constraint, { prompt, maxTokens = DEFAULT_MAX_TOKENS, seed = 0, temperature = DEFAULT_SAMPLING.temperature, fast = false, forceText = true } = {}) {
   const userPrompt = prompt ?? defaultPrompt(constraint);
+  // Tools are described in the system message, as the Hermes/Qwen chat templates do.
+  const system = constraint.kind === "tools" ? `${DEFAULT_SYSTEM}\n\n${toolsPrompt(constraint.tools, { format: constraint.format })}` : DEFAULT_SYSTEM;
   const result = await generate(
-    { model: runtime.model, sequence: runtime.sequence, vocabulary: runtime.vocabulary, index: constraint.index, prompt: chatMLPrompt(userPrompt) },
-    { maxTokens, seed, temperature, fast, forceText },
+    {
+      model: runtime.model,
+      sequence: runtime.sequence,
+      vocabulary: runtime.vocabulary,
+      index: constraint.index,
+      ...(constraint.kind === "tools" && { tools: constraint.tools, toolFormat: constraint.format, toolMode: constraint.toolMode }),
+      prompt: chatMLPrompt(userPrompt, system),
+    },
+    // Tools: one call, then EOS (the model would otherwise be free to go on calling).
+    { maxTokens, seed, temperature, fast, forceText, ...(constraint.kind === "tools" && { maxToolCalls: 1 }) },
   );
   return { ...result, prompt: userPrompt, validation: validate(constraint, result) };
 }
@@ -377,6 +445,7 @@ function describeConstraint(constraint) {
   const file = () => path.relative(process.cwd(), constraint.source) || constraint.source;
   if (constraint.kind === "schema") return `JSON Schema ${file()}`;
   if (constraint.kind === "grammar") return `grammar ${file()} (${constraint.syntax})`;
+  if (constraint.kind === "tools") return `tools ${file()} (${constraint.tools.length} tools, ${constraint.format} <tool_call> format, mode ${constraint.toolMode})`;
   return `regex ${constraint.regex}`;
 }
 
@@ -392,7 +461,11 @@ export function report(runtime, constraint, r, options) {
   lines.push("");
   lines.push(r.text);
   lines.push("");
-  const why = { eos: "the model chose EOS", complete: "only EOS was left", maxTokens: `stopped at --max-tokens ${options.maxTokens}` }[r.stopReason];
+  const why = { eos: "the model chose EOS", complete: "only EOS was left", toolCalls: "one call written (maxToolCalls 1)", maxTokens: `stopped at --max-tokens ${options.maxTokens}` }[r.stopReason];
+  for (const [i, c] of (r.validation.toolCalls ?? []).entries()) {
+    lines.push(`call ${i + 1}      ${c.name} ${JSON.stringify(c.arguments)}: ${c.valid ? "arguments valid" : `INVALID (${c.errors.join("; ")})`}`);
+  }
+  if (constraint.kind === "tools") lines.push(`free text   ${r.validation.content ? JSON.stringify(r.validation.content) : "none"}`);
   lines.push(`valid       ${r.validation.valid ? "yes" : "NO"} (${r.validation.checks.map((c) => `${c.name}: ${c.ok ? "ok" : "FAILED"}${c.detail ? ` [${c.detail}]` : ""}`).join("; ")})`);
   lines.push(`finished    ${r.finished ? "yes" : "no"}: ${why}; ${r.tokens.length} tokens`);
   lines.push("timings");
@@ -436,8 +509,14 @@ async function main() {
       const { maskUs, ...timings } = r.timings;
       console.log(
         JSON.stringify({
-          constraint: { kind: constraint.kind, source: constraint.source, ...(constraint.kind === "grammar" && { syntax: constraint.syntax }) },
+          constraint: {
+            kind: constraint.kind,
+            source: constraint.source,
+            ...(constraint.kind === "grammar" && { syntax: constraint.syntax }),
+            ...(constraint.kind === "tools" && { format: constraint.format, mode: constraint.toolMode }),
+          },
           text: r.text,
+          ...(constraint.kind === "tools" && { toolCalls: r.validation.toolCalls, content: r.validation.content }),
           valid: r.validation.valid,
           checks: r.validation.checks,
           finished: r.finished,

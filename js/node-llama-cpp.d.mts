@@ -1,6 +1,7 @@
 // Types of `logitmask/node-llama-cpp` (js/node-llama-cpp.mjs).
 import type { LlamaContext, LlamaContextSequence, LlamaGrammar, LlamaModel } from "node-llama-cpp";
-import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, TokenizerOptions, Vocabulary } from "logitmask";
+import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, StructuralTags, TokenizerOptions, Vocabulary } from "logitmask";
+import type { Tool, ToolCall, ToolFormat, ToolMode } from "logitmask/tools";
 
 /** A grammar: its text (GBNF by default), node-llama-cpp's LlamaGrammar (its `grammar` text
  *  is read; the start rule must be "root"), or `{ grammar, syntax? }`. */
@@ -9,13 +10,14 @@ export type GrammarSource = string | LlamaGrammar | { grammar: string; syntax?: 
 /** The model's vocabulary from its GGUF's metadata (the weights are not read); cached per model. */
 export function vocabularyFromModel(model: LlamaModel, tokenizerOptions?: TokenizerOptions): Promise<Vocabulary>;
 
-/** The Index of a regex, a JSON Schema or a grammar over `vocabulary`, built lazily once and cached. */
+/** The Index of a regex, a JSON Schema, a grammar or structural tags over `vocabulary`, built lazily once and cached. */
 export function indexFor(
   vocabulary: Vocabulary,
   pattern: (
-    | { regex: string; jsonSchema?: undefined; grammar?: undefined; syntax?: undefined }
-    | { jsonSchema: string | object | boolean; regex?: undefined; grammar?: undefined; syntax?: undefined }
-    | { grammar: GrammarSource; syntax?: GrammarOptions["syntax"]; regex?: undefined; jsonSchema?: undefined }
+    | { regex: string; jsonSchema?: undefined; grammar?: undefined; syntax?: undefined; structuralTags?: undefined }
+    | { jsonSchema: string | object | boolean; regex?: undefined; grammar?: undefined; syntax?: undefined; structuralTags?: undefined }
+    | { grammar: GrammarSource; syntax?: GrammarOptions["syntax"]; regex?: undefined; jsonSchema?: undefined; structuralTags?: undefined }
+    | { structuralTags: StructuralTags; regex?: undefined; jsonSchema?: undefined; grammar?: undefined; syntax?: undefined }
   ) & {
     options?: IndexOptions & JsonSchemaOptions & GrammarOptions;
   },
@@ -37,6 +39,15 @@ export interface GenerateRuntime {
   grammar?: GrammarSource;
   /** The grammar's syntax (Index.fromGrammar's option; default "gbnf"). */
   syntax?: GrammarOptions["syntax"];
+  /** Index.fromStructuralTags' specification (free text with tagged segments). */
+  structuralTags?: StructuralTags;
+  /** An OpenAI-style tools list (with an `index` too: only how to read the calls): the spec of `structuralTagsFromTools(tools, { format: toolFormat,
+   *  mode: toolMode })` (logitmask/tools); the result then has `toolCalls` and `content`. */
+  tools?: readonly Tool[];
+  /** Default "hermes" (Hermes, Qwen2.5/3: `<tool_call>` JSON). */
+  toolFormat?: ToolFormat;
+  /** Default "auto"; "required": one call or more; "only": calls only. */
+  toolMode?: ToolMode;
   /** Options of the index indexFor builds (and of the schema conversion or the grammar). */
   indexOptions?: IndexOptions & JsonSchemaOptions & GrammarOptions;
   /** Text (tokenized with special tokens on) or token ids. */
@@ -57,11 +68,12 @@ export interface GenerateOptions {
   minP?: number;
   /** Sample in llama.cpp with the mask as a token bias: the same distribution, faster. */
   fast?: boolean;
-  /** Feed the text the constraint forces (keys, punctuation) in one batch instead of
-   *  sampling it token by token (docs/semantics.md, "Forced text"). Default true. */
+  /** Feed the text the constraint forces in one batch (default true). */
   forceText?: boolean;
-  /** The forced text asked for at most, in bytes. Default 256. */
+  /** The forced text asked for at most, in bytes (default 256). */
   maxForcedBytes?: number;
+  /** With `tools`: stop (stopReason "toolCalls") once this many calls are complete. */
+  maxToolCalls?: number;
   onToken?: (token: number, text: string) => void;
 }
 
@@ -69,16 +81,19 @@ export interface GenerateResult {
   text: string;
   tokens: number[];
   finished: boolean;
-  /** "eos": the model chose EOS; "complete": only EOS was left; "maxTokens". */
-  stopReason: "eos" | "complete" | "maxTokens";
+  /** "eos": the model chose EOS; "complete": only EOS was left; "toolCalls": `maxToolCalls` calls written; "maxTokens". */
+  stopReason: "eos" | "complete" | "toolCalls" | "maxTokens";
   /** The text so far fully matches (EOS allowed). */
   complete: boolean;
   finalState: number;
   underflowSteps: number;
+  /** With `tools`: the calls in the text (parseToolCalls). */
+  toolCalls?: ToolCall[];
+  /** With `tools`: the text without the calls, trimmed. */
+  content?: string;
   /** Tokens written without a forward pass of their own (forced text). */
   forcedTokens: number;
-  /** Each forced run: [index in `tokens` of its first token, tokens gained, whether the
-   *  sampled token was re-spelled]. */
+  /** Each forced run: [index in `tokens` of its first token, tokens gained, re-spelled]. */
   forcedRuns: Array<[number, number, boolean]>;
   timings: {
     path: "full" | "fast";
@@ -95,6 +110,7 @@ export interface GenerateResult {
     decodeMs: number;
     totalMs: number;
     tokensPerSecond: number;
+    passesPerToken: number;
   };
 }
 

@@ -42,6 +42,7 @@ import { mulberry32 } from "./random.mjs";
 import { DEFAULT_SAMPLING, sampleLogits } from "./sampling.mjs";
 import { grammarSource } from "./grammar-source.mjs";
 import { applyForced, forcedTokensWith } from "./forced.mjs";
+import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32, DEFAULT_SAMPLING, sampleLogits };
 
@@ -89,16 +90,19 @@ async function readVocabulary(file, tokenizerOptions) {
   }
 }
 
-/** The Index of a regex, a JSON Schema or a grammar over `vocabulary`, built once (lazily: the
- *  first mask in about a millisecond) and cached while the vocabulary lives. `grammar`: GBNF
- *  text, or an object holding it in `grammar` (node-llama-cpp's LlamaGrammar, or
- *  `{ grammar, syntax }`); `syntax` as Index.fromGrammar's option (default "gbnf"). */
-export function indexFor(vocabulary, { regex, jsonSchema, grammar, syntax, options } = {}) {
-  if ([regex, jsonSchema, grammar].filter((x) => x !== undefined).length !== 1) throw new TypeError("give exactly one of regex, jsonSchema and grammar");
+/** The Index of a regex, a JSON Schema, a grammar or structural tags over `vocabulary`, built
+ *  once (lazily: the first mask in milliseconds) and cached while the vocabulary lives.
+ *  `grammar`: GBNF text, or an object holding it in `grammar` (node-llama-cpp's LlamaGrammar,
+ *  or `{ grammar, syntax }`); `syntax` as Index.fromGrammar's option (default "gbnf").
+ *  `structuralTags`: Index.fromStructuralTags' specification (e.g. from
+ *  `structuralTagsFromTools`, logitmask/tools), cached by its JSON text. */
+export function indexFor(vocabulary, { regex, jsonSchema, grammar, syntax, structuralTags, options } = {}) {
+  if ([regex, jsonSchema, grammar, structuralTags].filter((x) => x !== undefined).length !== 1) throw new TypeError("give exactly one of regex, jsonSchema, grammar and structuralTags");
   if (syntax !== undefined && grammar === undefined) throw new TypeError("syntax goes with a grammar");
   let kind = "regex";
   let source = regex;
   if (jsonSchema !== undefined) [kind, source] = ["schema", jsonSchema];
+  else if (structuralTags !== undefined) [kind, source] = ["tags", structuralTags];
   else if (grammar !== undefined) {
     kind = "grammar";
     ({ text: source, options } = grammarSource(grammar, syntax, options));
@@ -111,6 +115,7 @@ export function indexFor(vocabulary, { regex, jsonSchema, grammar, syntax, optio
     const o = { lazy: true, ...options };
     if (kind === "regex") index = Index.fromRegex(source, vocabulary, o);
     else if (kind === "schema") index = Index.fromJsonSchema(source, vocabulary, o);
+    else if (kind === "tags") index = Index.fromStructuralTags(source, vocabulary, o);
     else index = Index.fromGrammar(source, vocabulary, o);
     byKey.set(key, index);
   }
@@ -197,6 +202,11 @@ export function forcedTokens(model, vocabulary, guide, lastToken, maxBytes = 256
  * @param {string | {grammar: string}} [runtime.grammar] a grammar: GBNF text, or an object with
  *   it in `grammar` (node-llama-cpp's LlamaGrammar; the index: indexFor, cached)
  * @param {string} [runtime.syntax] the grammar's syntax (Index.fromGrammar's option; default "gbnf")
+ * @param {object} [runtime.structuralTags] Index.fromStructuralTags' specification, or
+ * @param {object[]} [runtime.tools] an OpenAI-style tools list (logitmask/tools'
+ *   structuralTagsFromTools with `toolFormat`, default "hermes", and `toolMode`, default
+ *   "auto"); the result then has `toolCalls` and `content` (parseToolCalls of the text). With
+ *   an `index` too, the index is the constraint and `tools` only say how to read the calls
  * @param {string | number[]} runtime.prompt text (tokenized with special tokens on) or token ids
  * @param {object} [options]
  * @param {number} [options.maxTokens=64] text tokens at most (EOS not counted; at the cap the
@@ -210,15 +220,25 @@ export function forcedTokens(model, vocabulary, guide, lastToken, maxBytes = 256
  * @param {boolean} [options.forceText=true] feed the text the constraint forces (keys, punctuation)
  *   in one batch instead of sampling it token by token (`forcedTokens`): fewer forward passes
  * @param {number} [options.maxForcedBytes=256] the forced text asked for at most
+ * @param {number} [options.maxToolCalls] with `tools`: stop (EOS, stopReason "toolCalls") once
+ *   this many calls are complete and the text may end there (e.g. 1: one call, as OpenAI's
+ *   `parallel_tool_calls: false`); default: the model decides
  * @param {(token: number, text: string) => void} [options.onToken]
  */
 export async function generate(runtime, options = {}) {
   const { model, context, sequence, prompt } = runtime;
   let { vocabulary, index } = runtime;
   if (!vocabulary && model) vocabulary = await vocabularyFromModel(model);
-  if (!index && vocabulary && (runtime.regex !== undefined || runtime.jsonSchema !== undefined || runtime.grammar !== undefined)) {
+  const { tools, toolFormat = "hermes", toolMode = "auto" } = runtime;
+  let { structuralTags } = runtime;
+  if (tools !== undefined) {
+    if (structuralTags !== undefined) throw new TypeError("give tools or structuralTags, not both");
+    structuralTags = structuralTagsFromTools(tools, { format: toolFormat, mode: toolMode });
+  } else if (runtime.toolFormat !== undefined || runtime.toolMode !== undefined) throw new TypeError("toolFormat and toolMode go with tools");
+  const constraints = [runtime.regex, runtime.jsonSchema, runtime.grammar, structuralTags].filter((x) => x !== undefined).length;
+  if (!index && vocabulary && constraints > 0) {
     const { regex, jsonSchema, grammar, syntax, indexOptions: options } = runtime;
-    index = indexFor(vocabulary, { regex, jsonSchema, grammar, syntax, options });
+    index = indexFor(vocabulary, { regex, jsonSchema, grammar, syntax, structuralTags, options });
   }
   const {
     maxTokens = 64,
@@ -230,9 +250,13 @@ export async function generate(runtime, options = {}) {
     fast = false,
     forceText = true,
     maxForcedBytes = 256,
+    maxToolCalls,
     onToken,
   } = options;
-  if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex, jsonSchema or grammar)");
+  if (maxToolCalls !== undefined && (tools === undefined || !Number.isInteger(maxToolCalls) || maxToolCalls < 1)) {
+    throw new TypeError("maxToolCalls is a positive integer, and goes with tools");
+  }
+  if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex, jsonSchema, grammar, structuralTags or tools)");
   if (!context && !sequence) throw new TypeError("generate needs a context or a sequence");
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
   const sampling = { temperature, topK, topP, minP };
@@ -261,9 +285,12 @@ export async function generate(runtime, options = {}) {
   let buffer;
   let maskBuffer; // the fast path's allowed set, read in place
 
+  let textSoFar = ""; // kept for maxToolCalls only
   const emit = (token) => {
     tokens.push(token);
-    if (onToken) onToken(token, decoder.decode(vocabulary.tokenBytes(token), { stream: true }));
+    const piece = onToken || maxToolCalls ? decoder.decode(vocabulary.tokenBytes(token), { stream: true }) : "";
+    if (maxToolCalls) textSoFar += piece;
+    if (onToken) onToken(token, piece);
   };
 
   try {
@@ -385,6 +412,12 @@ export async function generate(runtime, options = {}) {
         }
       }
       for (const t of written) emit(t);
+      if (maxToolCalls && guide.canFinish() && parseToolCalls(textSoFar, { format: toolFormat }).calls.length >= maxToolCalls) {
+        guide.advance(vocabulary.eosTokenIds[0]);
+        finished = true;
+        stopReason = "toolCalls";
+        break;
+      }
     }
     tLoopEnd = performance.now();
   } finally {
@@ -401,11 +434,15 @@ export async function generate(runtime, options = {}) {
   const bytes = tokens.map((t) => vocabulary.tokenBytes(t));
   const text = new TextDecoder("utf-8").decode(Buffer.concat(bytes));
   const decodeMs = Number.isFinite(tFirst) ? tEnd - tFirst : 0;
+  const parsed = tools === undefined ? undefined : parseToolCalls(text, { format: toolFormat });
   return {
     text,
+    /** With `tools`: the calls in the text ([{ name, arguments }]) and the text around them. */
+    ...(parsed && { toolCalls: parsed.calls, content: parsed.text }),
     tokens,
     finished,
-    /** "eos": the model chose EOS; "complete": only EOS was left (no model call); "maxTokens". */
+    /** "eos": the model chose EOS; "complete": only EOS was left (no model call); "toolCalls":
+     *  `maxToolCalls` calls were written; "maxTokens". */
     stopReason,
     /** The text so far fully matches (EOS allowed), whether or not EOS was sampled. */
     complete: isFinal,

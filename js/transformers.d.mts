@@ -1,6 +1,7 @@
 import { LogitsProcessor, LogitsProcessorList } from "@huggingface/transformers";
 import type { PreTrainedModel, PreTrainedTokenizer, Tensor } from "@huggingface/transformers";
-import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, Vocabulary } from "logitmask";
+import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, StructuralTags, Vocabulary } from "logitmask";
+import type { Tool, ToolFormat, ToolMode } from "logitmask/tools";
 
 /**
  * A transformers.js logits processor that masks each step's logits to the tokens a logitmask
@@ -38,7 +39,11 @@ export type ResponseFormat =
   | { type: "json_schema"; json_schema: object | boolean | string | { name?: string; schema: object | boolean } }
   | { type: "regex"; regex: string }
   /** A grammar (Index.fromGrammar): its text, GBNF unless `syntax` says otherwise. */
-  | { type: "grammar"; grammar: string; syntax?: GrammarOptions["syntax"] };
+  | { type: "grammar"; grammar: string; syntax?: GrammarOptions["syntax"] }
+  /** Free text with tagged segments (Index.fromStructuralTags' specification beside `type`). */
+  | ({ type: "structural_tags" } & StructuralTags)
+  /** Calls of an OpenAI-style tools list (logitmask/tools' structuralTagsFromTools). */
+  | { type: "tools"; tools: readonly Tool[]; format?: ToolFormat; mode?: ToolMode };
 
 /**
  * `new StructuredOutputProcessor(tokenizer, responseFormat)`, passed as
@@ -48,7 +53,7 @@ export type ResponseFormat =
 export class StructuredOutputProcessor extends LogitsProcessorList {
   /** Loads (and caches) the tokenizer's logitmask Vocabulary now. */
   static warmup(tokenizer: PreTrainedTokenizer): void;
-  /** `options`: Index.fromJsonSchema's (a schema), Index.fromRegex's (a regex) or Index.fromGrammar's (a grammar). */
+  /** `options`: Index.fromJsonSchema's (a schema, structural tags or tools), Index.fromRegex's (a regex) or Index.fromGrammar's (a grammar). */
   constructor(tokenizer: PreTrainedTokenizer, responseFormat: ResponseFormat, options?: IndexOptions & (JsonSchemaOptions | GrammarOptions));
   /** The Index built for the response format (lazy unless `options.lazy` is false). */
   readonly index: Index;

@@ -26,6 +26,7 @@ import { grammarSource } from "./grammar-source.mjs";
 import { applyForced, forcedTokensWith } from "./forced.mjs";
 import { mulberry32 } from "./random.mjs";
 import { sampleLogits } from "./sampling.mjs";
+import { structuralTagsFromTools } from "./tools.mjs";
 
 const isGuide = (x) => x !== null && typeof x === "object" && typeof x.advance === "function" && typeof x.maskLogits === "function";
 const isIndex = (x) => x !== null && typeof x === "object" && typeof x.nextState === "function" && "initialState" in x;
@@ -213,16 +214,25 @@ function indexForFormat(vocabulary, format, options) {
       const { text, options: go } = grammarSource(format.grammar, format.syntax, o);
       return Index.fromGrammar(text, vocabulary, go);
     }
+    case "structural_tags": {
+      // { type: "structural_tags", triggers, tags, atLeastOne?, callsOnly? }: Index.fromStructuralTags.
+      const { type, ...spec } = format;
+      return Index.fromStructuralTags(spec, vocabulary, o);
+    }
+    case "tools":
+      // { type: "tools", tools, format?, mode? }: logitmask/tools' structuralTagsFromTools.
+      return Index.fromStructuralTags(structuralTagsFromTools(format.tools, { format: format.format, mode: format.mode }), vocabulary, o);
     default:
-      throw processorError("InvalidArgument", `the response format's type must be "json_schema", "regex", "grammar" or "json_object", got ${JSON.stringify(format?.type)}`);
+      throw processorError("InvalidArgument", `the response format's type must be "json_schema", "regex", "grammar", "structural_tags", "tools" or "json_object", got ${JSON.stringify(format?.type)}`);
   }
 }
 
 /**
  * The shape of `@huggingface/transformers-structured-output`'s processor, backed by logitmask:
  * `new StructuredOutputProcessor(tokenizer, { type: "json_schema", json_schema } | { type:
- * "regex", regex } | { type: "grammar", grammar, syntax? } | { type: "json_object" })`, passed
- * as `logits_processor`. Switching is the import line. Unlike that package: batches of any
+ * "regex", regex } | { type: "grammar", grammar, syntax? } | { type: "json_object" } | { type:
+ * "structural_tags", triggers, tags, atLeastOne?, callsOnly? } | { type: "tools", tools, format?,
+ * mode? })`, passed as `logits_processor`. Switching is the import line. Unlike that package: batches of any
  * size (a Guide per row), JSON Schema `pattern` and `format`, grammars (GBNF), and masks from a
  * precomputed index. `options`: the index's and the schema conversion's (Index.fromJsonSchema's)
  * or the grammar's (Index.fromGrammar's); the index is lazy by default (first mask in about a

@@ -34,16 +34,17 @@ export class LogitmaskLogitProcessor {
    */
   static fromGrammar(grammar, vocabulary, options, guideOptions) {
     const { text, options: o } = grammarSource(grammar, undefined, options);
-    const index = Index.fromGrammar(text, vocabulary, { lazy: true, ...o });
-    let processor;
-    try {
-      processor = new LogitmaskLogitProcessor(index, guideOptions);
-    } catch (e) {
-      index.free();
-      throw e;
-    }
-    processor._ownIndex = index;
-    return processor;
+    return owning(Index.fromGrammar(text, vocabulary, { lazy: true, ...o }), guideOptions);
+  }
+
+  /**
+   * A processor for structural tags (Index.fromStructuralTags' specification; for a tools
+   * list: `structuralTagsFromTools(tools, { format, mode })` of logitmask/tools): `options` as
+   * Index.fromStructuralTags takes them (the index options and the schema options; lazy unless
+   * `lazy: false`); `guideOptions` as `new Guide` takes them. The processor owns the index.
+   */
+  static fromStructuralTags(spec, vocabulary, options, guideOptions) {
+    return owning(Index.fromStructuralTags(spec, vocabulary, { lazy: true, ...options }), guideOptions);
   }
 
   /** Sets the logits of every token the guide does not allow to -Infinity, in place. A guide
@@ -71,6 +72,19 @@ export class LogitmaskLogitProcessor {
     this._ownIndex?.free();
     this._ownIndex = null;
   }
+}
+
+/** A processor that owns `index` (freed with it, or now if the processor cannot be made). */
+function owning(index, guideOptions) {
+  let processor;
+  try {
+    processor = new LogitmaskLogitProcessor(index, guideOptions);
+  } catch (e) {
+    index.free();
+    throw e;
+  }
+  processor._ownIndex = index;
+  return processor;
 }
 
 export default LogitmaskLogitProcessor;

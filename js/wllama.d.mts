@@ -1,6 +1,7 @@
 // Types of `logitmask/wllama` (js/wllama.mjs). The Wllama instance is typed structurally:
 // @wllama/wllama is not a dependency of logitmask.
-import type { GrammarOptions, Guide, Index, IndexOptions, Vocabulary } from "logitmask";
+import type { GrammarOptions, Guide, Index, IndexOptions, JsonSchemaOptions, StructuralTags, Vocabulary } from "logitmask";
+import type { Tool, ToolCall, ToolFormat, ToolMode } from "logitmask/tools";
 
 /** The part of @wllama/wllama's `Wllama` that generate() uses. */
 export interface WllamaLike {
@@ -11,9 +12,23 @@ export interface WllamaLike {
   getLogits(topK?: number): Promise<Array<{ token: number; p: number }>>;
 }
 
-/** The constraint: an Index, or a grammar (a lazy index is built for the call and freed after it). */
+/** The constraint: an Index, or a grammar, structural tags or tools (a lazy index is built for
+ *  the call and freed after it). */
 export type WllamaConstraint =
-  | { index: Index; grammar?: undefined }
+  | { index: Index; grammar?: undefined; structuralTags?: undefined; tools?: undefined }
+  | { structuralTags: StructuralTags; indexOptions?: IndexOptions & JsonSchemaOptions; index?: undefined; grammar?: undefined; tools?: undefined }
+  | {
+      /** An OpenAI-style tools list (logitmask/tools' structuralTagsFromTools); the result has `toolCalls`. */
+      tools: readonly Tool[];
+      /** Default "hermes". */
+      toolFormat?: ToolFormat;
+      /** Default "auto". */
+      toolMode?: ToolMode;
+      indexOptions?: IndexOptions & JsonSchemaOptions;
+      index?: undefined;
+      grammar?: undefined;
+      structuralTags?: undefined;
+    }
   | {
       /** The grammar's text (GBNF by default), or `{ grammar, syntax? }`. */
       grammar: string | { grammar: string; syntax?: GrammarOptions["syntax"] };
@@ -21,6 +36,8 @@ export type WllamaConstraint =
       syntax?: GrammarOptions["syntax"];
       indexOptions?: IndexOptions & GrammarOptions;
       index?: undefined;
+      structuralTags?: undefined;
+      tools?: undefined;
     };
 
 export type WllamaInput = { vocabulary: Vocabulary } & WllamaConstraint & (
@@ -56,6 +73,10 @@ export interface WllamaGenerateResult {
   finished: boolean;
   /** The text fully matches (EOS allowed or taken). */
   canFinish: boolean;
+  /** With `tools`: the calls in the text (parseToolCalls). */
+  toolCalls?: ToolCall[];
+  /** With `tools`: the text without the calls, trimmed. */
+  content?: string;
   stopped: boolean;
   /** Mask steps: tokens chosen under the mask (the others were fed as forced text). */
   steps: number;

@@ -18,6 +18,7 @@ import { logitmaskError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
 import { mulberry32 } from "./random.mjs";
 import { applyForced, forcedTokensWith } from "./forced.mjs";
+import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32 };
 
@@ -82,6 +83,11 @@ export function sampleAllowed(probs, mask, temperature, random) {
  * of `index`: `grammar` (GBNF text, or `{ grammar, syntax }`), `syntax` (Index.fromGrammar's
  * option, default "gbnf") and `indexOptions` (IndexOptions & GrammarOptions): a lazy index is
  * built for this call and freed after it (its errors are the library's, e.g. InvalidGrammar).
+ * Or `structuralTags` (Index.fromStructuralTags' specification), or `tools` (an OpenAI-style
+ * tools list, with `toolFormat` = "hermes" and `toolMode` = "auto": logitmask/tools'
+ * structuralTagsFromTools), with `indexOptions` (IndexOptions & JsonSchemaOptions); with
+ * `tools` the result also has `toolCalls` ([{ name, arguments }]) and `content` (the text
+ * around them), parseToolCalls of the text.
  * `options`: { maxTokens = 64 (tokens written, EOS and forced text included), temperature = 0,
  * seed = 0, forceText = true (feed the text the constraint forces in one batch),
  * maxForcedBytes = 256, signal (AbortSignal: stops after the current step), onMask({ step,
@@ -101,12 +107,16 @@ export function sampleAllowed(probs, mask, temperature, random) {
  * model's KV cache is cleared first.
  */
 export async function generate(wllama, input, options = {}) {
-  const { vocabulary, grammar } = input ?? {};
-  let { index } = input ?? {};
+  const { vocabulary, grammar, tools, toolFormat = "hermes", toolMode = "auto" } = input ?? {};
+  let { index, structuralTags } = input ?? {};
   if (!wllama || typeof wllama.getLogits !== "function") throw logitmaskError("InvalidArgument", "generate needs a loaded Wllama instance");
-  if (index && grammar !== undefined) throw logitmaskError("InvalidArgument", "generate takes an index or a grammar, not both");
-  if ((!index && grammar === undefined) || !vocabulary) throw logitmaskError("InvalidArgument", "generate needs the index (or a grammar) and the model's vocabulary");
-  const ownIndex = index ? null : grammarIndex(vocabulary, grammar, input.syntax, input.indexOptions);
+  const given = [index, grammar, structuralTags, tools].filter((x) => x !== undefined).length;
+  if (given > 1) throw logitmaskError("InvalidArgument", "generate takes one of index, grammar, structuralTags and tools");
+  if (given === 0 || !vocabulary) throw logitmaskError("InvalidArgument", "generate needs the index (or a grammar, structuralTags or tools) and the model's vocabulary");
+  if (tools !== undefined) structuralTags = structuralTagsFromTools(tools, { format: toolFormat, mode: toolMode });
+  let ownIndex = null;
+  if (structuralTags !== undefined) ownIndex = Index.fromStructuralTags(structuralTags, vocabulary, { lazy: true, ...input.indexOptions });
+  else if (!index) ownIndex = grammarIndex(vocabulary, grammar, input.syntax, input.indexOptions);
   index ??= ownIndex;
   const { maxTokens = 64, temperature = 0, seed = 0, forceText = true, maxForcedBytes = 256, signal, onMask, onToken } = options;
   let guide;
@@ -182,8 +192,10 @@ export async function generate(wllama, input, options = {}) {
       forwardPasses++;
     }
     text += decoder.decode();
+    const parsed = tools === undefined ? undefined : parseToolCalls(text, { format: toolFormat });
     return {
       text,
+      ...(parsed && { toolCalls: parsed.calls, content: parsed.text }),
       tokens,
       finished,
       canFinish: finished || guide.canFinish(),

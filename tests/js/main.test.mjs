@@ -21,7 +21,10 @@ import {
   defaultPrompt,
   report,
   DEFAULT_SCHEMA,
+  DEFAULT_TOOLS,
+  DEFAULT_TOOLS_PROMPT,
 } from "../../examples/main.mjs";
+import { parseToolCalls } from "logitmask/tools";
 import { generate, chatMLPrompt, sampleLogits, mulberry32, percentiles } from "logitmask/node-llama-cpp";
 import { REPO } from "./helpers.mjs";
 
@@ -154,6 +157,49 @@ describe("--grammar: node-llama-cpp's GBNF grammars", () => {
   });
 });
 
+describe("--tools: SmolLM2 answers with a tool call (examples/tools.json, Hermes/Qwen <tool_call>)", () => {
+  test("mode only (the default): a finished call whose arguments match the tool's schema; the report lists it", async () => {
+    const tools = buildConstraint({ toolsFile: DEFAULT_TOOLS }, runtime.vocabulary);
+    try {
+      assert.equal(tools.kind, "tools");
+      assert.equal(tools.toolMode, "only");
+      assert.equal(defaultPrompt(tools), DEFAULT_TOOLS_PROMPT);
+      const r = await run(runtime, tools, { temperature: 0, maxTokens: 64 });
+      assert.equal(r.finished, true, `${r.stopReason} ${JSON.stringify(r.text)}`);
+      assert.ok(r.validation.valid, JSON.stringify(r.validation.checks));
+      assert.ok(walkIndex(tools.index, r.tokens));
+      // Independently of the report's own checks: the calls parse and validate.
+      const { calls, text, errors } = parseToolCalls(r.text);
+      assert.deepEqual(errors, []);
+      assert.equal(text, "", "mode only: no free text");
+      assert.ok(calls.length >= 1, r.text);
+      for (const c of calls) {
+        const tool = tools.tools.find((t) => t.function.name === c.name);
+        assert.ok(tool, c.name);
+        assert.deepEqual(validateJson(c.arguments, tool.function.parameters).errors, [], JSON.stringify(c));
+      }
+      assert.deepEqual(r.validation.toolCalls.map(({ name, arguments: a }) => ({ name, arguments: a })), calls);
+      const text2 = report(runtime, tools, r, { temperature: 0, seed: 0, maxTokens: 64 });
+      assert.match(text2, /^constraint {2}tools .*tools\.json \(3 tools, hermes <tool_call> format, mode only\)$/m);
+      assert.match(text2, /^call 1 {6}(get_weather|get_time|search) \{.*\}: arguments valid$/m);
+      assert.match(text2, /^free text {3}none$/m);
+    } finally {
+      tools.index.free();
+    }
+  });
+
+  test("a malformed tools file is the library's InvalidArgument", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "logitmask-main-"));
+    try {
+      const file = path.join(dir, "tools.json");
+      writeFileSync(file, JSON.stringify([{ type: "function", function: { description: "no name" } }]));
+      assert.throws(() => buildConstraint({ toolsFile: file }, runtime.vocabulary), (e) => e.name === "LogitmaskError" && e.code === "InvalidArgument" && /no name/.test(e.message));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("the fast path (the mask as llama.cpp token bias)", () => {
   test("greedy: the same tokens as the full path, for the regex and the schema", async () => {
     for (const constraint of [regex, schema]) {
@@ -260,6 +306,19 @@ describe("the command itself", () => {
     assert.ok(value !== null && typeof value === "object" && !Array.isArray(value), out.text);
   });
 
+  test("--tools examples/tools.json --json: the calls, each validated", async () => {
+    const { code, stdout, stderr } = await cli(["--tools", DEFAULT_TOOLS, "--json", "--temperature", "0", "--max-tokens", "64"]);
+    assert.equal(code, 0, stderr);
+    const out = JSON.parse(stdout);
+    assert.deepEqual(out.constraint, { kind: "tools", source: DEFAULT_TOOLS, format: "hermes", mode: "only" });
+    assert.equal(out.valid, true, JSON.stringify(out.checks));
+    assert.equal(out.finished, true);
+    assert.ok(out.toolCalls.length >= 1, out.text);
+    for (const c of out.toolCalls) assert.equal(c.valid, true, JSON.stringify(c));
+    assert.deepEqual(out.toolCalls.map(({ name, arguments: a }) => ({ name, arguments: a })), parseToolCalls(out.text).calls);
+    assert.equal(out.content, "");
+  });
+
   test("bad flags are usage errors", async () => {
     const { code, stderr } = await cli(["--max-tokens", "zero"]);
     assert.equal(code, 64);
@@ -287,6 +346,13 @@ describe("pieces, without the model", () => {
     assert.throws(() => parseCli(["--max-tokens", "1.5"]), /--max-tokens must be an integer >= 1/);
     assert.throws(() => parseCli(["--temperature", "hot"]), /--temperature/);
     assert.throws(() => parseCli(["--nope"]), /Unknown option/);
+    const t = parseCli(["--tools", "t.json"]);
+    assert.deepEqual([t.toolsFile, t.toolMode, t.schemaFile], ["t.json", "only", undefined]);
+    assert.equal(parseCli(["--tools", "t.json", "--tool-mode", "required"]).toolMode, "required");
+    assert.throws(() => parseCli(["--tools", "t.json", "--schema", "s.json"]), /not both/);
+    assert.throws(() => parseCli(["--tool-mode", "only"]), /--tool-mode goes with --tools/);
+    assert.throws(() => parseCli(["--tools", "t.json", "--tool-mode", "always"]), /--tool-mode must be one of auto, required, only/);
+    assert.throws(() => parseCli(["--tools", "t.json", "--compact"]), /--compact goes with a schema/);
   });
 
   test("validateJson judges texts of the default schema", () => {
