@@ -649,13 +649,21 @@ pub(crate) fn embed_json_schema_str(
     })?;
     let config = config.for_lazy_index().without_recursion_calls();
     let compiled = compile_re(&json, &config, Target::Automaton)?;
-    compiled.re.to_expr(exprs, &mut memo.0)
+    let e = compiled.re.to_expr(exprs, &mut memo.lowered)?;
+    // The memo is keyed by node addresses: the tree stays alive with it, so that no
+    // later schema's node can take a freed node's address and meet its entry.
+    memo.alive.push(compiled.re);
+    Ok(e)
 }
 
 /// What [`embed_json_schema_str`] lowered into one expression set so far: schemas
 /// embedded in the same set share their free-form values and formats, lowered once.
 #[derive(Default)]
-pub(crate) struct EmbedMemo(re::LowerMemo);
+pub(crate) struct EmbedMemo {
+    lowered: re::LowerMemo,
+    /// The trees lowered (see above).
+    alive: Vec<Re>,
+}
 
 /// Refuses option values past the limits the compiler is safe and useful within.
 fn check_limits(config: &Config) -> Result<()> {
