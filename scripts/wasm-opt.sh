@@ -7,12 +7,12 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 in=$1 out=$2
 shift 2
 # -Oz: size first (the mask kernels are explicit simd128 and need no help; docs/index-layout.md).
-# --one-caller-inline-max-function-size 20: a function with one caller is inlined only when
-# tiny (binaryen inlines every one by default): ~39 KB less gzipped for the same speed
+# --one-caller-inline-max-function-size 60: a function with one caller is inlined only when
+# small (binaryen inlines every one by default): ~35 KB less gzipped for the same speed
 # (docs/index-layout.md, "Measured choices").
 # --enable-simd: the mask kernels (src/index/kernel.rs) are simd128 code; the other features
 # are the ones rustc's wasm32 target emits.
-exec "$root/node_modules/.bin/wasm-opt" -Oz --one-caller-inline-max-function-size 20 \
+exec "$root/node_modules/.bin/wasm-opt" -Oz --one-caller-inline-max-function-size 60 \
   --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   "$@" "$in" -o "$out"
