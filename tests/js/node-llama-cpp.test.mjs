@@ -103,7 +103,7 @@ test("generate({ grammar: list.gbnf }), sampled over seeds: every output is the 
   await assert.rejects(generate({ model, context, grammar: { grammar: gbnf, syntax: "gbnf" }, syntax: "other", prompt }), { code: "InvalidArgument" });
 });
 
-test("forced text: keys and punctuation fed in batches, fewer forward passes, tokens as the tokenizer writes them in context", { timeout: 300_000 }, async (t) => {
+test("forced text: keys and punctuation fed in batches, fewer forward passes, tokens as the tokenizer writes them in context", { timeout: 900_000 }, async (t) => {
   if (!model) return t.skip(`${MODEL} is missing`);
   const vocabulary = await vocabularyFromModel(model);
   const schemas = [
