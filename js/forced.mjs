@@ -37,15 +37,21 @@ export function forcedRequest(vocabulary, guide, lastToken, maxBytes = 256) {
  * tokens replace it (the same text). `{ respell: false, tokens: [] }` when nothing can be written.
  */
 export function cutForced(vocabulary, request, ids) {
-  const spelled = [];
+  const spelled = tokensWithin(vocabulary, ids, request.lastLength + request.safe);
+  if (spelled.length > 0 && spelled[0] === request.lastToken) return { respell: false, tokens: spelled.slice(1) };
+  return spelled.length > 1 ? { respell: true, tokens: spelled } : NONE;
+}
+
+/** The leading `ids` whose bytes end at most `limit` bytes in. */
+function tokensWithin(vocabulary, ids, limit) {
+  const out = [];
   let end = 0;
   for (const t of ids) {
     end += vocabulary.tokenBytes(Number(t))?.length ?? Infinity;
-    if (end > request.lastLength + request.safe) break;
-    spelled.push(Number(t));
+    if (end > limit) break;
+    out.push(Number(t));
   }
-  if (spelled.length > 0 && spelled[0] === request.lastToken) return { respell: false, tokens: spelled.slice(1) };
-  return spelled.length > 1 ? { respell: true, tokens: spelled } : NONE;
+  return out;
 }
 
 /**
@@ -87,4 +93,36 @@ export function applyForced(guide, token, run, room) {
   }
   const written = run.respell ? fed : [token, ...fed];
   return { written, gained: written.length - 1, respell: run.respell };
+}
+
+/**
+ * The text forced before the first token (a compact object's `{"` and its first required key,
+ * say) as tokens the runtime appends to the prompt's batch, so that the first forward pass
+ * gives the distribution after them (one pass and the run's sampling saved per generation).
+ * The generated text starts a tokenization of its own after the prompt, so the forced text is
+ * tokenized alone, cut at `guide.forcedSafeLength()` as every run is. Advances `guide` with
+ * the tokens (at most `room`) and returns them, `[]` when nothing is forced or the tokenizer's
+ * tokens are refused (a tokenizer that does not match the vocabulary: the guide is left as it
+ * was); a Promise of them when `tokenize` returns a Promise.
+ */
+export function forcedStartWith(tokenize, vocabulary, guide, room, maxBytes = 256) {
+  const forced = guide.forcedText(maxBytes);
+  if (!forced || room <= 0) return [];
+  const safe = Math.min(guide.forcedSafeLength(maxBytes), encoder.encode(forced).length);
+  const finish = (ids) => {
+    const run = tokensWithin(vocabulary, ids, safe).slice(0, room);
+    let advanced = 0;
+    try {
+      for (const t of run) {
+        guide.advance(t);
+        advanced++;
+      }
+    } catch {
+      guide.rollback(advanced);
+      return [];
+    }
+    return run;
+  };
+  const ids = tokenize(forced);
+  return ids && typeof ids.then === "function" ? ids.then(finish) : finish(ids);
 }

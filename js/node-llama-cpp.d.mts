@@ -93,7 +93,9 @@ export interface GenerateResult {
   content?: string;
   /** Tokens written without a forward pass of their own (forced text). */
   forcedTokens: number;
-  /** Each forced run: [index in `tokens` of its first token, tokens gained, re-spelled]. */
+  /** Each forced run: [index in `tokens` of the sampled token it follows (-1: the run forced
+   *  before the first token, fed with the prompt), tokens gained, whether the sampled token
+   *  was re-spelled]. */
   forcedRuns: Array<[number, number, boolean]>;
   timings: {
     path: "full" | "fast";

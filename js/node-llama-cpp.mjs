@@ -41,7 +41,7 @@ import { Guide, Index, LogitsBuffer, MaskBuffer, Vocabulary } from "./node.mjs";
 import { mulberry32 } from "./random.mjs";
 import { DEFAULT_SAMPLING, sampleLogits } from "./sampling.mjs";
 import { grammarSource } from "./grammar-source.mjs";
-import { applyForced, forcedTokensWith } from "./forced.mjs";
+import { applyForced, forcedStartWith, forcedTokensWith } from "./forced.mjs";
 import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32, DEFAULT_SAMPLING, sampleLogits };
@@ -300,6 +300,16 @@ export async function generate(runtime, options = {}) {
     const keep = Math.min(firstDifferentIndex, promptTokens.length - 1);
     if (seq.nextTokenIndex > keep) await seq.eraseContextTokenRanges([{ start: keep, end: seq.nextTokenIndex }]);
     const toEvaluate = promptTokens.slice(keep);
+    if (forceText) {
+      // The text forced before the first token goes in the prompt's batch.
+      const fed = forcedStartWith((text) => model.tokenize(text, false), vocabulary, guide, maxTokens, maxForcedBytes);
+      if (fed.length > 0) {
+        toEvaluate.push(...fed);
+        forcedRuns.push([-1, fed.length, false]);
+        forcedCount += fed.length;
+        for (const t of fed) emit(t);
+      }
+    }
 
     let next; // async () => the next token id, sampled from the masked distribution
     if (!fast) {
@@ -449,7 +459,8 @@ export async function generate(runtime, options = {}) {
     finalState,
     underflowSteps,
     /** Tokens written without a forward pass of their own (forced text), and where: [index in
-     *  `tokens` of the run's first token, tokens gained, whether the sampled token was re-spelled]. */
+     *  `tokens` of the sampled token the run follows (-1: the run forced before the first token,
+     *  fed with the prompt), tokens gained, whether the sampled token was re-spelled]. */
     forcedTokens: forcedCount,
     forcedRuns,
     timings: {

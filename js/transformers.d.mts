@@ -106,7 +106,9 @@ export interface GenerateWithForcedTextResult {
   forwardPasses: number;
   /** Tokens written without a forward pass of their own. */
   forcedTokens: number;
-  /** Each forced run: [index in `tokens` of its first token, tokens gained, whether the sampled token was re-spelled]. */
+  /** Each forced run: [index in `tokens` of the sampled token it follows (-1: the run forced
+   *  before the first token, fed with the prompt), tokens gained, whether the sampled token
+   *  was re-spelled]. */
   forcedRuns: Array<[number, number, boolean]>;
   passesPerToken: number;
 }

@@ -23,7 +23,7 @@ import { DynamicCache, LogitsProcessor, LogitsProcessorList, Tensor, cat, ones }
 import { Guide, Index, Vocabulary } from "logitmask";
 import { logitmaskError as processorError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
-import { applyForced, forcedTokensWith } from "./forced.mjs";
+import { applyForced, forcedStartWith, forcedTokensWith } from "./forced.mjs";
 import { mulberry32 } from "./random.mjs";
 import { sampleLogits } from "./sampling.mjs";
 import { structuralTagsFromTools } from "./tools.mjs";
@@ -290,7 +290,8 @@ function updateCache(outputs, cache) {
  *
  * Resolves to `{ text, tokens (EOS not included), finished, stopReason ("eos" | "complete":
  * only EOS was left, no model call | "maxTokens"), forwardPasses (prompt included),
- * forcedTokens, forcedRuns ([index in tokens, tokens gained, re-spelled]), passesPerToken,
+ * forcedTokens, forcedRuns ([index in tokens of the sampled token the run follows, -1 for the
+ * run forced before the first token, tokens gained, re-spelled]), passesPerToken,
  * steps }`. Sampling is logitmask/node-llama-cpp's (llama.cpp's order: top-k, top-p, min-p,
  * temperature) with a seeded PRNG, not transformers.js's sampler.
  */
@@ -335,6 +336,23 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
   let stopReason = "maxTokens";
   let model_inputs = { input_ids, attention_mask: inputs.attention_mask ?? ones([1, input_ids.dims[1]]) };
   try {
+    if (forceText) {
+      // The text forced before the first token goes in the prompt's forward.
+      const fed = forcedStartWith(tokenize, vocabulary, guide, maxNewTokens, maxForcedBytes);
+      if (fed.length > 0) {
+        forcedRuns.push([-1, fed.length, false]);
+        forcedTokens += fed.length;
+        for (const t of fed) {
+          tokens.push(t);
+          all[0].push(BigInt(t));
+          onToken?.(t, decoder.decode(vocabulary.tokenBytes(t) ?? new Uint8Array(), { stream: true }));
+        }
+        model_inputs = {
+          input_ids: new Tensor("int64", BigInt64Array.from(all[0]), [1, all[0].length]),
+          attention_mask: cat([model_inputs.attention_mask, ones([1, fed.length])], 1),
+        };
+      }
+    }
     for (;;) {
       if (guide.canFinish() && guide.allowedTokens().every((t) => eos.has(t))) {
         guide.advance(vocabulary.eosTokenIds[0]); // a point mass on EOS: no need to ask the model

@@ -85,8 +85,9 @@ export interface WllamaGenerateResult {
   forced: number;
   /** Tokens of forced text written without a step or a forward pass of their own. */
   forcedTokens: number;
-  /** Each forced run: [index in `tokens` of its first token, tokens gained, whether the
-   *  sampled token was re-spelled]. */
+  /** Each forced run: [index in `tokens` of the sampled token it follows (-1: the run forced
+   *  before the first token, fed with the prompt), tokens gained, whether the sampled token
+   *  was re-spelled]. */
   forcedRuns: Array<[number, number, boolean]>;
   /** `wllama.decode` calls, the prompt's included: one per token without forced text. */
   forwardPasses: number;

@@ -17,7 +17,7 @@ import { Guide, Index } from "logitmask";
 import { logitmaskError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
 import { mulberry32 } from "./random.mjs";
-import { applyForced, forcedTokensWith } from "./forced.mjs";
+import { applyForced, forcedStartWith, forcedTokensWith } from "./forced.mjs";
 import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32 };
@@ -100,7 +100,8 @@ export function sampleAllowed(probs, mask, temperature, random) {
  * text fully matches), stopped (the signal), steps (mask steps: a token chosen under the
  * mask), forced (steps with one allowed token: taken without reading the model's
  * distribution, yet still decoded), forcedTokens (tokens of forced text fed without a step
- * of their own), forcedRuns ([index in `tokens` of the run's first token, tokens gained,
+ * of their own), forcedRuns ([index in `tokens` of the sampled token the run follows, -1 for
+ * the run forced before the first token and fed with the prompt, tokens gained,
  * whether the sampled token was re-spelled]), forwardPasses (`wllama.decode` calls, the
  * prompt's included: each gives the next distribution), passesPerToken, promptTokens,
  * logitsMs, decodeMs, promptMs }. Without forced text, forwardPasses is one per token. The
@@ -132,13 +133,15 @@ export async function generate(wllama, input, options = {}) {
       if (typeof text !== "string") throw logitmaskError("InvalidArgument", "generate needs messages, prompt or promptTokens");
       promptTokens = await wllama.tokenize(text, true);
     }
+    const tokenize = (text) => wllama.tokenize(text, false);
+    // The text forced before the first token goes in the prompt's batch.
+    const fedFirst = forceText ? await forcedStartWith(tokenize, vocabulary, guide, maxTokens, maxForcedBytes) : [];
     const tPrompt = performance.now();
-    await wllama.decode(promptTokens, {});
+    await wllama.decode([...promptTokens, ...fedFirst], {});
     const promptMs = performance.now() - tPrompt;
     let forwardPasses = 1;
 
     const decoder = new TextDecoder("utf-8");
-    const tokenize = (text) => wllama.tokenize(text, false);
     const tokens = [];
     const forcedRuns = [];
     let forcedTokens = 0;
@@ -155,6 +158,11 @@ export async function generate(wllama, input, options = {}) {
       else text += piece = decoder.decode(vocabulary.tokenBytes(token) ?? new Uint8Array(), { stream: true });
       onToken?.({ step, token, text: piece, ...info, logitsMs, decodeMs });
     };
+    if (fedFirst.length > 0) {
+      forcedRuns.push([-1, fedFirst.length, false]);
+      forcedTokens += fedFirst.length;
+      for (const t of fedFirst) emit(t, { allowed: null, forced: false, fed: true });
+    }
     while (tokens.length < maxTokens && !signal?.aborted) {
       guide.fillMask(mask);
       const allowed = popcount(mask);

@@ -59,3 +59,25 @@ test("a bad cap is a coded error and the guide goes on", () => {
   assert.equal(guide.forcedText(0), "");
   assert.equal(guide.forcedText(), "abc");
 });
+
+test("forcedStartWith: the text forced before the first token, cut where a value's token could span, the guide advanced", async () => {
+  const { forcedStartWith } = await import("../../js/forced.mjs");
+  const schema = { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false };
+  const index = Index.fromJsonSchema(schema, vocab, { whitespace: null });
+  const guide = new Guide(index);
+  const safe = guide.forcedSafeLength();
+  assert.ok(safe < '{"name":"'.length, `${safe}: a token such as '":"' may run into the value`);
+  const fed = forcedStartWith(ids, vocab, guide, 64);
+  const text = decoder.decode(Uint8Array.from(fed.flatMap((t) => [...vocab.tokenBytes(t)])));
+  assert.ok(fed.length > 0 && '{"name":"'.startsWith(text) && text.length <= safe, JSON.stringify(text));
+  assert.equal(guide.forcedText(), '{"name":"'.slice(text.length), "the guide stands after the fed tokens");
+  // An async tokenizer gives a Promise of the same; `room` caps the tokens.
+  const g2 = new Guide(index);
+  assert.deepEqual(await forcedStartWith(async (x) => ids(x), vocab, g2, 64), fed);
+  assert.deepEqual(forcedStartWith(ids, vocab, new Guide(index), 1), fed.slice(0, 1));
+  // Nothing forced (a choice first), or a tokenizer whose tokens the guide refuses: nothing fed, the guide as it was.
+  assert.deepEqual(forcedStartWith(ids, vocab, new Guide(Index.fromRegex("[ab]c", vocab)), 64), []);
+  const g3 = new Guide(index);
+  assert.deepEqual(forcedStartWith(() => [...fed, ids("x")[0]].slice(1), vocab, g3, 64), []);
+  assert.equal(g3.forcedText(), '{"name":"');
+});

@@ -132,6 +132,8 @@ test("forced text: keys and punctuation fed in batches, fewer forward passes, to
       const eosPass = (r) => (r.stopReason === "eos" ? 1 : 0);
       assert.equal(off.timings.forwardPasses, off.tokens.length + eosPass(off), "one pass per token");
       assert.ok(on.forcedTokens > 0, on.text);
+      // Every schema here starts with `{"` and a required key: fed with the prompt.
+      assert.equal(on.forcedRuns[0]?.[0], -1, "the text forced before the first token goes with the prompt");
       assert.equal(on.timings.forwardPasses + on.forcedTokens, on.tokens.length + eosPass(on), "every token a pass or forced");
       for (const [start, gained, respelled] of on.forcedRuns) {
         // The run's tokens: the re-spelled sampled token and the fed ones, or the fed ones.
