@@ -30,7 +30,8 @@ check          says whether TEXT (use --text-file FILE for a file) is accepted a
 Options:
   --ascii-classes            \\d, \\w, \\s are ASCII (as in JavaScript); default Unicode
   --whitespace REGEX         JSON whitespace between tokens ("compact" for none)
-  --property-order any       JSON properties in any order (default: schema order)
+  --property-order ORDER     schema (default), any, or auto (any order in objects
+                             of at most 8 declared properties, schema order beyond)
   --allow-additional-properties   accept undeclared JSON properties
   --syntax NAME              the grammar's syntax (default gbnf: llama.cpp's GBNF)
   --max-recursion-depth N    how deep a grammar's recursive rules nest (default 32)

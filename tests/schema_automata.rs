@@ -865,6 +865,55 @@ fn any_order_objects_hold_counts_and_write_only_valid_texts() {
 }
 
 #[test]
+fn auto_order_takes_small_objects_in_any_order_and_large_ones_in_schema_order() {
+    use logitmask::json_schema::AUTO_ANY_ORDER_MAX_PROPERTIES;
+    let auto = Config::new().property_order(PropertyOrder::Auto).whitespace(None);
+    let vocab = bytes_vocab();
+    let text = |order: &[usize]| {
+        let members: Vec<String> = order
+            .iter()
+            .map(|i| format!(r#""p{i}":{}"#, if i % 2 == 0 { "1" } else { "true" }))
+            .collect();
+        format!("{{{}}}", members.join(","))
+    };
+    let n = AUTO_ANY_ORDER_MAX_PROPERTIES;
+    // A small object nested in a large one: the inner in any order, the outer in schema order.
+    let inner = many_properties(n, &[0], "");
+    let outer_props: Vec<String> = (0..=n)
+        .map(|i| format!(r#""q{i}":{}"#, if i == 0 { inner.clone() } else { r#"{"type":"integer"}"#.to_string() }))
+        .collect();
+    let schema = format!(r#"{{"type":"object","properties":{{{}}},"required":["q0"]}}"#, outer_props.join(","));
+    let reversed: Vec<usize> = (0..n).rev().collect();
+    let in_order: Vec<usize> = (0..n).collect();
+    let lazy =
+        Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(true), &auto).unwrap();
+    let eager =
+        Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(false), &auto).unwrap();
+    for (inner_order, outer_rest, lazy_ok, eager_ok) in [
+        (&in_order, r#","q1":1,"q2":2"#, true, true),
+        (&reversed, r#","q1":1,"q2":2"#, true, false),
+        (&reversed, r#","q2":2,"q1":1"#, false, false),
+    ] {
+        let t = format!(r#"{{"q0":{}{outer_rest}}}"#, text(inner_order));
+        assert_eq!(accepts(&lazy, &t), lazy_ok, "lazy: {t}");
+        assert_eq!(accepts(&eager, &t), eager_ok, "eager: {t}");
+    }
+    // Still exact: a member twice, or the required one missing, is refused in any order.
+    for bad in [text(&[3, 0, 3]), text(&[5, 2])] {
+        assert!(!accepts(&lazy, &format!(r#"{{"q0":{bad}}}"#)), "{bad}");
+    }
+    // In any order nothing after `{"` is forced; in schema order the first required key is.
+    let person = r#"{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name","age"]}"#;
+    let forced = |order| {
+        let c = Config::new().property_order(order).whitespace(None);
+        let ix = Index::from_json_schema_str(person, &vocab, &IndexConfig::new().lazy(true), &c).unwrap();
+        ix.forced_bytes(ix.initial_state(), 64).unwrap()
+    };
+    assert_eq!(forced(PropertyOrder::Schema), br#"{"name":""#);
+    assert_eq!(forced(PropertyOrder::Auto), br#"{""#);
+}
+
+#[test]
 fn properties_merged_from_several_places_interleave_keeping_each_places_order() {
     // `properties` beside an `allOf` branch's: schema order is each place's own order,
     // and the two places interleave.

@@ -138,7 +138,7 @@ function runSchema(rec) {
     index = lm.Index.fromJsonSchema(rec.schema, vocab, {
       ...OPTIONS,
       ...(process.env.LOGITMASK_BENCH_EAGER ? { lazy: false } : {}),
-      ...(process.env.LOGITMASK_BENCH_ANY_ORDER ? { propertyOrder: "any" } : {}),
+      ...(process.env.LOGITMASK_BENCH_PROPERTY_ORDER ? { propertyOrder: process.env.LOGITMASK_BENCH_PROPERTY_ORDER } : {}),
     });
     out.compile_ms = performance.now() - t0;
     const g = new lm.Guide(index);

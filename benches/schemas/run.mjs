@@ -15,9 +15,9 @@
 //   --jobs N           worker processes at once (default 1: figures are per-core times)
 //   --eager            build eager indexes (lazy: false): compile times beside lazy mode's
 //                      (results go to logitmask-eager[-sample].jsonl unless --out)
-//   --any-order        propertyOrder: "any" (members in every order, as JSON Schema
-//                      itself allows; the default runs keep schema order), results to
-//                      logitmask-any[-sample].jsonl unless --out
+//   --property-order O propertyOrder O ("schema", "any", "auto") instead of the library's
+//                      default; results to logitmask-O[-sample].jsonl unless --out
+//   --any-order        --property-order any
 //   --update-baseline  with the ratchet's sample: rewrite its baseline.json from this run
 //                      (the ids that pass); only ever raises it unless --allow-lower is given
 
@@ -43,9 +43,9 @@ const jobs = Math.max(1, Number(option("--jobs", "1")));
 // A sample run (e.g. raising the ratchet's baseline) keeps the full run's results.
 const eager = process.argv.includes("--eager");
 if (eager) process.env.LOGITMASK_BENCH_EAGER = "1"; // the forked children read it
-const anyOrder = process.argv.includes("--any-order");
-if (anyOrder) process.env.LOGITMASK_BENCH_ANY_ORDER = "1";
-const outName = `logitmask${eager ? "-eager" : ""}${anyOrder ? "-any" : ""}${sample ? "-sample" : ""}.jsonl`;
+const propertyOrder = process.argv.includes("--any-order") ? "any" : option("--property-order");
+if (propertyOrder) process.env.LOGITMASK_BENCH_PROPERTY_ORDER = propertyOrder; // the forked children read it
+const outName = `logitmask${eager ? "-eager" : ""}${propertyOrder ? `-${propertyOrder}` : ""}${sample ? "-sample" : ""}.jsonl`;
 const outFile = path.resolve(option("--out", path.join(OUT_DIR, outName)));
 
 if (!existsSync(path.join(ROOT, "pkg/node/logitmask.js"))) {

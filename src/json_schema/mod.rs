@@ -59,6 +59,7 @@
 //! with numbers in `number.rs`, `pattern`s in `pattern.rs` and formats in `fragments.rs`.
 
 mod compile;
+pub use compile::AUTO_ANY_ORDER_MAX_PROPERTIES;
 mod fragments;
 pub(crate) mod json;
 mod number;
@@ -136,16 +137,28 @@ pub(crate) fn stack_exhausted(start: usize) -> bool {
 /// loop on whitespace: at most 13 bytes between two tokens.
 pub const DEFAULT_WHITESPACE: &str = r"(?:[ ]|\n[ ]{0,12}|\n\t{0,4})?";
 
-/// How declared properties may be ordered.
+/// How declared properties may be ordered (docs/json-schema.md, "The three choices
+/// that decide what a model may write").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum PropertyOrder {
-    /// In schema order (`properties`, then names only in `required`). The default: the
-    /// regex stays small, and models follow the order they are shown.
+    /// In schema order (`properties`, then names only in `required`). The default: one
+    /// order keeps the automaton small, models follow the order they are shown, and the
+    /// keys a schema decides are forced text (`Guide::forced_bytes`), fed without
+    /// forward passes.
     #[default]
     Schema,
-    /// In any order. Every order is listed in the regex, so objects may declare at most
-    /// 6 properties.
+    /// In any order, at any size (an index takes up to 1,024 declared properties per
+    /// object). Every order is listed in regex text, so there objects may declare at
+    /// most 6 properties.
     Any,
+    /// In a lazy index, any order in objects of at most
+    /// [`AUTO_ANY_ORDER_MAX_PROPERTIES`] declared properties and schema order in larger
+    /// ones; schema order in eager indexes (which build every set of members written)
+    /// and in regex text. For texts written elsewhere (validation, scoring): JSON Schema
+    /// gives members no order, and in any order each set of members written is a state
+    /// of its own (up to 2^n for n properties; a nested object's sets multiply with its
+    /// parent's), so the cost grows with the object's size while most objects are small.
+    Auto,
 }
 
 /// Options for turning a JSON Schema into a regex.
@@ -171,6 +184,9 @@ pub struct Config {
     /// Recursive references written alone are calls into shared templates (a lazy
     /// index's automaton).
     recursion_calls: bool,
+    /// For a lazy index (rows on request), where [`PropertyOrder::Auto`] unfolds
+    /// objects as texts reach them.
+    lazy_index: bool,
     /// `None`: the default of the build ([`DEFAULT_ANY_VALUE_DEPTH`] or, for a lazy
     /// index, [`DEFAULT_LAZY_ANY_VALUE_DEPTH`]).
     any_value_depth: Option<usize>,
@@ -187,6 +203,7 @@ impl Default for Config {
             whitespace: Some(DEFAULT_WHITESPACE.to_string()),
             max_recursion_depth: None,
             recursion_calls: false,
+            lazy_index: false,
             any_value_depth: None,
             property_order: PropertyOrder::Schema,
             allow_additional_properties: false,
@@ -246,6 +263,7 @@ impl Config {
         c.any_value_depth
             .get_or_insert(DEFAULT_LAZY_ANY_VALUE_DEPTH);
         c.recursion_calls = true;
+        c.lazy_index = true;
         c
     }
 

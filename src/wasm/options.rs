@@ -215,12 +215,13 @@ pub(super) struct JsonSchemaOptions {
     max_work: Option<f64>,
 }
 
-/// `propertyOrder: "schema" | "any"`.
-#[derive(Deserialize)]
+/// `propertyOrder: "schema" | "any" | "auto"`.
+#[derive(Clone, Copy, Deserialize)]
 #[serde(rename_all = "lowercase")]
 enum PropertyOrderOption {
     Schema,
     Any,
+    Auto,
 }
 
 impl JsOptions for JsonSchemaOptions {
@@ -254,8 +255,12 @@ impl JsonSchemaOptions {
         if let Some(yes) = self.unknown_formats_are_errors {
             c = c.unknown_formats_are_errors(yes);
         }
-        if let Some(PropertyOrderOption::Any) = self.property_order {
-            c = c.property_order(PropertyOrder::Any);
+        if let Some(order) = self.property_order {
+            c = c.property_order(match order {
+                PropertyOrderOption::Auto => PropertyOrder::Auto,
+                PropertyOrderOption::Schema => PropertyOrder::Schema,
+                PropertyOrderOption::Any => PropertyOrder::Any,
+            });
         }
         if let Some(n) = size_from_js(self.max_work, "maxWork")? {
             c = c.max_work(n as u64);

@@ -133,8 +133,8 @@ js_options! {
             => "how deep recursive `$ref`s nest (at most 64)";
         anyValueDepth: "number" = "32 in a lazy index, else 2"
             => "how deep free-form values (`{}`, `true`) nest";
-        propertyOrder: "\"schema\" | \"any\"" = "\"schema\""
-            => "declared properties in schema order, or in any order";
+        propertyOrder: "\"schema\" | \"any\" | \"auto\"" = "\"schema\""
+            => "declared properties in schema order; in any order; or in any order in a lazy index's objects of at most 8, else in schema order";
         allowAdditionalProperties: "boolean" = "false"
             => "undeclared properties allowed where the schema does not forbid them (JSON Schema's rule)";
         maxRegexSize: "number" = "1 MiB"

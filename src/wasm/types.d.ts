@@ -61,8 +61,8 @@ export interface JsonSchemaOptions {
   maxRecursionDepth?: number;
   /** Nesting depth of free-form values (`{}` / `true` schemas): default 32 in a lazy index, else 2 (regex text and eager indexes; a lazy index builds states only when reached). A lazy index with deep free-form values cannot be serialized (`toBytes` throws `TooManyStates` at once: at least 2^depth states); build with `lazy: false` to ship one. */
   anyValueDepth?: number;
-  /** Declared properties in schema order (default "schema") or in any order ("any"). */
-  propertyOrder?: "schema" | "any";
+  /** Declared properties in schema order (default "schema"), in any order ("any"), or in any order in a lazy index's objects of at most 8 declared properties and in schema order elsewhere ("auto"). */
+  propertyOrder?: "schema" | "any" | "auto";
   /** Allow undeclared properties where the schema does not forbid them (default false). */
   allowAdditionalProperties?: boolean;
   /** Cap on the regex text's size in bytes (default 1 MiB): `regexFromJsonSchema` only;

@@ -661,7 +661,18 @@ impl Compiler<'_> {
 
     /// The object's body in the configured property order, and whether `{}` is allowed.
     fn arranged(&self, s: &Sch, parts: &ObjectParts, member_names: &[&str]) -> Result<(Re, bool)> {
-        let places = match self.config.property_order {
+        let order = match self.config.property_order {
+            PropertyOrder::Auto
+                if self.for_automaton
+                    && self.config.lazy_index
+                    && parts.members.len() <= AUTO_ANY_ORDER_MAX_PROPERTIES =>
+            {
+                PropertyOrder::Any
+            }
+            PropertyOrder::Auto => PropertyOrder::Schema,
+            order => order,
+        };
+        let places = match order {
             // Past the cap, the one merged order (as in regex text).
             PropertyOrder::Schema
                 if self.for_automaton && member_names.len() <= MAX_INTERLEAVED_MEMBERS =>
@@ -680,7 +691,8 @@ impl Compiler<'_> {
                 ),
             )
         };
-        Ok(match self.config.property_order {
+        Ok(match order {
+            PropertyOrder::Auto => unreachable!("resolved above"),
             PropertyOrder::Schema
                 if self.loose_objects && parts.extra.is_some() && !parts.members.is_empty() =>
             {
