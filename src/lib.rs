@@ -98,7 +98,9 @@ pub use automaton::{
 pub use bits::mask_words;
 pub use budget::DEFAULT_MAX_WORK;
 pub use error::{Error, ErrorKind, Result};
-pub use guide::{Guide, GuideConfig, DEFAULT_MAX_FORCED_BYTES, DEFAULT_MAX_ROLLBACK, MAX_FORCED_BYTES};
+pub use guide::{
+    Guide, GuideConfig, DEFAULT_MAX_FORCED_BYTES, DEFAULT_MAX_ROLLBACK, MAX_FORCED_BYTES,
+};
 pub use index::{
     Index, IndexConfig, MaskBuffer, StateId, TokenSet, DEFAULT_MASK_CACHE_BYTES, DEFAULT_MAX_STATES,
 };

@@ -56,4 +56,3 @@ impl Rng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= p
     }
 }
-

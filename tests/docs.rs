@@ -210,7 +210,12 @@ fn the_layout_matches_the_tree() {
     // `src/automaton/` entry. `mod.rs` files are their directory's entry.
     let mut missing = Vec::new();
     for file in rust_files("src") {
-        let rel = file.strip_prefix(root()).unwrap().to_str().unwrap().replace('\\', "/");
+        let rel = file
+            .strip_prefix(root())
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace('\\', "/");
         let parts: Vec<&str> = rel.split('/').collect(); // ["src", ..., "x.rs"]
         let ok = if parts.len() == 2 {
             entries.iter().any(|(key, _)| *key == rel)
@@ -221,8 +226,7 @@ fn the_layout_matches_the_tree() {
                     && parts[2..parts.len() - 1]
                         .iter()
                         .all(|dir| text.contains(&format!("{dir}/")))
-                    && (parts[parts.len() - 1] == "mod.rs"
-                        || text.contains(parts[parts.len() - 1]))
+                    && (parts[parts.len() - 1] == "mod.rs" || text.contains(parts[parts.len() - 1]))
             })
         };
         if !ok {
@@ -432,8 +436,11 @@ fn the_readme_table_of_options_is_written_from_the_options_table() {
     let want = options_markdown();
     if block != want {
         if std::env::var_os("LOGITMASK_UPDATE_DOCS").is_some() {
-            std::fs::write(&path, format!("{before}{OPTIONS_BEGIN}{want}{OPTIONS_END}{after}"))
-                .unwrap();
+            std::fs::write(
+                &path,
+                format!("{before}{OPTIONS_BEGIN}{want}{OPTIONS_END}{after}"),
+            )
+            .unwrap();
             return;
         }
         panic!(
@@ -507,7 +514,12 @@ fn the_json_schema_page_names_exactly_the_json_schema_options() {
         .expect("a table");
     let mut names = Vec::new();
     for row in table.lines().skip(2) {
-        let js = row.replace("\\|", "/").split('|').nth(2).unwrap().to_string();
+        let js = row
+            .replace("\\|", "/")
+            .split('|')
+            .nth(2)
+            .unwrap()
+            .to_string();
         let first = js
             .split('`')
             .nth(1)
@@ -544,9 +556,22 @@ fn the_wasm_size_is_given_once_and_is_the_built_one() {
     const BEGIN: &str = "<!-- wasm-size:begin -->";
     const END: &str = "<!-- wasm-size:end -->";
     let readme = read("README.md");
-    assert_eq!(readme.matches(BEGIN).count(), 1, "README.md has one {BEGIN}");
-    let block = readme.split(BEGIN).nth(1).unwrap().split(END).next().unwrap();
-    assert!(block.contains("KiB gzipped"), "the wasm size block: {block:?}");
+    assert_eq!(
+        readme.matches(BEGIN).count(),
+        1,
+        "README.md has one {BEGIN}"
+    );
+    let block = readme
+        .split(BEGIN)
+        .nth(1)
+        .unwrap()
+        .split(END)
+        .next()
+        .unwrap();
+    assert!(
+        block.contains("KiB gzipped"),
+        "the wasm size block: {block:?}"
+    );
     // Nowhere else: README and docs point to the block instead of giving a size.
     for page in std::iter::once("README.md".to_string()).chain(
         std::fs::read_dir(root().join("docs"))

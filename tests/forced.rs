@@ -14,13 +14,28 @@ const MAX: usize = 64;
 
 /// Checks (1)-(3) at `state` of the two indexes (the same states: both start at the
 /// initial state and step the same tokens).
-fn check_state(lazy: &Index, eager: &Index, a: StateId, b: StateId, vocab: &Vocabulary, what: &str) -> usize {
+fn check_state(
+    lazy: &Index,
+    eager: &Index,
+    a: StateId,
+    b: StateId,
+    vocab: &Vocabulary,
+    what: &str,
+) -> usize {
     let forced = lazy.forced_bytes(a, MAX).unwrap();
     assert_eq!(forced, eager.forced_bytes(b, MAX).unwrap(), "{what}");
     for t in lazy.allowed_tokens(a).unwrap().iter() {
-        let Some(bytes) = vocab.token_bytes(t).filter(|_| !vocab.is_eos(t)) else { continue };
+        let Some(bytes) = vocab.token_bytes(t).filter(|_| !vocab.is_eos(t)) else {
+            continue;
+        };
         let n = bytes.len().min(forced.len());
-        assert_eq!(&bytes[..n], &forced[..n], "{what}: token {t} {:?} against forced {:?}", String::from_utf8_lossy(bytes), String::from_utf8_lossy(&forced));
+        assert_eq!(
+            &bytes[..n],
+            &forced[..n],
+            "{what}: token {t} {:?} against forced {:?}",
+            String::from_utf8_lossy(bytes),
+            String::from_utf8_lossy(&forced)
+        );
     }
     if forced.len() < MAX {
         let dfa = eager.dfa().expect("an eager index has its DFA");
@@ -30,7 +45,11 @@ fn check_state(lazy: &Index, eager: &Index, a: StateId, b: StateId, vocab: &Voca
         }
         // State 0 is the dead state.
         let live = (0..=255u8).filter(|&x| dfa.step(s, x) != 0).count();
-        assert!(dfa.is_final(s) || live >= 2, "{what}: forced {:?} stops at a state with {live} next byte(s)", String::from_utf8_lossy(&forced));
+        assert!(
+            dfa.is_final(s) || live >= 2,
+            "{what}: forced {:?} stops at a state with {live} next byte(s)",
+            String::from_utf8_lossy(&forced)
+        );
     }
     forced.len()
 }
@@ -42,7 +61,12 @@ fn walk_both(lazy: &Index, eager: &Index, vocab: &Vocabulary, what: &str, seed: 
         let (mut a, mut b) = (lazy.initial_state(), eager.initial_state());
         for _ in 0..40 {
             forced_total += check_state(lazy, eager, a, b, vocab, what);
-            let row: Vec<u32> = lazy.allowed_tokens(a).unwrap().iter().filter(|&t| !vocab.is_eos(t)).collect();
+            let row: Vec<u32> = lazy
+                .allowed_tokens(a)
+                .unwrap()
+                .iter()
+                .filter(|&t| !vocab.is_eos(t))
+                .collect();
             if row.is_empty() {
                 break;
             }
@@ -82,7 +106,16 @@ fn forced_bytes_are_exact_and_maximal_for_regexes_schemas_and_grammars() {
         total += walk_both(&l, &e, &vocab, &format!("schema, whitespace {ws:?}"), 7);
     }
     let gbnf = "root ::= \"(\" item (\", \" item)* \")\"\nitem ::= \"key\" [0-9] | \"value\"";
-    let g = |c: &IndexConfig| Index::from_grammar(gbnf, grammar::Syntax::Gbnf, &vocab, c, &grammar::Config::new()).unwrap();
+    let g = |c: &IndexConfig| {
+        Index::from_grammar(
+            gbnf,
+            grammar::Syntax::Gbnf,
+            &vocab,
+            c,
+            &grammar::Config::new(),
+        )
+        .unwrap()
+    };
     total += walk_both(&g(&lazy), &g(&eager), &vocab, "grammar", 8);
     assert!(total > 100, "the walks met forced text ({total} bytes)");
 }
@@ -92,7 +125,9 @@ fn a_compact_schema_forces_its_keys_and_a_finished_guide_forces_nothing() {
     let vocab = o200k();
     let schema = r#"{"type":"object","properties":{"name":{"type":"string"},"city":{"type":"string"}},"required":["name","city"],"additionalProperties":false}"#;
     let config = json_schema::Config::new().whitespace(None);
-    let index = Arc::new(Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &config).unwrap());
+    let index = Arc::new(
+        Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &config).unwrap(),
+    );
     let mut guide = Guide::new(index.clone());
     assert_eq!(guide.forced_bytes(256).unwrap(), br#"{"name":""#);
     assert_eq!(guide.forced_bytes(3).unwrap(), br#"{"n"#);
@@ -104,7 +139,10 @@ fn a_compact_schema_forces_its_keys_and_a_finished_guide_forces_nothing() {
     let write = |guide: &mut Guide, text: &str| {
         let mut rest = text.as_bytes();
         while !rest.is_empty() {
-            let (t, n) = (1..=rest.len()).rev().find_map(|n| by_bytes.get(&rest[..n]).map(|&t| (t, n))).unwrap();
+            let (t, n) = (1..=rest.len())
+                .rev()
+                .find_map(|n| by_bytes.get(&rest[..n]).map(|&t| (t, n)))
+                .unwrap();
             guide.advance(t).unwrap();
             rest = &rest[n..];
         }

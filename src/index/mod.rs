@@ -320,8 +320,7 @@ impl Index {
         } else {
             let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
             budget.charge(spent)?;
-            let dfa =
-                Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
+            let dfa = Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
             if lazy {
                 Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true)
             } else {

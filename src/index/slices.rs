@@ -183,11 +183,14 @@ impl Slice {
     /// The slice of the class whose strings `chars` matches (start state the only final
     /// state), inside slice `within` if any.
     pub(super) fn new(chars: Dfa, within: Option<usize>) -> Slice {
-        debug_assert!((0..chars.state_count() as u32)
-            .all(|s| chars.is_final(s) == (s == chars.start())));
+        debug_assert!(
+            (0..chars.state_count() as u32).all(|s| chars.is_final(s) == (s == chars.start()))
+        );
         let ascii = |b: u8| b < 128 && chars.step(chars.start(), b) == chars.start();
         let probes: Vec<u8> = (0..=127u8)
-            .filter(|&b| ascii(b) && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1)))
+            .filter(|&b| {
+                ascii(b) && (b == b'0' || b == b'A' || b == b'a' || b == 0 || !ascii(b - 1))
+            })
             .collect();
         // No probe (a vocabulary without the class's ASCII characters as tokens) only
         // means no quick refusal: the check decides.

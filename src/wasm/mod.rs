@@ -77,8 +77,7 @@ impl JsVocabulary {
             JsValue,
         >,
     ) -> JsResult<JsVocabulary> {
-        let options =
-            options::parse::<TokenizerOptions>(options)?.load_options()?;
+        let options = options::parse::<TokenizerOptions>(options)?.load_options()?;
         let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
         crate::Vocabulary::from_tokenizer_json(&text, &options)
             .map(JsVocabulary::wrap)
@@ -119,8 +118,7 @@ impl JsVocabulary {
             ));
         }
         let bytes = bytes_from_js(&bytes, "GGUF bytes")?;
-        let options =
-            options::parse::<TokenizerOptions>(options)?.load_options()?;
+        let options = options::parse::<TokenizerOptions>(options)?.load_options()?;
         crate::Vocabulary::from_gguf(&bytes, &options)
             .map(JsVocabulary::wrap)
             .map_err(js_error)
@@ -148,8 +146,7 @@ impl JsVocabulary {
                     "unsupported tokenizer: this object has no `_tokenizerJSON` (expected a transformers.js PreTrainedTokenizer, version 3 or 4)",
                 ))
             })?;
-        let mut options =
-            options::parse::<TokenizerOptions>(options)?.load_options()?;
+        let mut options = options::parse::<TokenizerOptions>(options)?.load_options()?;
         let text = loader_text(&json, "tokenizer.json", options.get_max_work())?;
         // The one EOS rule (docs/semantics.md): the tokenizer's declared `eos_token_id`
         // joins the end markers of its tokenizer.json, as GGUF's declared ids do.
@@ -312,7 +309,8 @@ impl JsIndex {
     pub fn from_grammar(
         grammar: &str,
         vocabulary: &JsVocabulary,
-        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions & GrammarOptions")] options: Option<JsValue>,
+        #[wasm_bindgen(unchecked_optional_param_type = "IndexOptions & GrammarOptions")]
+        options: Option<JsValue>,
     ) -> JsResult<JsIndex> {
         let o: options::IndexAndGrammarOptions = options::parse(options)?;
         let (index_options, syntax, grammar_config) = o.split()?;
@@ -544,7 +542,10 @@ impl JsGuide {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] max: Option<JsValue>,
     ) -> JsResult<String> {
-        let bytes = self.inner.forced_bytes(forced_max(max)?).map_err(js_error)?;
+        let bytes = self
+            .inner
+            .forced_bytes(forced_max(max)?)
+            .map_err(js_error)?;
         let whole = match std::str::from_utf8(&bytes) {
             Ok(_) => bytes.len(),
             Err(e) => e.valid_up_to(),
@@ -561,7 +562,10 @@ impl JsGuide {
         &self,
         #[wasm_bindgen(unchecked_optional_param_type = "number")] max: Option<JsValue>,
     ) -> JsResult<usize> {
-        let forced = self.inner.forced_bytes(forced_max(max)?).map_err(js_error)?;
+        let forced = self
+            .inner
+            .forced_bytes(forced_max(max)?)
+            .map_err(js_error)?;
         self.inner.forced_safe_len(&forced).map_err(js_error)
     }
 

@@ -57,11 +57,17 @@ fn known_entries(
     };
     let what = || interfaces.join(" & ");
     let Some(object) = as_plain_object(&value) else {
-        return Err(invalid_argument(format!("{} must be a plain object", what())));
+        return Err(invalid_argument(format!(
+            "{} must be a plain object",
+            what()
+        )));
     };
     let entries = entries(object)?;
     let accepted = accepted_keys(interfaces);
-    if let Some((key, _)) = entries.iter().find(|(k, _)| !accepted.contains(&k.as_str())) {
+    if let Some((key, _)) = entries
+        .iter()
+        .find(|(k, _)| !accepted.contains(&k.as_str()))
+    {
         return Err(invalid_argument(format!(
             "invalid {}: unknown field `{key}`, {}",
             what(),
@@ -365,7 +371,9 @@ impl JsOptions for IndexAndGrammarOptions {
 
 impl IndexAndGrammarOptions {
     /// The index's options, the grammar's syntax and its compilation options.
-    pub(super) fn split(self) -> JsResult<(IndexOptions, crate::grammar::Syntax, crate::grammar::Config)> {
+    pub(super) fn split(
+        self,
+    ) -> JsResult<(IndexOptions, crate::grammar::Syntax, crate::grammar::Config)> {
         let syntax = crate::grammar::Syntax::from_name(self.syntax.as_deref().unwrap_or("gbnf"))
             .map_err(super::convert::js_error)?;
         let mut config = crate::grammar::Config::new();

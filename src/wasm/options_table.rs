@@ -64,7 +64,8 @@ pub const JS_INTERFACES: &[JsInterface] = &[
         name: "IndexOptions",
         extends: None,
         #[cfg(not(target_arch = "wasm32"))]
-        taken_by: "`Index.fromRegex`, `Index.fromJsonSchema`, `Index.fromGrammar`, `Index.fromBytes`",
+        taken_by:
+            "`Index.fromRegex`, `Index.fromJsonSchema`, `Index.fromGrammar`, `Index.fromBytes`",
     },
     JsInterface {
         name: "JsonSchemaOptions",
@@ -88,7 +89,8 @@ pub const JS_INTERFACES: &[JsInterface] = &[
         name: "TokenizerOptions",
         extends: None,
         #[cfg(not(target_arch = "wasm32"))]
-        taken_by: "`Vocabulary.fromTokenizerJson`, `Vocabulary.fromGguf`, `Vocabulary.fromTransformers`",
+        taken_by:
+            "`Vocabulary.fromTokenizerJson`, `Vocabulary.fromGguf`, `Vocabulary.fromTransformers`",
     },
     JsInterface {
         name: "TiktokenOptions",

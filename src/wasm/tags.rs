@@ -16,13 +16,19 @@ fn keys_of(value: &JsValue, what: &str, known: &[&str]) -> JsResult<Vec<String>>
         .ok_or_else(|| invalid_argument(format!("{what} must be a plain object")))?;
     let keys = Object::keys(object);
     if keys.length() as usize > known.len() {
-        return Err(invalid_argument(format!("{what} has unknown keys (known: {})", known.join(", "))));
+        return Err(invalid_argument(format!(
+            "{what} has unknown keys (known: {})",
+            known.join(", ")
+        )));
     }
     let mut out = Vec::new();
     for key in keys.iter() {
         let key = key.as_string().unwrap_or_default();
         if !known.contains(&key.as_str()) {
-            return Err(invalid_argument(format!("{what} has an unknown key {key:?} (known: {})", known.join(", "))));
+            return Err(invalid_argument(format!(
+                "{what} has an unknown key {key:?} (known: {})",
+                known.join(", ")
+            )));
         }
         out.push(key);
     }
@@ -34,7 +40,9 @@ fn get(value: &JsValue, key: &str) -> JsValue {
 }
 
 fn string(value: &JsValue, what: &str) -> JsResult<String> {
-    value.as_string().ok_or_else(|| invalid_argument(format!("{what} must be a string")))
+    value
+        .as_string()
+        .ok_or_else(|| invalid_argument(format!("{what} must be a string")))
 }
 
 /// An array of at most `max` items.
@@ -44,7 +52,10 @@ fn array(value: &JsValue, what: &str, max: usize) -> JsResult<Array> {
         .dyn_into()
         .map_err(|_| invalid_argument(format!("{what} must be an array")))?;
     if array.length() as usize > max {
-        return Err(invalid_argument(format!("{what} has {} items (at most {max})", array.length())));
+        return Err(invalid_argument(format!(
+            "{what} has {} items (at most {max})",
+            array.length()
+        )));
     }
     Ok(array)
 }
@@ -53,13 +64,19 @@ fn flag(value: &JsValue, what: &str) -> JsResult<bool> {
     if value.is_undefined() {
         return Ok(false);
     }
-    value.as_bool().ok_or_else(|| invalid_argument(format!("{what} must be a boolean")))
+    value
+        .as_bool()
+        .ok_or_else(|| invalid_argument(format!("{what} must be a boolean")))
 }
 
 /// Reads `{ triggers, tags: [{ begin, schema | grammar (+ syntax) | regex | text, end }],
 /// atLeastOne?, callsOnly? }`.
 pub(super) fn structural_tags(spec: &JsValue) -> JsResult<StructuralTags> {
-    keys_of(spec, "the structural tags", &["triggers", "tags", "atLeastOne", "callsOnly"])?;
+    keys_of(
+        spec,
+        "the structural tags",
+        &["triggers", "tags", "atLeastOne", "callsOnly"],
+    )?;
     let triggers = match get(spec, "triggers") {
         v if v.is_undefined() => Vec::new(),
         v => array(&v, "triggers", MAX_TAGS)?
@@ -83,16 +100,26 @@ pub(super) fn structural_tags(spec: &JsValue) -> JsResult<StructuralTags> {
 
 fn tag(value: &JsValue, i: usize) -> JsResult<Tag> {
     let what = format!("tags[{i}]");
-    let keys = keys_of(value, &what, &["begin", "end", "schema", "grammar", "syntax", "regex", "text"])?;
+    let keys = keys_of(
+        value,
+        &what,
+        &[
+            "begin", "end", "schema", "grammar", "syntax", "regex", "text",
+        ],
+    )?;
     let contents: Vec<&String> = keys
         .iter()
         .filter(|k| matches!(k.as_str(), "schema" | "grammar" | "regex" | "text"))
         .collect();
     if contents.len() != 1 {
-        return Err(invalid_argument(format!("{what} needs one of schema, grammar, regex or text")));
+        return Err(invalid_argument(format!(
+            "{what} needs one of schema, grammar, regex or text"
+        )));
     }
     if keys.iter().any(|k| k == "syntax") && contents[0] != "grammar" {
-        return Err(invalid_argument(format!("{what}: syntax goes with grammar")));
+        return Err(invalid_argument(format!(
+            "{what}: syntax goes with grammar"
+        )));
     }
     let content = match contents[0].as_str() {
         "schema" => TagContent::JsonSchema(schema_text(&get(value, "schema"))?),
@@ -100,7 +127,9 @@ fn tag(value: &JsValue, i: usize) -> JsResult<Tag> {
             text: string(&get(value, "grammar"), &format!("{what}.grammar"))?,
             syntax: match get(value, "syntax") {
                 v if v.is_undefined() => Syntax::Gbnf,
-                v => Syntax::from_name(&string(&v, &format!("{what}.syntax"))?).map_err(js_error)?,
+                v => {
+                    Syntax::from_name(&string(&v, &format!("{what}.syntax"))?).map_err(js_error)?
+                }
             },
         },
         "regex" => TagContent::Regex(string(&get(value, "regex"), &format!("{what}.regex"))?),
