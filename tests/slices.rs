@@ -15,7 +15,7 @@ use crate::common::{id_of, o200k, r50k, Rng};
 use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
 
 /// Pieces of patterns, `{n}` standing for a random count.
-const PIECES: [&str; 21] = [
+const PIECES: [&str; 23] = [
     r#""(?:[^"\\\x00-\x1F]|\\["\\/bfnrt]){0,{n}}""#,
     r#""(?:[^"\\\x00-\x1F]|\\["\\/bfnrt])*""#,
     r#"[^"\\\x00-\x1F]{{n}}"#,
@@ -40,6 +40,11 @@ const PIECES: [&str; 21] = [
     r#""(?:[a-z]|[0-9]#?)*""#,
     // Characters of two bytes, not longer: some lead bytes refused, not all.
     r#""[^"\\\x00-\x1F\x{800}-\x{10FFFF}]*""#,
+    // Words after spaces, outside strings: led tokens (` foo`) taken in bulk where the
+    // space leads to a state that covers the letters, and near misses (a word count, a
+    // digit refused after the space).
+    r#"(?:[ ]+[a-z]{1,{n}})*"#,
+    r#"[ \t\n]*(?:[a-z][a-z0-9_]*|[1-9][0-9]*)[ ]*[-+*/=]"#,
 ];
 
 fn random_pattern(rng: &mut Rng) -> String {

@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::hints::{RowHints, MAX_CLASSES};
 use super::shapes::{ShapeTrie, SPACE, WORD};
-use super::slices::{Bucket, Suffixes, MAX_CHARS, NON_ASCII};
+use super::slices::{Bucket, Suffixes, LEAD, MAX_CHARS, NON_ASCII};
 use super::vocab_slices::{slices_for, Slices};
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::{Dfa, DEAD};
@@ -1067,6 +1067,8 @@ struct Used<'v> {
     cover: &'v [u8],
     bucket: &'v Bucket,
     closed: bool,
+    /// The slice's led tokens (`slices.rs`, `LedTokens`), not its own.
+    led: bool,
 }
 
 /// What the slices cover at a state ([`cover`]).
@@ -1127,10 +1129,63 @@ fn cover<'v>(
                 cover: &tokens.cover,
                 bucket,
                 closed,
+                led: false,
             });
         }
     }
+    led_cover(at, s, check, &mut used);
     Cover::Slices(used)
+}
+
+/// Adds to `used` the led tokens (`slices.rs`, `LedTokens`) of each slice whose class the space
+/// after `s` covers, where no slice used holds the space (its tokens are those already).
+fn led_cover<'v>(
+    at: Slicing<'v>,
+    s: u32,
+    check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
+    used: &mut Vec<Used<'v>>,
+) {
+    let holds_lead = |k: usize| {
+        let chars = &at.slices.get(k).chars;
+        chars.step(chars.start(), LEAD) != DEAD
+    };
+    if used.iter().any(|u| holds_lead(u.slice)) {
+        return;
+    }
+    let y = (check.step)(s, LEAD);
+    if y == DEAD {
+        return;
+    }
+    let mut covered = [0u8; MAX_CLASSES];
+    for (k, slice) in at.slices.iter().enumerate() {
+        if holds_lead(k) || slice.within.is_some_and(|j| covered[j] == MAX_CHARS) {
+            covered[k] = covered[slice.within.unwrap_or(k)];
+            continue;
+        }
+        // A probe character refused after the space: nothing to check (a JSON value's
+        // start takes digits, not letters).
+        if slice.probes.iter().any(|&b| (check.step)(y, b) == DEAD) {
+            continue;
+        }
+        covered[k] = check.coverage(Class::slice(at, k), y, MAX_CHARS, None);
+        let dominated = slice.within.is_some_and(|j| covered[j] >= covered[k]);
+        if covered[k] == 0 || dominated {
+            continue;
+        }
+        let Some(led) = slice.led(at.vocab) else {
+            continue;
+        };
+        if let Some(bucket) = led.bucket(covered[k]) {
+            used.push(Used {
+                slice: k,
+                covered: covered[k],
+                cover: &led.cover,
+                bucket,
+                closed: false,
+                led: true,
+            });
+        }
+    }
 }
 
 /// The tokens allowed at `s` besides the buckets of the slices `used`.
@@ -1148,7 +1203,11 @@ fn walk_uncovered(
     check: &mut Check<'_, impl Fn(u32, u8) -> u32, impl Fn() -> bool>,
     stack: &mut Vec<u32>,
 ) -> Vec<u32> {
-    let within = |k: usize, first: usize| {
+    let within = |u: &Used<'_>, first: usize| {
+        if u.led {
+            return false;
+        }
+        let k = u.slice;
         let mut j = Some(k);
         while let Some(x) = j {
             if x == first {
@@ -1161,8 +1220,9 @@ fn walk_uncovered(
     // The rest trie and its suffixes are built together (`slices.rs`).
     let whole = match used.first() {
         Some(first)
-            if (first.closed || first.covered == MAX_CHARS)
-                && used.iter().all(|u| within(u.slice, first.slice)) =>
+            if !first.led
+                && (first.closed || first.covered == MAX_CHARS)
+                && used.iter().all(|u| within(u, first.slice)) =>
         {
             let tokens = at.slices.get(first.slice).tokens(at.vocab);
             let rest = tokens.rest.as_ref().zip(tokens.suffixes.as_ref());

@@ -47,6 +47,84 @@ pub(super) struct Slice {
     /// which a step tells before any check.
     pub(super) probes: Vec<u8>,
     tokens: OnceLock<SliceTokens>,
+    led: OnceLock<Option<LedTokens>>,
+}
+
+/// The byte that leads a slice's *led* tokens: a space, as most word tokens of BPE
+/// vocabularies start (` the`, ` foo_bar`, ` 2024`).
+pub(super) const LEAD: u8 = b' ';
+
+/// A slice's led tokens: [`LEAD`] and then 1 to [`MAX_CHARS`] characters of its class
+/// (a class that does not hold the lead). Where the lead leads from a state to one that
+/// the class covers for `n` characters (`sliced.rs`), every led token of at most `n`
+/// characters is allowed: outside strings (a grammar's identifiers after a space, words
+/// of free text) they are a third of the tokens a row takes, and the walk skips them.
+/// Built when a row first uses them.
+pub(super) struct LedTokens {
+    /// Per trie node: the largest cover of a token in its subtree (characters after the
+    /// lead for led tokens, [`UNCOVERED`] for the others; 0 for none).
+    pub(super) cover: Vec<u8>,
+    /// Cumulative: the led tokens of at most `chars` characters after the lead.
+    pub(super) buckets: Vec<Bucket>,
+}
+
+impl LedTokens {
+    /// `None` where the class holds the lead (its slice has these tokens already) or
+    /// the vocabulary has no led token.
+    fn new(chars: &Dfa, vocab: &Vocabulary, trie: &TokenTrie) -> Option<LedTokens> {
+        if chars.step(chars.start(), LEAD) != DEAD {
+            return None;
+        }
+        let mut covers = vec![UNCOVERED; vocab.size()];
+        let mut count_by_chars = [0usize; MAX_CHARS as usize + 1];
+        for (id, bytes) in vocab.text_tokens() {
+            if let [LEAD, rest @ ..] = bytes {
+                let c = Slice::cover_of(chars, rest);
+                if c != UNCOVERED && c > 0 {
+                    covers[id as usize] = c;
+                    count_by_chars[c as usize] += 1;
+                }
+            }
+        }
+        let buckets = buckets_of(&covers, &count_by_chars, vocab.size());
+        (!buckets.is_empty()).then(|| LedTokens {
+            cover: trie.subtree_max(|id| covers[id as usize]),
+            buckets,
+        })
+    }
+
+    /// The largest bucket of led tokens of at most `chars` characters, if any.
+    pub(super) fn bucket(&self, chars: u8) -> Option<&Bucket> {
+        self.buckets.iter().rev().find(|b| b.chars <= chars)
+    }
+}
+
+/// Cumulative buckets of the tokens whose cover (`covers`, by id) is at most each bound.
+fn buckets_of(covers: &[u8], count_by_chars: &[usize], size: usize) -> Vec<Bucket> {
+    let longest = (1..=MAX_CHARS)
+        .rev()
+        .find(|&c| count_by_chars[c as usize] > 0)
+        .unwrap_or(0);
+    let mut buckets: Vec<Bucket> = Vec::new();
+    let words = mask_words(size);
+    for bound in BOUNDS
+        .filter(|&b| b < longest)
+        .chain((longest > 0).then_some(longest))
+    {
+        let len: usize = count_by_chars[..=bound as usize].iter().sum();
+        if buckets.last().is_some_and(|b| b.len == len) {
+            continue; // no new tokens: the last bucket serves this bound too
+        }
+        let mut bits = vec![0u32; words].into_boxed_slice();
+        let within = covers.iter().enumerate().filter(|&(_, &c)| c <= bound);
+        mark_ids(&mut bits, within.map(|(id, _)| id as u32));
+        buckets.push(Bucket {
+            chars: bound,
+            len,
+            bits,
+        });
+    }
+    buckets
 }
 
 /// The tokens of a slice, as the trie walk and the row assembly use them.
@@ -199,7 +277,15 @@ impl Slice {
             chars,
             probes,
             tokens: OnceLock::new(),
+            led: OnceLock::new(),
         }
+    }
+
+    /// The slice's led tokens in `vocab` ([`LedTokens`]), built on first use.
+    pub(super) fn led(&self, vocab: &Vocabulary) -> Option<&LedTokens> {
+        self.led
+            .get_or_init(|| LedTokens::new(&self.chars, vocab, vocab.trie()))
+            .as_ref()
     }
 
     /// The slice's tokens in `vocab` (whose trie is `trie`), built on first use.
@@ -228,6 +314,9 @@ impl Slice {
 
     pub(super) fn memory_usage(&self) -> usize {
         self.chars.memory_usage()
+            + self.led.get().and_then(Option::as_ref).map_or(0, |l| {
+                l.cover.capacity() + l.buckets.iter().map(|b| b.bits.len() * 4).sum::<usize>()
+            })
             + self.tokens.get().map_or(0, |t| {
                 t.cover.capacity()
                     + t.buckets.iter().map(|b| b.bits.len() * 4).sum::<usize>()
@@ -250,29 +339,7 @@ impl SliceTokens {
             }
         }
         let cover = trie.subtree_max(|id| covers[id as usize]);
-        let longest = (1..=MAX_CHARS)
-            .rev()
-            .find(|&c| count_by_chars[c as usize] > 0)
-            .unwrap_or(0);
-        let mut buckets: Vec<Bucket> = Vec::new();
-        let words = mask_words(size);
-        for bound in BOUNDS
-            .filter(|&b| b < longest)
-            .chain((longest > 0).then_some(longest))
-        {
-            let len: usize = count_by_chars[..=bound as usize].iter().sum();
-            if buckets.last().is_some_and(|b| b.len == len) {
-                continue; // no new tokens: the last bucket serves this bound too
-            }
-            let mut bits = vec![0u32; words].into_boxed_slice();
-            let within = covers.iter().enumerate().filter(|&(_, &c)| c <= bound);
-            mark_ids(&mut bits, within.map(|(id, _)| id as u32));
-            buckets.push(Bucket {
-                chars: bound,
-                len,
-                bits,
-            });
-        }
+        let buckets = buckets_of(&covers, &count_by_chars, size);
         // Worth a trie of its own when the rest is small (a string body's slice leaves
         // 5% of Llama 3's tokens; the digits slice nearly all of them).
         let inside: usize = count_by_chars.iter().sum();

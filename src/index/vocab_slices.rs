@@ -78,11 +78,12 @@ impl Slices {
             + self.shapes.as_ref().map_or(0, Shapes::memory_usage)
     }
 
-    /// Builds every part now: the slices' tokens, the tokens holding each byte and the
-    /// word shapes.
+    /// Builds every part now: the slices' tokens and led tokens, the tokens holding each
+    /// byte and the word shapes.
     fn prepare(&self, vocab: &Vocabulary) {
         for slice in self.iter() {
             slice.tokens(vocab);
+            slice.led(vocab);
         }
         self.holding(vocab);
         if let (Some(shapes), Some((_, body))) = (self.shapes(), self.body()) {
