@@ -664,6 +664,7 @@ function median(xs) {
 function showProgress(steps, elapsedMs, logitsMs, decodeMs) {
   const sampled = steps.filter((s) => !s.fed);
   const last = sampled[sampled.length - 1];
+  if (!last) return; // only forced text fed with the prompt so far: no mask step yet
   const maskList = sampled.map((s) => s.maskUs);
   el.sMask.textContent = `${us(median(maskList))} µs`;
   el.sMaskD.textContent = `median; max ${us(Math.max(...maskList))} µs (fillMask)`;

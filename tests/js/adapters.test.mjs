@@ -164,7 +164,9 @@ test("wllama: generate(wllama, { grammar: list.gbnf, vocabulary, messages }) wit
       // A finished text is a list; an unfinished one is a list up to its last line.
       if (r.finished) assert.match(r.text, LIST, `seed ${seed}`);
       else assert.match(r.text.slice(0, r.text.lastIndexOf("\n") + 1), LIST, `seed ${seed}: the lines so far`);
-      assert.ok(r.text.startsWith("- ") && r.forced > 0, JSON.stringify(r));
+      // `- ` is forced: fed with the prompt (forced text), or taken as single-choice steps.
+      assert.ok(r.text.startsWith("- ") && r.forced + r.forcedTokens > 0, JSON.stringify(r));
+      assert.deepEqual(r.forcedRuns[0], [-1, 1, false], "the line's `- ` fed with the prompt");
       t.diagnostic(`wllama, list.gbnf, seed ${seed}, temperature ${temperature}: ${JSON.stringify(r.text)} (${r.finished ? "EOS" : "max tokens"})`);
     }
     await assert.rejects(generateWithWllama(w, { grammar: "root ::= item", vocabulary: smol.vocabulary, prompt: "x" }), (e) => e.name === "LogitmaskError" && e.code === "InvalidGrammar");
