@@ -66,6 +66,21 @@ export function forcedTokensWith(tokenize, vocabulary, guide, lastToken, maxByte
   return cutForced(vocabulary, request, ids);
 }
 
+/** Advances `guide` with every token of `tokens`, or (one refused) with none: false. */
+function advanceAll(guide, tokens) {
+  let advanced = 0;
+  try {
+    for (const t of tokens) {
+      guide.advance(t);
+      advanced++;
+    }
+  } catch {
+    guide.rollback(advanced);
+    return false;
+  }
+  return true;
+}
+
 /**
  * Advances `guide` (already advanced with the sampled `token`) with a run from
  * `forcedTokensWith`, writing at most `room` tokens for this step (the sampled token
@@ -80,14 +95,7 @@ export function applyForced(guide, token, run, room) {
   const fed = run.tokens.slice(0, Math.max(0, room - (run.respell ? 0 : 1)));
   if (fed.length <= (run.respell ? 1 : 0)) return alone;
   if (run.respell) guide.rollback(1);
-  let advanced = 0;
-  try {
-    for (const t of fed) {
-      guide.advance(t);
-      advanced++;
-    }
-  } catch {
-    guide.rollback(advanced);
+  if (!advanceAll(guide, fed)) {
     if (run.respell) guide.advance(token);
     return alone;
   }
@@ -111,17 +119,7 @@ export function forcedStartWith(tokenize, vocabulary, guide, room, maxBytes = 25
   const safe = Math.min(guide.forcedSafeLength(maxBytes), encoder.encode(forced).length);
   const finish = (ids) => {
     const run = tokensWithin(vocabulary, ids, safe).slice(0, room);
-    let advanced = 0;
-    try {
-      for (const t of run) {
-        guide.advance(t);
-        advanced++;
-      }
-    } catch {
-      guide.rollback(advanced);
-      return [];
-    }
-    return run;
+    return advanceAll(guide, run) ? run : [];
   };
   const ids = tokenize(forced);
   return ids && typeof ids.then === "function" ? ids.then(finish) : finish(ids);

@@ -661,26 +661,22 @@ impl Compiler<'_> {
 
     /// The object's body in the configured property order, and whether `{}` is allowed.
     fn arranged(&self, s: &Sch, parts: &ObjectParts, member_names: &[&str]) -> Result<(Re, bool)> {
-        let order = match self.config.property_order {
-            PropertyOrder::Auto
-                if self.for_automaton
+        let any_order = match self.config.property_order {
+            PropertyOrder::Schema => false,
+            PropertyOrder::Any => true,
+            PropertyOrder::Auto => {
+                self.for_automaton
                     && self.config.lazy_index
-                    && parts.members.len() <= AUTO_ANY_ORDER_MAX_PROPERTIES =>
-            {
-                PropertyOrder::Any
+                    && parts.members.len() <= AUTO_ANY_ORDER_MAX_PROPERTIES
             }
-            PropertyOrder::Auto => PropertyOrder::Schema,
-            order => order,
         };
-        let places = match order {
-            // Past the cap, the one merged order (as in regex text).
-            PropertyOrder::Schema
-                if self.for_automaton && member_names.len() <= MAX_INTERLEAVED_MEMBERS =>
-            {
+        // Past the cap, the one merged order (as in regex text).
+        let places =
+            if !any_order && self.for_automaton && member_names.len() <= MAX_INTERLEAVED_MEMBERS {
                 place_groups(&s.object.orders, member_names)
-            }
-            _ => Vec::new(),
-        };
+            } else {
+                Vec::new()
+            };
         let too_many = |why: String| {
             Error::new(
                 ErrorKind::UnsupportedSchema,
@@ -691,37 +687,32 @@ impl Compiler<'_> {
                 ),
             )
         };
-        Ok(match order {
-            PropertyOrder::Auto => unreachable!("resolved above"),
-            PropertyOrder::Schema
-                if self.loose_objects && parts.extra.is_some() && !parts.members.is_empty() =>
-            {
-                let places = if places.len() > 1 {
-                    places
-                } else {
-                    vec![(0..parts.members.len()).collect()]
-                };
-                parts.interleaved(places, false)
+        Ok(if any_order && self.for_automaton {
+            if parts.members.len() > MAX_INTERLEAVED_MEMBERS {
+                return Err(too_many(format!(
+                    " (at most {MAX_INTERLEAVED_MEMBERS}: each state of the object weighs every property not yet written)"
+                )));
             }
-            PropertyOrder::Schema if places.len() > 1 => parts.interleaved(places, true),
-            PropertyOrder::Schema => parts.schema_order(),
-            PropertyOrder::Any if self.for_automaton => {
-                if parts.members.len() > MAX_INTERLEAVED_MEMBERS {
-                    return Err(too_many(format!(
-                        " (at most {MAX_INTERLEAVED_MEMBERS}: each state of the object weighs every property not yet written)"
-                    )));
-                }
-                let each = (0..parts.members.len()).map(|i| vec![i]).collect();
-                parts.interleaved(each, false)
+            let each = (0..parts.members.len()).map(|i| vec![i]).collect();
+            parts.interleaved(each, false)
+        } else if any_order {
+            if parts.members.len() > MAX_ANY_ORDER_PROPERTIES {
+                return Err(too_many(format!(
+                    " in a regex (at most {MAX_ANY_ORDER_PROPERTIES}: regex text lists every order); Index::from_json_schema (JS: Index.fromJsonSchema) takes up to 1,024"
+                )));
             }
-            PropertyOrder::Any => {
-                if parts.members.len() > MAX_ANY_ORDER_PROPERTIES {
-                    return Err(too_many(format!(
-                        " in a regex (at most {MAX_ANY_ORDER_PROPERTIES}: regex text lists every order); Index::from_json_schema (JS: Index.fromJsonSchema) takes up to 1,024"
-                    )));
-                }
-                parts.any_order()
-            }
+            parts.any_order()
+        } else if self.loose_objects && parts.extra.is_some() && !parts.members.is_empty() {
+            let places = if places.len() > 1 {
+                places
+            } else {
+                vec![(0..parts.members.len()).collect()]
+            };
+            parts.interleaved(places, false)
+        } else if places.len() > 1 {
+            parts.interleaved(places, true)
+        } else {
+            parts.schema_order()
         })
     }
 
