@@ -1,46 +1,10 @@
 // Forced text for the adapters (docs/semantics.md, "Forced text"): the part that does not
-// depend on the runtime's tokenizer, shared by logitmask/node-llama-cpp, logitmask/wllama and
+// depend on the runtime, shared by logitmask/node-llama-cpp, logitmask/wllama and
 // logitmask/transformers. An adapter passes its tokenizer as `tokenize(text) => ids` (sync, as
-// node-llama-cpp's and transformers.js's are, or async, as wllama's is): the text to tokenize
-// is the last sampled token's text followed by the forced text, without special tokens and
-// without a BOS token.
+// node-llama-cpp's and transformers.js's are, or async, as wllama's is), without special
+// tokens and without a BOS token, and erases evaluated tokens from its cache when told to.
 
-const NONE = Object.freeze({ respell: false, tokens: Object.freeze([]) });
 const encoder = new TextEncoder();
-
-/**
- * What the runtime's tokenizer must tokenize for the text the guide forces after `lastToken`
- * (the token just sampled, already passed to `guide.advance`): `{ text, lastToken, lastLength,
- * safe }`, or null when nothing is forced, or the last token has no text of its own (a special
- * token, or one that ends inside a UTF-8 character).
- */
-export function forcedRequest(vocabulary, guide, lastToken, maxBytes = 256) {
-  const forced = guide.forcedText(maxBytes);
-  if (!forced) return null;
-  const lastBytes = vocabulary.tokenBytes(lastToken);
-  if (!lastBytes || lastBytes.length === 0) return null;
-  let lastText;
-  try {
-    lastText = new TextDecoder("utf-8", { fatal: true }).decode(lastBytes);
-  } catch {
-    return null; // a token ending inside a character: no text to tokenize it with
-  }
-  const safe = Math.min(guide.forcedSafeLength(maxBytes), encoder.encode(forced).length);
-  return { text: lastText + forced, lastToken, lastLength: lastBytes.length, safe };
-}
-
-/**
- * The tokens to write, from the tokenizer's ids for `request.text`: cut where a token of the
- * text that follows could start inside the forced text and run past it (`safe`); where the
- * ids do not start with the sampled token (the forced text merges with it: `"` then `,"age":`
- * is `","`, `age`, ...), the sampled token is re-spelled: `{ respell: true, tokens }`, and the
- * tokens replace it (the same text). `{ respell: false, tokens: [] }` when nothing can be written.
- */
-export function cutForced(vocabulary, request, ids) {
-  const spelled = tokensWithin(vocabulary, ids, request.lastLength + request.safe);
-  if (spelled.length > 0 && spelled[0] === request.lastToken) return { respell: false, tokens: spelled.slice(1) };
-  return spelled.length > 1 ? { respell: true, tokens: spelled } : NONE;
-}
 
 /** The leading `ids` whose bytes end at most `limit` bytes in. */
 function tokensWithin(vocabulary, ids, limit) {
@@ -52,18 +16,6 @@ function tokensWithin(vocabulary, ids, limit) {
     out.push(Number(t));
   }
   return out;
-}
-
-/**
- * `forcedRequest` then `cutForced` with `tokenize(text) => ids`: the result itself when
- * `tokenize` returns the ids, a Promise of it when it returns a Promise.
- */
-export function forcedTokensWith(tokenize, vocabulary, guide, lastToken, maxBytes = 256) {
-  const request = forcedRequest(vocabulary, guide, lastToken, maxBytes);
-  if (!request) return NONE;
-  const ids = tokenize(request.text);
-  if (ids && typeof ids.then === "function") return ids.then((x) => cutForced(vocabulary, request, x));
-  return cutForced(vocabulary, request, ids);
 }
 
 /** Advances `guide` with every token of `tokens`, or (one refused) with none: false. */
@@ -81,46 +33,167 @@ function advanceAll(guide, tokens) {
   return true;
 }
 
-/**
- * Advances `guide` (already advanced with the sampled `token`) with a run from
- * `forcedTokensWith`, writing at most `room` tokens for this step (the sampled token
- * included). Returns `{ written, gained, respell }`: `written`, the tokens this step writes
- * and the next forward pass evaluates at once (`[token]` alone when nothing is fed);
- * `gained`, the tokens written without a forward pass of their own (`written.length - 1`).
- * A token the guide refuses (a tokenizer that does not match the vocabulary) undoes the run:
- * the sampled token alone.
- */
-export function applyForced(guide, token, run, room) {
-  const alone = { written: [token], gained: 0, respell: false };
-  const fed = run.tokens.slice(0, Math.max(0, room - (run.respell ? 0 : 1)));
-  if (fed.length <= (run.respell ? 1 : 0)) return alone;
-  if (run.respell) guide.rollback(1);
-  if (!advanceAll(guide, fed)) {
-    if (run.respell) guide.advance(token);
-    return alone;
+/** The bytes of `tokens` decoded as UTF-8 text, or null (a special token, or bytes that end
+ *  inside a character). */
+function textOf(vocabulary, tokens) {
+  const parts = [];
+  let length = 0;
+  for (const t of tokens) {
+    const bytes = vocabulary.tokenBytes(t);
+    if (!bytes || bytes.length === 0) return null;
+    parts.push(bytes);
+    length += bytes.length;
   }
-  const written = run.respell ? fed : [token, ...fed];
-  return { written, gained: written.length - 1, respell: run.respell };
+  const all = new Uint8Array(length);
+  let at = 0;
+  for (const b of parts) {
+    all.set(b, at);
+    at += b.length;
+  }
+  try {
+    return { text: new TextDecoder("utf-8", { fatal: true }).decode(all), length };
+  } catch {
+    return null;
+  }
 }
 
+const thenOr = (value, f) => (value && typeof value.then === "function" ? value.then(f) : f(value));
+
 /**
- * The text forced before the first token (a compact object's `{"` and its first required key,
- * say) as tokens the runtime appends to the prompt's batch, so that the first forward pass
- * gives the distribution after them (one pass and the run's sampling saved per generation).
- * The generated text starts a tokenization of its own after the prompt, so the forced text is
- * tokenized alone, cut at `guide.forcedSafeLength()` as every run is. Advances `guide` with
- * the tokens (at most `room`) and returns them, `[]` when nothing is forced or the tokenizer's
- * tokens are refused (a tokenizer that does not match the vocabulary: the guide is left as it
- * was); a Promise of them when `tokenize` returns a Promise.
+ * The forced text of one generation, for an adapter's decode loop (docs/semantics.md, "Forced
+ * text"). After each sampled token (`guide` already advanced with it) `after(token, room)`
+ * says what the next forward pass evaluates and which tokens are written:
+ * `{ batch, erase, emit }`: first drop the last `erase` evaluated tokens from the runtime's
+ * cache, then evaluate `batch` in one pass (the sampled token or its re-spelling, and the
+ * forced tokens); `emit` are the tokens now settled, in order, to append to the output.
+ * `start(room)` before the first token gives the tokens to evaluate with the prompt.
+ *
+ * Tentative tokens (`tentative`, on where the runtime can erase evaluated tokens): the forced
+ * text is fed whole, also past `guide.forcedSafeLength()`, where what the model writes next
+ * could merge with its last tokens (`":"` then an empty string's `"` is `":`, `""` for
+ * SmolLM2's tokenizer). Those tokens stay pending: the next step tokenizes them again with the
+ * sampled token and the text forced after it, and where the tokenizer spells the text
+ * otherwise they are erased from the cache and the tokenizer's spelling goes in the next
+ * batch (no extra pass), so the written sequence is always the tokenizer's. Without it, the
+ * tokens past the safe length are left to the model.
+ *
+ * `tokenize(text) => ids` (or a Promise of them): the runtime's tokenizer, no special tokens
+ * and no BOS; `start` and `after` return a Promise where it does. `runs` lists the runs
+ * ([index in the output of the sampled token the run follows, -1 before the first token,
+ * tokens gained, whether the run starts with a re-spelling]); `count` is the tokens written
+ * without a pass of their own; `flush()` settles the pending tokens when the generation stops.
  */
-export function forcedStartWith(tokenize, vocabulary, guide, room, maxBytes = 256) {
-  const forced = guide.forcedText(maxBytes);
-  if (!forced || room <= 0) return [];
-  const safe = Math.min(guide.forcedSafeLength(maxBytes), encoder.encode(forced).length);
-  const finish = (ids) => {
-    const run = tokensWithin(vocabulary, ids, safe).slice(0, room);
-    return advanceAll(guide, run) ? run : [];
-  };
-  const ids = tokenize(forced);
-  return ids && typeof ids.then === "function" ? ids.then(finish) : finish(ids);
+export class ForcedFeed {
+  constructor(tokenize, vocabulary, guide, { maxBytes = 256, tentative = true } = {}) {
+    this.tokenize = tokenize;
+    this.vocabulary = vocabulary;
+    this.guide = guide;
+    this.maxBytes = maxBytes;
+    this.tentative = tentative;
+    this.runs = [];
+    this.count = 0;
+    /** Tokens evaluated and not settled: they follow the last emitted token. */
+    this.pending = [];
+    this.emitted = 0;
+  }
+
+  /** The forced text and its safe length in bytes, or null. */
+  forced() {
+    const text = this.guide.forcedText(this.maxBytes);
+    if (!text) return null;
+    const length = encoder.encode(text).length;
+    return { text, length, safe: Math.min(this.guide.forcedSafeLength(this.maxBytes), length) };
+  }
+
+  /** Before the first token: `{ batch, erase: 0, emit }`, the batch going with the prompt's. */
+  start(room) {
+    const forced = room > 0 ? this.forced() : null;
+    if (!forced) return { batch: [], erase: 0, emit: [] };
+    return thenOr(this.tokenize(forced.text), (ids) => {
+      const limit = this.tentative ? forced.length : forced.safe;
+      const run = tokensWithin(this.vocabulary, ids, limit).slice(0, room);
+      if (run.length === 0 || !advanceAll(this.guide, run)) return { batch: [], erase: 0, emit: [] };
+      const settled = tokensWithin(this.vocabulary, run, forced.safe).length;
+      this.runs.push([-1, run.length, false]);
+      this.count += run.length;
+      return this.settle(run, settled);
+    });
+  }
+
+  /** After the sampled `token` (the guide advanced with it), with room for `room` more tokens
+   *  in the output (pending ones included in what it has written). */
+  after(token, room) {
+    const pending = this.pending;
+    const forced = this.forced();
+    const prior = [...pending, token];
+    const plain = () => this.settle(prior, prior.length, pending.length);
+    if (!forced && pending.length === 0) return plain();
+    const known = textOf(this.vocabulary, prior);
+    if (!known) return plain(); // a special token, or one ending inside a character
+    const text = known.text + (forced?.text ?? "");
+    const safeEnd = known.length + (forced?.safe ?? 0);
+    const end = this.tentative ? known.length + (forced?.length ?? 0) : safeEnd;
+    return thenOr(this.tokenize(text), (ids) => this.respell(prior, known.length, tokensWithin(this.vocabulary, ids, end), safeEnd, room));
+  }
+
+  /** `spelled`: the tokenizer's tokens for the prior tokens' text and the forced text. */
+  respell(prior, priorLength, spelled, safeEnd, room) {
+    const pending = this.pending;
+    let same = 0;
+    while (same < prior.length && same < spelled.length && spelled[same] === prior[same]) same++;
+    // The tokens must cover the prior tokens' text: what replaces them is the same text.
+    let covered = 0;
+    let cover = 0;
+    while (cover < spelled.length && covered < priorLength) covered += this.vocabulary.tokenBytes(spelled[cover++])?.length ?? 0;
+    const taken = spelled.slice(0, Math.min(spelled.length, room));
+    if (covered < priorLength || taken.length < Math.max(cover, same === prior.length ? prior.length : 0)) {
+      return this.settle(prior, prior.length, pending.length);
+    }
+    const from = Math.min(same, pending.length); // the first token the next pass evaluates
+    if (same === prior.length && taken.length === prior.length) return this.settle(prior, prior.length, pending.length);
+    const undo = prior.length - same; // tokens the guide was advanced with and are re-spelled
+    this.guide.rollback(undo);
+    if (!advanceAll(this.guide, taken.slice(same))) {
+      advanceAll(this.guide, prior.slice(same)); // accepted before: it is again
+      return this.settle(prior, prior.length, pending.length);
+    }
+    const erase = pending.length - from;
+    const batch = taken.slice(from);
+    if (erase > 0) {
+      // The last run's tokens from `from` on are erased: it ends before them (or is gone).
+      const last = this.runs.at(-1);
+      last[1] -= erase;
+      if (last[2] ? last[1] < 0 : last[1] <= 0) this.runs.pop();
+      this.count -= erase;
+    }
+    const respelled = same < prior.length;
+    this.runs.push([this.emitted + from, batch.length - 1, respelled]);
+    this.count += batch.length - 1;
+    const settled = tokensWithin(this.vocabulary, taken, safeEnd).length;
+    return this.settle(taken, settled, from, erase);
+  }
+
+  /**
+   * `tokens` (the pending ones first) written: the first `settled` emitted, the rest pending;
+   * the batch is `tokens` from `from` (the pending ones already evaluated are not again).
+   */
+  settle(tokens, settled, from = 0, erase = 0) {
+    const emit = tokens.slice(0, settled);
+    this.pending = tokens.slice(settled);
+    this.emitted += emit.length;
+    return { batch: tokens.slice(from), erase, emit };
+  }
+
+  /** The pending tokens' text (they are written unless re-spelled: the same text). */
+  pendingText() {
+    return textOf(this.vocabulary, this.pending)?.text ?? "";
+  }
+
+  /** The pending tokens, settled as they are (the generation stops: no text follows). */
+  flush() {
+    const emit = this.pending;
+    this.pending = [];
+    this.emitted += emit.length;
+    return emit;
+  }
 }

@@ -72,6 +72,10 @@ export interface GenerateOptions {
   forceText?: boolean;
   /** The forced text asked for at most, in bytes (default 256). */
   maxForcedBytes?: number;
+  /** Feed the forced text whole: its last tokens, which the model's next token could merge
+   *  with, are re-spelled when it does (erased from the cache, the tokenizer's spelling fed in
+   *  the next pass). Default true; false: those tokens are left to the model. */
+  tentativeForced?: boolean;
   /** With `tools`: stop (stopReason "toolCalls") once this many calls are complete. */
   maxToolCalls?: number;
   onToken?: (token: number, text: string) => void;
@@ -129,13 +133,26 @@ export function sampleLogits(
   random: () => number,
   sampling: { temperature: number; topK: number; topP: number; minP: number },
 ): number;
-/** The tokens to write for the text the guide forces after `lastToken` (just sampled and
- *  passed to `guide.advance`), as the model's tokenizer writes them (js/node-llama-cpp.mjs). */
-export function forcedTokens(
+/** The forced text of one generation with the model's tokenizer (js/forced.mjs): after each
+ *  sampled token (the guide advanced with it), `after(token, room)` says which evaluated
+ *  tokens to erase, what the next pass evaluates, and which tokens are now written. */
+export interface ForcedFeed {
+  start(room: number): { batch: number[]; erase: number; emit: number[] };
+  after(token: number, room: number): { batch: number[]; erase: number; emit: number[] };
+  /** The pending tokens, written as they are (the generation stops). */
+  flush(): number[];
+  pendingText(): string;
+  /** Fed tokens not yet settled (their text may merge with the next token's). */
+  readonly pending: number[];
+  /** [index in the output of the sampled token the run follows (-1: before the first), tokens gained, re-spelled]. */
+  readonly runs: Array<[number, number, boolean]>;
+  /** Tokens written without a forward pass of their own. */
+  readonly count: number;
+}
+export function forcedFeed(
   model: { tokenize(text: string, specialTokens?: boolean): readonly number[] },
   vocabulary: Vocabulary,
   guide: Guide,
-  lastToken: number,
-  maxBytes?: number,
-): { respell: boolean; tokens: number[] };
+  options?: { maxBytes?: number; tentative?: boolean },
+): ForcedFeed;
 export function percentiles(values: number[]): { p50: number; p99: number; max: number };

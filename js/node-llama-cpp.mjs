@@ -41,7 +41,7 @@ import { Guide, Index, LogitsBuffer, MaskBuffer, Vocabulary } from "./node.mjs";
 import { mulberry32 } from "./random.mjs";
 import { DEFAULT_SAMPLING, sampleLogits } from "./sampling.mjs";
 import { grammarSource } from "./grammar-source.mjs";
-import { applyForced, forcedStartWith, forcedTokensWith } from "./forced.mjs";
+import { ForcedFeed } from "./forced.mjs";
 import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32, DEFAULT_SAMPLING, sampleLogits };
@@ -171,20 +171,14 @@ function notAllowedError(token, guide, cause, path) {
 }
 
 /**
- * The tokens to write for the text the guide forces after `lastToken`, the token just
- * sampled and not yet evaluated (docs/semantics.md, "Forced text"): the model's own
- * tokenization of the last token's text followed by the forced text, so that the sequence
- * is one the tokenizer writes, cut where a token of the text that follows could start
- * inside the forced text and run past it (`guide.forcedSafeLength`): the tokens before
- * that point cannot merge with what the model writes next; the rest is left to the model,
- * under the mask. Where the tokenization does not start with `lastToken` (the forced text
- * merges with it: `"` then `,"age":` is `","`, `age`, ...), the sampled token is
- * re-spelled: `{ respell: true }`, and `tokens` replace it; the text is the same.
- * `{ tokens: [] }` when nothing is forced or nothing can be written. (The rules are
- * js/forced.mjs's, shared with the other adapters.)
+ * The forced text of one generation with `model`'s tokenizer (js/forced.mjs's ForcedFeed,
+ * docs/semantics.md, "Forced text"): after each sampled token, `feed.after(token, room)` gives
+ * `{ batch, erase, emit }` (erase the last `erase` evaluated tokens, evaluate `batch` in one
+ * pass, write `emit`); `tentative` (default true): feed the forced text whole and re-spell
+ * its last tokens when the model's next token merges with them.
  */
-export function forcedTokens(model, vocabulary, guide, lastToken, maxBytes = 256) {
-  return forcedTokensWith((text) => model.tokenize(text, false), vocabulary, guide, lastToken, maxBytes);
+export function forcedFeed(model, vocabulary, guide, { maxBytes = 256, tentative = true } = {}) {
+  return new ForcedFeed((text) => model.tokenize(text, false), vocabulary, guide, { maxBytes, tentative });
 }
 
 /**
@@ -250,6 +244,7 @@ export async function generate(runtime, options = {}) {
     fast = false,
     forceText = true,
     maxForcedBytes = 256,
+    tentativeForced = true,
     maxToolCalls,
     onToken,
   } = options;
@@ -274,9 +269,9 @@ export async function generate(runtime, options = {}) {
   let finished = false;
   let steps = 0;
   let forwardPasses = 0;
-  let forcedCount = 0;
-  const forcedRuns = []; // [index in tokens, tokens gained, re-spelled]
+  const feed = forceText ? forcedFeed(model, vocabulary, guide, { maxBytes: maxForcedBytes, tentative: tentativeForced }) : null;
   let batch = null; // tokens the next forward pass evaluates at once (the last sampled + forced)
+  let erase = 0; // evaluated tokens to erase before it (re-spelled forced tokens)
   let tFirst = NaN;
   let underflowSteps = 0;
   let stopReason;
@@ -300,16 +295,20 @@ export async function generate(runtime, options = {}) {
     const keep = Math.min(firstDifferentIndex, promptTokens.length - 1);
     if (seq.nextTokenIndex > keep) await seq.eraseContextTokenRanges([{ start: keep, end: seq.nextTokenIndex }]);
     const toEvaluate = promptTokens.slice(keep);
-    if (forceText) {
+    if (feed) {
       // The text forced before the first token goes in the prompt's batch.
-      const fed = forcedStartWith((text) => model.tokenize(text, false), vocabulary, guide, maxTokens, maxForcedBytes);
-      if (fed.length > 0) {
-        toEvaluate.push(...fed);
-        forcedRuns.push([-1, fed.length, false]);
-        forcedCount += fed.length;
-        for (const t of fed) emit(t);
-      }
+      const first = feed.start(maxTokens);
+      toEvaluate.push(...first.batch);
+      for (const t of first.emit) emit(t);
     }
+    /** Ends the runtime's evaluation and starts one of `batch`, after erasing `erase` tokens. */
+    const restart = async (start) => {
+      await iterator.return();
+      if (erase > 0) await seq.eraseContextTokenRanges([{ start: seq.nextTokenIndex - erase, end: seq.nextTokenIndex }]);
+      iterator = start(batch);
+      batch = null;
+      erase = 0;
+    };
 
     let next; // async () => the next token id, sampled from the masked distribution
     if (!fast) {
@@ -320,9 +319,7 @@ export async function generate(runtime, options = {}) {
       next = async () => {
         if (batch) {
           // One forward pass over the last sampled token and the forced ones.
-          await iterator.return();
-          iterator = start(batch);
-          batch = null;
+          await restart(start);
           fresh = true;
         }
         const r = await iterator.next(fresh ? undefined : tokens[tokens.length - 1]);
@@ -373,11 +370,7 @@ export async function generate(runtime, options = {}) {
       const start = (toEvaluate) => seq.evaluate(toEvaluate, { temperature, topK, topP, minP, seed, tokenBias: biasFor, yieldEogToken: true });
       iterator = start(toEvaluate);
       next = async () => {
-        if (batch) {
-          await iterator.return();
-          iterator = start(batch);
-          batch = null;
-        }
+        if (batch) await restart(start);
         const r = await iterator.next();
         if (r.done) throw new Error("the runtime ended the generation early (context full?)");
         return r.value;
@@ -392,7 +385,7 @@ export async function generate(runtime, options = {}) {
         stopReason = "complete";
         break;
       }
-      if (tokens.length >= maxTokens) {
+      if (tokens.length + (feed?.pending.length ?? 0) >= maxTokens) {
         stopReason = "maxTokens";
         break;
       }
@@ -410,25 +403,19 @@ export async function generate(runtime, options = {}) {
         stopReason = "eos";
         break;
       }
-      let written = [token];
-      if (forceText && tokens.length + 1 < maxTokens) {
-        const run = forcedTokens(model, vocabulary, guide, token, maxForcedBytes);
-        const step = applyForced(guide, token, run, maxTokens - tokens.length);
-        if (step.gained > 0) {
-          written = step.written;
-          forcedRuns.push([tokens.length, step.gained, step.respell]);
-          forcedCount += step.gained;
-          batch = written;
-        }
-      }
-      for (const t of written) emit(t);
-      if (maxToolCalls && guide.canFinish() && parseToolCalls(textSoFar, { format: toolFormat }).calls.length >= maxToolCalls) {
+      if (feed) {
+        const step = feed.after(token, maxTokens - tokens.length);
+        for (const t of step.emit) emit(t);
+        if (step.erase > 0 || step.batch.length !== 1 || step.batch[0] !== token) ({ batch, erase } = step);
+      } else emit(token);
+      if (maxToolCalls && guide.canFinish() && parseToolCalls(textSoFar + (feed?.pendingText() ?? ""), { format: toolFormat }).calls.length >= maxToolCalls) {
         guide.advance(vocabulary.eosTokenIds[0]);
         finished = true;
         stopReason = "toolCalls";
         break;
       }
     }
+    if (feed) for (const t of feed.flush()) emit(t); // the text ends: as they are
     tLoopEnd = performance.now();
   } finally {
     if (iterator) await iterator.return();
@@ -461,8 +448,8 @@ export async function generate(runtime, options = {}) {
     /** Tokens written without a forward pass of their own (forced text), and where: [index in
      *  `tokens` of the sampled token the run follows (-1: the run forced before the first token,
      *  fed with the prompt), tokens gained, whether the sampled token was re-spelled]. */
-    forcedTokens: forcedCount,
-    forcedRuns,
+    forcedTokens: feed?.count ?? 0,
+    forcedRuns: feed?.runs ?? [],
     timings: {
       path: fast ? "fast" : "full",
       promptTokens: promptTokens.length,
@@ -470,7 +457,7 @@ export async function generate(runtime, options = {}) {
       steps,
       /** Forward passes that gave a distribution (the first after the prompt included). */
       forwardPasses,
-      forcedTokens: forcedCount,
+      forcedTokens: feed?.count ?? 0,
       maskUs,
       mask: percentiles(maskUs),
       decodeMs,

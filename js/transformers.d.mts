@@ -86,6 +86,10 @@ export interface GenerateWithForcedTextOptions {
   forceText?: boolean;
   /** The forced text asked for at most, in bytes. Default 256. */
   maxForcedBytes?: number;
+  /** Feed the forced text whole: its last tokens, which the model's next token could merge
+   *  with, are re-spelled when it does (erased from the cache, the tokenizer's spelling fed in
+   *  the next pass). Default true; false: those tokens are left to the model. */
+  tentativeForced?: boolean;
   /** The index's options, for a response format. */
   indexOptions?: IndexOptions & (JsonSchemaOptions | GrammarOptions);
   /** The model's vocabulary, instead of Vocabulary.fromTransformers(tokenizer). */

@@ -23,7 +23,7 @@ import { DynamicCache, LogitsProcessor, LogitsProcessorList, Tensor, cat, ones }
 import { Guide, Index, Vocabulary } from "logitmask";
 import { logitmaskError as processorError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
-import { applyForced, forcedStartWith, forcedTokensWith } from "./forced.mjs";
+import { ForcedFeed } from "./forced.mjs";
 import { mulberry32 } from "./random.mjs";
 import { sampleLogits } from "./sampling.mjs";
 import { structuralTagsFromTools } from "./tools.mjs";
@@ -274,6 +274,23 @@ function updateCache(outputs, cache) {
   return new DynamicCache(entries);
 }
 
+/** Whether the model's cache is attention keys and values only (`present.*`), which
+ *  `truncateCache` can cut; a recurrent state cannot be taken back. */
+function cacheIsAttentionOnly(model) {
+  const names = Object.values(model.sessions ?? {}).flatMap((s) => s?.outputNames ?? []).filter((n) => n.startsWith("present"));
+  return names.length > 0 && names.every((n) => n.startsWith("present."));
+}
+
+/** Keeps the first `length` positions of every entry of `cache` (a DynamicCache of keys and
+ *  values, [batch, heads, positions, size]). */
+function truncateCache(cache, length) {
+  for (const name of Object.keys(cache)) {
+    const old = cache[name];
+    cache[name] = old.slice(...old.dims.map((_, i) => (i === old.dims.length - 2 ? [0, length] : null)));
+    if (old.location === "gpu-buffer") old.dispose();
+  }
+}
+
 /**
  * Generates with a transformers.js causal LM under a constraint, feeding the text the
  * constraint forces (keys, punctuation) in one forward pass with the sampled token: the
@@ -305,6 +322,7 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
     seed = 0,
     forceText = true,
     maxForcedBytes = 256,
+    tentativeForced = true,
     indexOptions,
     onToken,
   } = options;
@@ -328,28 +346,27 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
   const decoder = new TextDecoder("utf-8");
   const all = [Array.from(input_ids.data, (x) => BigInt(x))];
   const tokens = [];
-  const forcedRuns = [];
-  let forcedTokens = 0;
   let forwardPasses = 0;
   let steps = 0;
   let finished = false;
   let stopReason = "maxTokens";
   let model_inputs = { input_ids, attention_mask: inputs.attention_mask ?? ones([1, input_ids.dims[1]]) };
+  const write = (t) => {
+    tokens.push(t);
+    onToken?.(t, decoder.decode(vocabulary.tokenBytes(t) ?? new Uint8Array(), { stream: true }));
+  };
+  const tentative = tentativeForced && cacheIsAttentionOnly(model);
+  const feed = forceText ? new ForcedFeed(tokenize, vocabulary, guide, { maxBytes: maxForcedBytes, tentative }) : null;
   try {
-    if (forceText) {
+    if (feed) {
       // The text forced before the first token goes in the prompt's forward.
-      const fed = forcedStartWith(tokenize, vocabulary, guide, maxNewTokens, maxForcedBytes);
-      if (fed.length > 0) {
-        forcedRuns.push([-1, fed.length, false]);
-        forcedTokens += fed.length;
-        for (const t of fed) {
-          tokens.push(t);
-          all[0].push(BigInt(t));
-          onToken?.(t, decoder.decode(vocabulary.tokenBytes(t) ?? new Uint8Array(), { stream: true }));
-        }
+      const first = feed.start(maxNewTokens);
+      first.emit.forEach(write);
+      if (first.batch.length > 0) {
+        for (const t of first.batch) all[0].push(BigInt(t));
         model_inputs = {
           input_ids: new Tensor("int64", BigInt64Array.from(all[0]), [1, all[0].length]),
-          attention_mask: cat([model_inputs.attention_mask, ones([1, fed.length])], 1),
+          attention_mask: cat([model_inputs.attention_mask, ones([1, first.batch.length])], 1),
         };
       }
     }
@@ -360,7 +377,7 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
         stopReason = "complete";
         break;
       }
-      if (tokens.length >= maxNewTokens) break;
+      if (tokens.length + (feed?.pending.length ?? 0) >= maxNewTokens) break;
       model_inputs = model.prepare_inputs_for_generation(all, model_inputs, model.generation_config ?? {});
       const outputs = await model.forward(model_inputs);
       forwardPasses++;
@@ -379,27 +396,23 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
         stopReason = "eos";
         break;
       }
-      let written = [token];
-      if (forceText && tokens.length + 1 < maxNewTokens) {
-        const run = forcedTokensWith(tokenize, vocabulary, guide, token, maxForcedBytes);
-        const r = applyForced(guide, token, run, maxNewTokens - tokens.length);
-        if (r.gained > 0) {
-          written = r.written;
-          forcedRuns.push([tokens.length, r.gained, r.respell]);
-          forcedTokens += r.gained;
-        }
-      }
-      for (const t of written) {
-        tokens.push(t);
-        all[0].push(BigInt(t));
-        onToken?.(t, decoder.decode(vocabulary.tokenBytes(t) ?? new Uint8Array(), { stream: true }));
-      }
-      // The next forward evaluates the written tokens at once, after the cached ones.
+      const step = feed ? feed.after(token, maxNewTokens - tokens.length) : { batch: [token], erase: 0, emit: [token] };
+      step.emit.forEach(write);
       model_inputs.past_key_values = updateCache(outputs, model_inputs.past_key_values);
-      model_inputs.input_ids = new Tensor("int64", BigInt64Array.from(written, (t) => BigInt(t)), [1, written.length]);
-      model_inputs.attention_mask = cat([model_inputs.attention_mask, ones([1, written.length])], 1);
+      if (step.erase > 0) {
+        // Re-spelled forced tokens: their keys and values go.
+        const keep = all[0].length - step.erase;
+        all[0].length = keep;
+        truncateCache(model_inputs.past_key_values, keep);
+        model_inputs.attention_mask = model_inputs.attention_mask.slice(null, [0, keep]);
+      }
+      // The next forward evaluates the batch at once, after the cached tokens.
+      for (const t of step.batch) all[0].push(BigInt(t));
+      model_inputs.input_ids = new Tensor("int64", BigInt64Array.from(step.batch, (t) => BigInt(t)), [1, step.batch.length]);
+      model_inputs.attention_mask = cat([model_inputs.attention_mask, ones([1, step.batch.length])], 1);
       model_inputs.position_ids = null;
     }
+    if (feed) feed.flush().forEach(write); // the text ends: as they are
   } finally {
     guide.free();
     ownIndex?.free();
@@ -413,8 +426,8 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
     stopReason,
     steps,
     forwardPasses,
-    forcedTokens,
-    forcedRuns,
+    forcedTokens: feed?.count ?? 0,
+    forcedRuns: feed?.runs ?? [],
     passesPerToken: tokens.length > 0 ? forwardPasses / tokens.length : NaN,
   };
 }

@@ -10,6 +10,9 @@ export interface WllamaLike {
   tokenize(text: string, special?: boolean): Promise<number[]>;
   decode(tokens: number[], options: object): Promise<unknown>;
   getLogits(topK?: number): Promise<Array<{ token: number; p: number }>>;
+  /** Drops cached tokens after the first `nKeep` (`nDiscard` -1); without it, forced text is
+   *  not fed tentatively (`tentativeForced`). */
+  kvRemove?(nKeep: number, nDiscard: number): Promise<void>;
 }
 
 /** The constraint: an Index, or a grammar, structural tags or tools (a lazy index is built for
@@ -57,6 +60,10 @@ export interface WllamaGenerateOptions {
   forceText?: boolean;
   /** The forced text asked for at most, in bytes. Default 256. */
   maxForcedBytes?: number;
+  /** Feed the forced text whole: its last tokens, which the model's next token could merge
+   *  with, are re-spelled when it does (erased from the cache, the tokenizer's spelling fed in
+   *  the next pass). Default true; false: those tokens are left to the model. */
+  tentativeForced?: boolean;
   /** Stops after the current step. */
   signal?: AbortSignal;
   /** Before sampling, with the step's mask (e.g. to time `guide.fillMask`). */

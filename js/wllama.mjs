@@ -17,7 +17,7 @@ import { Guide, Index } from "logitmask";
 import { logitmaskError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
 import { mulberry32 } from "./random.mjs";
-import { applyForced, forcedStartWith, forcedTokensWith } from "./forced.mjs";
+import { ForcedFeed } from "./forced.mjs";
 import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32 };
@@ -119,7 +119,7 @@ export async function generate(wllama, input, options = {}) {
   if (structuralTags !== undefined) ownIndex = Index.fromStructuralTags(structuralTags, vocabulary, { lazy: true, ...input.indexOptions });
   else if (!index) ownIndex = grammarIndex(vocabulary, grammar, input.syntax, input.indexOptions);
   index ??= ownIndex;
-  const { maxTokens = 64, temperature = 0, seed = 0, forceText = true, maxForcedBytes = 256, signal, onMask, onToken } = options;
+  const { maxTokens = 64, temperature = 0, seed = 0, forceText = true, maxForcedBytes = 256, tentativeForced = true, signal, onMask, onToken } = options;
   let guide;
   try {
     guide = new Guide(index);
@@ -134,17 +134,19 @@ export async function generate(wllama, input, options = {}) {
       promptTokens = await wllama.tokenize(text, true);
     }
     const tokenize = (text) => wllama.tokenize(text, false);
+    // Tentative forced tokens need their erasure: wllama's kvRemove.
+    const tentative = tentativeForced && typeof wllama.kvRemove === "function";
+    const feed = forceText ? new ForcedFeed(tokenize, vocabulary, guide, { maxBytes: maxForcedBytes, tentative }) : null;
     // The text forced before the first token goes in the prompt's batch.
-    const fedFirst = forceText ? await forcedStartWith(tokenize, vocabulary, guide, maxTokens, maxForcedBytes) : [];
+    const first = feed ? await feed.start(maxTokens) : { batch: [], emit: [] };
     const tPrompt = performance.now();
-    await wllama.decode([...promptTokens, ...fedFirst], {});
+    await wllama.decode([...promptTokens, ...first.batch], {});
     const promptMs = performance.now() - tPrompt;
+    let cached = promptTokens.length + first.batch.length; // tokens in wllama's cache
     let forwardPasses = 1;
 
     const decoder = new TextDecoder("utf-8");
     const tokens = [];
-    const forcedRuns = [];
-    let forcedTokens = 0;
     let text = "";
     let finished = false;
     let forced = 0;
@@ -158,12 +160,9 @@ export async function generate(wllama, input, options = {}) {
       else text += piece = decoder.decode(vocabulary.tokenBytes(token) ?? new Uint8Array(), { stream: true });
       onToken?.({ step, token, text: piece, ...info, logitsMs, decodeMs });
     };
-    if (fedFirst.length > 0) {
-      forcedRuns.push([-1, fedFirst.length, false]);
-      forcedTokens += fedFirst.length;
-      for (const t of fedFirst) emit(t, { allowed: null, forced: false, fed: true });
-    }
-    while (tokens.length < maxTokens && !signal?.aborted) {
+    const FED = { allowed: null, forced: false, fed: true };
+    for (const t of first.emit) emit(t, FED);
+    while (tokens.length + (feed?.pending.length ?? 0) < maxTokens && !signal?.aborted) {
       guide.fillMask(mask);
       const allowed = popcount(mask);
       onMask?.({ step, guide, mask, allowed });
@@ -179,26 +178,26 @@ export async function generate(wllama, input, options = {}) {
         token = sampleAllowed(probs, mask, temperature, random);
       }
       guide.advance(token); // throws if the token were not allowed: it always is
-      let written = [token];
-      if (forceText && !eos.has(token) && tokens.length + 1 < maxTokens) {
-        const run = await forcedTokensWith(tokenize, vocabulary, guide, token, maxForcedBytes);
-        const r = applyForced(guide, token, run, maxTokens - tokens.length);
-        if (r.gained > 0) {
-          written = r.written;
-          forcedRuns.push([tokens.length, r.gained, r.respell]);
-          forcedTokens += r.gained;
-        }
-      }
-      // The step's token (re-spelled: the run's first, which starts where it did and is allowed
-      // there too) carries the step's mask; the others are fed.
-      written.forEach((t, i) => emit(t, i === 0 ? { allowed, forced: isForced, fed: false } : { allowed: null, forced: false, fed: true }));
+      let written = { batch: [token], erase: 0, emit: [token] };
+      if (feed && !eos.has(token)) written = await feed.after(token, maxTokens - tokens.length);
+      else if (feed) written.emit = [...feed.flush(), token]; // before EOS, as they are
+      // The step's token (re-spelled: the first of its spelling, which starts where it did and
+      // is allowed there too) carries the step's mask; the others are fed.
+      const own = written.emit.length - written.batch.length + (feed?.pending.length ?? 0);
+      written.emit.forEach((t, i) => emit(t, i === own ? { allowed, forced: isForced, fed: false } : FED));
       step++;
       if (finished) break;
       const t1 = performance.now();
-      await wllama.decode(written, {});
+      if (written.erase > 0) {
+        await wllama.kvRemove(cached - written.erase, -1);
+        cached -= written.erase;
+      }
+      await wllama.decode(written.batch, {});
+      cached += written.batch.length;
       decodeMs += performance.now() - t1;
       forwardPasses++;
     }
+    if (feed) for (const t of feed.flush()) emit(t, FED); // the text ends: as they are
     text += decoder.decode();
     const parsed = tools === undefined ? undefined : parseToolCalls(text, { format: toolFormat });
     return {
@@ -210,8 +209,8 @@ export async function generate(wllama, input, options = {}) {
       stopped: Boolean(signal?.aborted),
       steps: step,
       forced,
-      forcedTokens,
-      forcedRuns,
+      forcedTokens: feed?.count ?? 0,
+      forcedRuns: feed?.runs ?? [],
       forwardPasses,
       passesPerToken: tokens.length > 0 ? forwardPasses / tokens.length : NaN,
       promptTokens: promptTokens.length,

@@ -166,7 +166,11 @@ test("wllama: generate(wllama, { grammar: list.gbnf, vocabulary, messages }) wit
       else assert.match(r.text.slice(0, r.text.lastIndexOf("\n") + 1), LIST, `seed ${seed}: the lines so far`);
       // `- ` is forced: fed with the prompt (forced text), or taken as single-choice steps.
       assert.ok(r.text.startsWith("- ") && r.forced + r.forcedTokens > 0, JSON.stringify(r));
-      assert.deepEqual(r.forcedRuns[0], [-1, 1, false], "the line's `- ` fed with the prompt");
+      // `- ` fed with the prompt: `-`, and the space tentatively (the model's next token may
+      // merge with it, ` Apple`: then it is re-spelled and the run is `-` alone).
+      const [at, gained, respelled] = r.forcedRuns[0];
+      assert.ok(at === -1 && gained >= 1 && !respelled, JSON.stringify(r.forcedRuns));
+      assert.ok(runInContext(smol.model, smol.vocabulary, r.tokens, 0, gained), JSON.stringify(r.tokens.slice(0, 4)));
       t.diagnostic(`wllama, list.gbnf, seed ${seed}, temperature ${temperature}: ${JSON.stringify(r.text)} (${r.finished ? "EOS" : "max tokens"})`);
     }
     await assert.rejects(generateWithWllama(w, { grammar: "root ::= item", vocabulary: smol.vocabulary, prompt: "x" }), (e) => e.name === "LogitmaskError" && e.code === "InvalidGrammar");

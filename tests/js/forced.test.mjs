@@ -60,24 +60,75 @@ test("a bad cap is a coded error and the guide goes on", () => {
   assert.equal(guide.forcedText(), "abc");
 });
 
-test("forcedStartWith: the text forced before the first token, cut where a value's token could span, the guide advanced", async () => {
-  const { forcedStartWith } = await import("../../js/forced.mjs");
+const textOf = (tokens) => decoder.decode(Uint8Array.from(tokens.flatMap((t) => [...vocab.tokenBytes(t)])));
+
+test("ForcedFeed.start: the text forced before the first token fed whole, the part past the safe length pending", async () => {
+  const { ForcedFeed } = await import("../../js/forced.mjs");
   const schema = { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false };
   const index = Index.fromJsonSchema(schema, vocab, { whitespace: null });
   const guide = new Guide(index);
   const safe = guide.forcedSafeLength();
   assert.ok(safe < '{"name":"'.length, `${safe}: a token such as '":"' may run into the value`);
-  const fed = forcedStartWith(ids, vocab, guide, 64);
-  const text = decoder.decode(Uint8Array.from(fed.flatMap((t) => [...vocab.tokenBytes(t)])));
-  assert.ok(fed.length > 0 && '{"name":"'.startsWith(text) && text.length <= safe, JSON.stringify(text));
-  assert.equal(guide.forcedText(), '{"name":"'.slice(text.length), "the guide stands after the fed tokens");
-  // An async tokenizer gives a Promise of the same; `room` caps the tokens.
+  const feed = new ForcedFeed(ids, vocab, guide);
+  const first = feed.start(64);
+  assert.deepEqual(first.batch, ids('{"name":"'), "fed whole");
+  assert.equal(first.erase, 0);
+  assert.ok(textOf(first.emit).length <= safe && '{"name":"'.startsWith(textOf(first.emit)), textOf(first.emit));
+  assert.deepEqual([...first.emit, ...feed.pending], first.batch, "the rest is pending");
+  assert.ok(feed.pending.length > 0);
+  assert.equal(guide.forcedText(), "", "the guide stands after the fed tokens");
+  assert.deepEqual(feed.runs, [[-1, first.batch.length, false]]);
+  assert.equal(feed.count, first.batch.length);
+  // Without tentative tokens: only what is safe, nothing pending.
   const g2 = new Guide(index);
-  assert.deepEqual(await forcedStartWith(async (x) => ids(x), vocab, g2, 64), fed);
-  assert.deepEqual(forcedStartWith(ids, vocab, new Guide(index), 1), fed.slice(0, 1));
-  // Nothing forced (a choice first), or a tokenizer whose tokens the guide refuses: nothing fed, the guide as it was.
-  assert.deepEqual(forcedStartWith(ids, vocab, new Guide(Index.fromRegex("[ab]c", vocab)), 64), []);
+  const safeOnly = new ForcedFeed(async (x) => ids(x), vocab, g2, { tentative: false });
+  const s2 = await safeOnly.start(64); // an async tokenizer: a Promise of the same
+  assert.deepEqual(s2.batch, first.emit);
+  assert.deepEqual(s2.emit, first.emit);
+  assert.deepEqual(safeOnly.pending, []);
+  // `room` caps the tokens; nothing forced (a choice first), or a tokenizer whose tokens the
+  // guide refuses: nothing fed, the guide as it was.
+  assert.deepEqual(new ForcedFeed(ids, vocab, new Guide(index)).start(1).batch, first.batch.slice(0, 1));
+  assert.deepEqual(new ForcedFeed(ids, vocab, new Guide(Index.fromRegex("[ab]c", vocab))).start(64).batch, []);
   const g3 = new Guide(index);
-  assert.deepEqual(forcedStartWith(() => [...fed, ids("x")[0]].slice(1), vocab, g3, 64), []);
+  assert.deepEqual(new ForcedFeed(() => [...first.batch.slice(1), ids("x")[0]], vocab, g3).start(64).batch, []);
   assert.equal(g3.forcedText(), '{"name":"');
+});
+
+test("ForcedFeed.after: pending tokens confirmed, or re-spelled with the sampled token (erased from the cache)", async () => {
+  const { ForcedFeed } = await import("../../js/forced.mjs");
+  // A tokenizer that spells `":"` then `"` as `":`, `""` (as SmolLM2's does), else greedily.
+  const spell = (text) => (text.startsWith('":""') ? [...ids('":'), ...ids('""'), ...ids(text.slice(4))] : ids(text));
+  const regex = String.raw`\{"a":"(|[a-z]+)","b":"[a-z]+"\}`;
+  const index = Index.fromRegex(regex, vocab);
+  for (const [value, merges] of [["", true], ["x", false]]) {
+    const guide = new Guide(index);
+    const feed = new ForcedFeed(spell, vocab, guide);
+    const first = feed.start(64);
+    const fed = first.batch;
+    assert.equal(textOf(fed), '{"a":"');
+    const pending = feed.pending;
+    assert.ok(pending.length > 0, "the last tokens of `{\"a\":\"` are pending");
+    const token = ids(value ? value : '"')[0];
+    guide.advance(token);
+    const step = feed.after(token, 64);
+    const written = [...first.emit, ...step.emit, ...feed.pending];
+    const text = '{"a":"' + (value ? value : '","b":"');
+    assert.equal(textOf(written), text, JSON.stringify(textOf(written)));
+    if (merges) {
+      assert.equal(step.erase, pending.length, "the fed tokens after the split go");
+      assert.deepEqual(step.batch.slice(0, 2), [...ids('":'), ...ids('""')].slice(0, 2));
+      assert.ok(feed.runs.at(-1)[2], "a re-spelled run");
+      assert.equal(guide.forcedText(), "", "the guide advanced with the new spelling");
+    } else {
+      assert.equal(step.erase, 0);
+      assert.deepEqual(step.batch, [token], "nothing forced after a letter");
+      assert.deepEqual(step.emit, [...pending, token], "pending confirmed");
+    }
+    // One pass (the prompt's) gave the sampled token: every other written token was fed.
+    assert.equal(feed.count, written.length - 1);
+    const left = feed.pending;
+    assert.deepEqual(feed.flush(), left);
+    assert.deepEqual(feed.pending, []);
+  }
 });

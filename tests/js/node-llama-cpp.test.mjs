@@ -148,3 +148,49 @@ test("forced text: keys and punctuation fed in batches, fewer forward passes, to
   assert.ok(runs >= 12, `${runs} forced runs checked`);
   assert.ok(finished >= 8, `${finished} of 12 generations finished`);
 });
+
+test("tentative forced tokens: a value that merges with the fed `\":\"` is re-spelled, in the runtime's cache too", { timeout: 300_000 }, async (t) => {
+  if (!model) return t.skip(`${MODEL} is missing`);
+  const vocabulary = await vocabularyFromModel(model);
+  // After `{"a":"` the model writes `"` (an empty string) or `\n`: SmolLM2's tokenizer spells
+  // `":""` as `":`, `""` and `":"\n` as `":`, `"\`, so the fed `":"` is re-spelled every time.
+  const regex = String.raw`\{"a":"(|\\n)","b":"[a-z]{1,6}"\}`;
+  const canonical = (text) => Array.from(model.tokenize(text, false));
+  assert.notDeepEqual(canonical('{"a":""}').slice(0, 3), canonical('{"a":"'), "the premise: the tokenizer merges them");
+  const sequence = context.getSequence();
+  try {
+    const seen = new Set();
+    let erased = 0;
+    for (const fast of [false, true]) {
+      for (let seed = 0; seed < 4; seed++) {
+        const prompt = chatMLPrompt("Write the JSON object; a is a line break, written \\n.");
+        const r = await generate({ model, sequence, regex, prompt }, { seed, fast, temperature: 1.5, maxTokens: 16 });
+        seen.add(r.text);
+        assert.match(r.text, /^\{"a":"(|\\n)","b":"[a-z]{1,6}"\}$/);
+        // Up to the value of "b" (the model's own tokens after it) the tokens are the tokenizer's.
+        const head = r.text.slice(0, r.text.indexOf('"b":"') + 5);
+        assert.deepEqual(r.tokens.slice(0, canonical(head).length), canonical(head), `${r.text}: the tokenizer's spelling`);
+        for (const [start, gained, respelled] of r.forcedRuns) {
+          assert.ok(runInContext(model, vocabulary, r.tokens, respelled ? start : start + 1, start + gained + 1), `run at ${start} of ${JSON.stringify(r.text)}`);
+        }
+        // The runtime evaluated the tokenizer's tokens: the fed `":"` was erased from its cache.
+        const evaluated = sequence.contextTokens.slice(model.tokenize(prompt, true).length);
+        assert.ok(evaluated.length > 4, `${evaluated.length} tokens evaluated after the prompt`);
+        assert.deepEqual(evaluated, r.tokens.slice(0, evaluated.length), `${fast ? "fast" : "full"} seed ${seed}: the cache holds the re-spelled tokens`);
+        // A run re-spelled from index 2 took back the fed `":"` (a token the model wrote after
+        // it, such as `","`, can also keep it: `":"`, `","`).
+        if (r.forcedRuns.some(([start, , respelled]) => respelled && start === 2)) erased++;
+        assert.equal(r.timings.forwardPasses + r.forcedTokens, r.tokens.length + (r.stopReason === "eos" ? 1 : 0));
+        // Without tentative tokens, `":"` is the model's (a pass of its own; what it writes
+        // there need not be the tokenizer's spelling).
+        const off = await generate({ model, sequence, regex, prompt }, { seed, fast, temperature: 1.5, maxTokens: 16, tentativeForced: false });
+        assert.ok(off.forcedRuns.every(([start]) => start !== 2), JSON.stringify(off.forcedRuns));
+        assert.equal(off.forcedRuns[0]?.[1], 2, "`{\"` and `a` fed with the prompt, `\":\"` held back");
+      }
+    }
+    t.diagnostic(`${erased} of 8 took back the fed \`":"\`; texts: ${[...seen].map((x) => JSON.stringify(x)).join(", ")}`);
+    assert.ok(erased >= 2, `${erased} generations re-spelled the fed \`":"\``);
+  } finally {
+    sequence.dispose();
+  }
+});

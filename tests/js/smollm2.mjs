@@ -65,17 +65,25 @@ export async function stepperFromTokens(smol, prompt) {
     probabilities() {
       return Array.from(current.value.probabilities, ([token, p]) => ({ token, p }));
     },
-    async feed(token) {
-      current = await iterator.next(token);
-    },
     /** Appends several tokens in one evaluation (one batch, as a runtime feeds forced text). */
     async feedMany(tokens) {
-      await iterator.return();
+      await iterator?.return();
       iterator = evaluate(tokens);
       current = await iterator.next();
     },
-    async close() {
+    /** Drops the evaluated tokens after the first `keep` (the prompt's included); the next
+     *  feed starts a new evaluation. */
+    async eraseAfter(keep) {
       await iterator.return();
+      await sequence.eraseContextTokenRanges([{ start: keep, end: sequence.nextTokenIndex }]);
+      iterator = null;
+    },
+    async feed(token) {
+      if (!iterator) return this.feedMany([token]);
+      current = await iterator.next(token);
+    },
+    async close() {
+      await iterator?.return();
       sequence.dispose();
     },
   };
@@ -96,8 +104,10 @@ export function argmax(logits) {
 export function smolLM2AsWllama(smol) {
   let s = null;
   const decodes = [];
+  const kvRemoves = [];
   return {
     decodes,
+    kvRemoves,
     kvClear: async () => {
       await s?.close();
       s = null;
@@ -111,6 +121,12 @@ export function smolLM2AsWllama(smol) {
       else await s.feedMany(tokens);
     },
     getLogits: async () => s.probabilities(),
+    /** wllama's kvRemove with `nDiscard` -1: everything after `nKeep`. */
+    kvRemove: async (nKeep, nDiscard) => {
+      if (nDiscard !== -1) throw new Error("the shim erases the tail only");
+      kvRemoves.push(nKeep);
+      await s.eraseAfter(nKeep);
+    },
     close: async () => {
       await s?.close();
       s = null;

@@ -521,7 +521,37 @@ function cachedForward(model, next) {
     const total = past + seq;
     return { logits: new Tensor("float32", data, [1, seq, last.length]), "present.0.key": new Tensor("float32", new Float32Array(total), [1, 1, total, 1]) };
   };
+  // The session's names as an ONNX decoder with a key cache has them: the loop may cut it.
+  model.sessions.model = { inputNames: ["input_ids", "attention_mask", "past_key_values.0.key"], outputNames: ["logits", "present.0.key"] };
   return model;
+}
+
+/** A transformers.js causal LM whose forward evaluates SmolLM2 (node-llama-cpp) over the
+ *  ids it is given after the cache it is handed: a cache shorter than what was evaluated
+ *  (re-spelled forced tokens cut from it) erases the model's tokens past it too. */
+function smolLM2Model(smol) {
+  const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: [0, 2], pad_token_id: 0, max_position_embeddings: 4096 });
+  let s = null;
+  let evaluated = 0;
+  const batches = [];
+  const cuts = [];
+  const model = cachedForward(new Qwen3ForCausalLM(config, {}, {}), async (ids, past) => {
+    batches.push(ids.length);
+    if (past === 0) {
+      await s?.close();
+      s = await stepperFromTokens(smol, ids);
+    } else {
+      if (past < evaluated) {
+        cuts.push(evaluated - past);
+        await s.eraseAfter(past);
+      }
+      if (ids.length === 1) await s.feed(ids[0]);
+      else await s.feedMany(ids);
+    }
+    evaluated = past + ids.length;
+    return s.logits();
+  });
+  return { model, batches, cuts, close: async () => s?.close() };
 }
 
 test("generateWithForcedText, Qwen3's tokenizer and seeded logits: forced runs in one forward, as the tokenizer writes them in context", async () => {
@@ -576,18 +606,7 @@ test("generateWithForcedText with a real model (SmolLM2's logits behind a transf
   const smolTokenizer = { encode: (text, { add_special_tokens } = {}) => Array.from(smol.model.tokenize(text, add_special_tokens !== false)) };
   const index = Index.fromJsonSchema(schema, smol.vocabulary, { whitespace: null, lazy: true });
   const prompt = smol.model.tokenize(chatMLPrompt("Reply with a JSON object describing a fictional person with the keys name, age and city."), true);
-  const config = new PretrainedConfig({ model_type: "qwen3", eos_token_id: [0, 2], pad_token_id: 0, max_position_embeddings: 4096 });
-  let s = null;
-  const batches = [];
-  const model = cachedForward(new Qwen3ForCausalLM(config, {}, {}), async (ids, past) => {
-    batches.push(ids.length);
-    if (past === 0) {
-      await s?.close();
-      s = await stepperFromTokens(smol, ids);
-    } else if (ids.length === 1) await s.feed(ids[0]);
-    else await s.feedMany(ids);
-    return s.logits();
-  });
+  const { model, batches, close } = smolLM2Model(smol);
   try {
     for (const seed of [0, 1]) {
       const inputs = { input_ids: new Tensor("int64", BigInt64Array.from(prompt, BigInt), [1, prompt.length]) };
@@ -610,7 +629,38 @@ test("generateWithForcedText with a real model (SmolLM2's logits behind a transf
       t.diagnostic(`seed ${seed}: ${on.tokens.length} tokens in ${on.forwardPasses} forwards (${on.passesPerToken.toFixed(2)}/token, ${on.forcedTokens} forced); without: ${off.tokens.length} tokens in ${off.forwardPasses}; ${on.text}`);
     }
   } finally {
-    await s?.close();
+    await close();
+    index.free();
+    await smol.dispose();
+  }
+});
+
+test("generateWithForcedText: a fed `\":\"` the model's next token merges with is re-spelled and cut from the cache (SmolLM2)", { timeout: 300_000 }, async (t) => {
+  const smol = await loadSmolLM2();
+  if (!smol) return t.skip("the SmolLM2 GGUF is missing (bash scripts/setup.sh)");
+  const smolTokenizer = { encode: (text, { add_special_tokens } = {}) => Array.from(smol.model.tokenize(text, add_special_tokens !== false)) };
+  // After `{"a":"` the model writes `"` or `\n`; SmolLM2 spells `":"\n` as `":`, `"\`.
+  const index = Index.fromRegex(String.raw`\{"a":"(|\\n)","b":"[a-z]{1,6}"\}`, smol.vocabulary);
+  const prompt = smol.model.tokenize(chatMLPrompt("Write the JSON object; a is a line break, written \\n."), true);
+  const { model, cuts, close } = smolLM2Model(smol);
+  let respelled = 0;
+  try {
+    for (const seed of [0, 1, 2, 3, 4, 5]) {
+      const inputs = { input_ids: new Tensor("int64", BigInt64Array.from(prompt, BigInt), [1, prompt.length]) };
+      const r = await generateWithForcedText(model, smolTokenizer, inputs, index, { vocabulary: smol.vocabulary, maxNewTokens: 16, temperature: 1.5, seed });
+      assert.match(r.text, /^\{"a":"(|\\n)","b":"[a-z]{1,6}"\}$/);
+      const head = r.text.slice(0, r.text.indexOf('"b":"') + 5);
+      const spelled = Array.from(smol.model.tokenize(head, false));
+      assert.deepEqual(r.tokens.slice(0, spelled.length), spelled, `${r.text}: the tokenizer's spelling`);
+      for (const [start, gained, re] of r.forcedRuns) {
+        assert.ok(runInContext(smol.model, smol.vocabulary, r.tokens, re ? start : start + 1, start + gained + 1), `run at ${start} of ${JSON.stringify(r.text)}`);
+      }
+      if (r.forcedRuns.some(([start, , re]) => re && start === 2)) respelled++;
+    }
+    t.diagnostic(`${respelled} of 6 re-spelled the fed \`":"\`; cache cuts: ${JSON.stringify(cuts)}`);
+    assert.ok(respelled >= 1 && cuts.length === respelled, `${respelled} re-spelled, ${cuts.length} cuts`);
+  } finally {
+    await close();
     index.free();
     await smol.dispose();
   }
