@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use crate::common::{id_of, o200k, r50k, Rng};
+use crate::common::{id_of, o200k, r50k, read_tiktoken, Rng};
 use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
 
 /// Pieces of patterns, `{n}` standing for a random count.
@@ -154,6 +154,8 @@ fn lazy(slices: bool) -> IndexConfig {
 }
 
 fn check_patterns(vocab: &Arc<Vocabulary>, seed: u64, cases: usize) {
+    // Slices now, not once the first rows have walked their cost (WALKS_BEFORE_SLICES).
+    vocab.prepare_slices();
     let mut rng = Rng::new(seed);
     let (mut rows, mut sliced) = (0, 0);
     for case in 0..cases {
@@ -185,6 +187,8 @@ fn sliced_rows_equal_whole_walks_for_random_patterns_o200k() {
 #[test]
 fn sliced_rows_equal_whole_walks_for_random_schemas() {
     let vocab = r50k();
+    // Slices now, not once the first rows have walked their cost (WALKS_BEFORE_SLICES).
+    vocab.prepare_slices();
     let config = json_schema::Config::new().whitespace(Some("[ ]?"));
     let mut rng = Rng::new(3);
     let (mut rows, mut sliced, mut compiled) = (0, 0, 0);
@@ -213,6 +217,8 @@ fn strings_that_refuse_a_few_characters_take_the_json_slice_minus_those() {
     // An identifier (`_` and `-` beside letters and digits) and a string without a few
     // punctuation characters: rows through slices, equal to whole walks.
     let vocab = r50k();
+    // Slices now, not once the first rows have walked their cost (WALKS_BEFORE_SLICES).
+    vocab.prepare_slices();
     let config = json_schema::Config::new();
     for pattern in [r"^[0-9a-zA-Z_-]{1,255}$", r"^[^<>*#.%&:\\\\+?/]*$"] {
         let schema = format!(r#"{{"type":"string","pattern":"{pattern}"}}"#);
@@ -255,6 +261,8 @@ fn a_count_that_runs_out_is_covered_only_as_far_as_it_goes() {
         )
         .unwrap(),
     );
+    // Slices now, not once the first rows have walked their cost (WALKS_BEFORE_SLICES).
+    vocab.prepare_slices();
     let a = Index::with_config(r#""[^"\\\x00-\x1F]{0,3}""#, &vocab, &lazy(true)).unwrap();
     let b = Index::with_config(r#""[^"\\\x00-\x1F]{0,3}""#, &vocab, &lazy(false)).unwrap();
     let open = a
@@ -310,6 +318,8 @@ fn rows_past_half_the_size_limit_still_use_slices_and_stay_exact() {
     // per row (`index/sliced.rs`); the rows must still equal whole walks, and slices must
     // still serve some of them (they did not at all once, and whole walks took 2 ms).
     let vocab = r50k();
+    // Slices now, not once the first rows have walked their cost (WALKS_BEFORE_SLICES).
+    vocab.prepare_slices();
     let schema = r#"{"type":"array","items":{"type":"string","maxLength":3000},"maxItems":40}"#;
     let config = json_schema::Config::new().whitespace(Some("[ ]?"));
     let with_limit = |bytes: usize| {
@@ -429,6 +439,8 @@ fn random_object_schema(rng: &mut Rng) -> String {
 #[test]
 fn key_starts_that_allow_undeclared_names_take_every_string_token_exactly() {
     let vocab = r50k();
+    // Slices now, not once the first rows have walked their cost (WALKS_BEFORE_SLICES).
+    vocab.prepare_slices();
     let config = json_schema::Config::new()
         .whitespace(Some("[ ]?"))
         .allow_additional_properties(true);
@@ -518,6 +530,8 @@ fn tokens_past_the_slice_are_decided_by_their_suffixes_exactly() {
         )
         .unwrap(),
     );
+    // Slices now, not once the first rows have walked their cost (WALKS_BEFORE_SLICES).
+    vocab.prepare_slices();
     let config = json_schema::Config::new()
         .whitespace(Some("[ ]?"))
         .allow_additional_properties(true);
@@ -643,6 +657,7 @@ fn strings_under_word_counts_take_their_rows_from_word_shapes_exactly() {
     ];
     let mut rng = Rng::new(11);
     for (v, vocab) in [r50k(), o200k()].iter().enumerate() {
+        vocab.prepare_slices(); // not once the first rows have walked their cost
         let mut shaped = 0;
         for case in 0..12 {
             let pattern = patterns[rng.below(patterns.len())]
@@ -677,4 +692,43 @@ fn strings_under_word_counts_take_their_rows_from_word_shapes_exactly() {
             "vocab {v}: only {shaped} rows from word shapes"
         );
     }
+}
+
+/// A fresh vocabulary's first rows walk the trie (its slices are not built for them:
+/// WALKS_BEFORE_SLICES), later rows go through slices once walks have cost about what
+/// building them does, and every row equals a whole walk's either way.
+#[test]
+fn a_fresh_vocabularys_first_rows_walk_until_the_slices_are_worth_building() {
+    let vocab = Arc::new(Vocabulary::new(read_tiktoken("r50k_base.tiktoken"), &[50256]).unwrap());
+    let config = json_schema::Config::new().whitespace(None);
+    let schema = r#"{"type":"array","items":{"type":"string","maxLength":30}}"#;
+    let a = Index::from_json_schema_str(schema, &vocab, &lazy(true), &config).unwrap();
+    let b = Index::from_json_schema_str(schema, &vocab, &lazy(false), &config).unwrap();
+    let mut rng = Rng::new(11);
+    let (mut rows, mut first_sliced) = (0, None);
+    for walk in 0..40 {
+        let (mut sa, mut sb) = (a.initial_state(), b.initial_state());
+        for _ in 0..12 {
+            let (ra, rb) = (a.allowed_tokens(sa).unwrap(), b.allowed_tokens(sb).unwrap());
+            assert!(*ra == *rb, "walk {walk}: rows differ");
+            rows += 1;
+            if first_sliced.is_none() && a.sliced_row_count() > 0 {
+                first_sliced = Some(rows);
+            }
+            let text: Vec<u32> = ra.iter().filter(|&id| !vocab.is_eos(id)).collect();
+            if text.is_empty() {
+                break;
+            }
+            let id = text[rng.below(text.len())];
+            sa = a.next_state(sa, id).unwrap().expect("allowed");
+            sb = b.next_state(sb, id).unwrap().expect("allowed by both");
+        }
+    }
+    // The first row inside a string (the array's `["`) was walked; later ones were not all.
+    let first = first_sliced.expect("slices served rows once walks had cost them");
+    assert!(
+        first > 2,
+        "the first rows inside strings walk the trie (slices from row {first})"
+    );
+    assert!(a.sliced_row_count() > 0);
 }

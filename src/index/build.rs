@@ -144,19 +144,29 @@ impl<'a> RowWalker<'a> {
         W: Fn() -> u64,
         T: Fn() -> (usize, usize),
     {
-        // Told wherever the index has hints, used or not (the probes it steps number the
-        // states of an automaton determinized on demand, and the slices it looks at are
-        // the vocabulary's, made on first use).
-        let worth = self
+        // Probed wherever the index has hints, used or not (the probes number the states
+        // of an automaton determinized on demand).
+        let alive = self
             .slices
-            .map(|r| sliced::worth_checking(self.vocab, r.slices(self.vocab), s, &steps.step));
+            .map(|r| sliced::probe(r.slices(self.vocab), s, &steps.step));
         // Slices assume every live end state is acceptable.
-        if let (Some(slices), None, Some(true)) = (self.slices, self.end_ok, worth) {
-            if slices.used() {
-                let at = slices.at(self.vocab, classes);
-                let check = &mut scratch.check;
-                if let Some(row) = sliced::walk(at, steps, s, free_run, check, &mut scratch.stack) {
-                    return RowParts::Sliced(row);
+        if let (Some(slices), None, Some(alive)) = (self.slices, self.end_ok, alive) {
+            if slices.used() && alive != 0 {
+                let vocab_slices = slices.slices(self.vocab);
+                if vocab_slices.defer(self.vocab) {
+                    let before = scratch.visited;
+                    let ids = self.walk_with(s, 0, &steps.step, scratch, false).0;
+                    vocab_slices.walked(scratch.visited - before);
+                    return RowParts::Walked(ids);
+                }
+                if sliced::worth_checking(self.vocab, vocab_slices, alive) {
+                    let at = slices.at(self.vocab, classes);
+                    let check = &mut scratch.check;
+                    if let Some(row) =
+                        sliced::walk(at, steps, s, free_run, check, &mut scratch.stack)
+                    {
+                        return RowParts::Sliced(row);
+                    }
                 }
             }
         }

@@ -763,19 +763,28 @@ impl Rest<'_> {
     }
 }
 
-/// Whether slices may cover a bitset row's worth of tokens from `s`, told before any
-/// plan or check: a slice with a probe character `s` refuses covers nothing there, and
-/// the others together must hold enough tokens (a state that takes digits only, as in a
-/// date or an IP address, is walked at once). Small regexes' first masks showed it.
-pub(super) fn worth_checking(
-    vocab: &Vocabulary,
-    slices: &Slices,
-    s: u32,
-    step: &impl Fn(u32, u8) -> u32,
-) -> bool {
-    let mut tokens = 0;
-    for slice in slices.iter() {
+/// Which slices may cover tokens from `s` (bit `k` for slice `k`): those with no probe
+/// character `s` refuses. Steps the probes, and nothing else, whether rows use the
+/// slices or not (an automaton determinized on demand numbers its states in the order
+/// they are stepped).
+pub(super) fn probe(slices: &Slices, s: u32, step: &impl Fn(u32, u8) -> u32) -> u32 {
+    let mut alive = 0;
+    for (k, slice) in slices.iter().enumerate() {
         if slice.probes.iter().all(|&b| step(s, b) != DEAD) {
+            alive |= 1 << k;
+        }
+    }
+    alive
+}
+
+/// Whether the slices `alive` names (from [`probe`]) may cover a bitset row's worth of
+/// tokens, told before any plan or check: together they must hold enough tokens (a state
+/// that takes digits only, as in a date or an IP address, is walked at once). Small
+/// regexes' first masks showed it. Builds those slices' tokens.
+pub(super) fn worth_checking(vocab: &Vocabulary, slices: &Slices, alive: u32) -> bool {
+    let mut tokens = 0;
+    for (k, slice) in slices.iter().enumerate() {
+        if alive & (1 << k) != 0 {
             tokens += slice.tokens(vocab).buckets.last().map_or(0, |b| b.len);
         }
     }

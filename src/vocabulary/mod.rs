@@ -242,13 +242,14 @@ impl Vocabulary {
             .expect("a vocabulary's derived data has one type")
     }
 
-    /// The token trie (built on first use, then shared by every index).
+    /// The token trie (built with the vocabulary, then shared by every index).
     pub(crate) fn trie(&self) -> &TokenTrie {
         self.trie
             .get_or_init(|| TokenTrie::new(&self.text_tokens().collect::<Vec<_>>()))
     }
 
-    /// Builds the token trie now instead of on first use (e.g. to time it apart).
+    /// Builds the token trie if it is not built yet; every loader builds it with the
+    /// vocabulary now, so this is kept for callers that prepare explicitly.
     pub fn prepare(&self) {
         self.trie();
     }
