@@ -67,6 +67,14 @@ impl CharSet {
         }
     }
 
+    /// The one character of a set of one character.
+    fn single_char(&self) -> Option<char> {
+        match self.items[..] {
+            [Item::Range(a, b)] if a == b && !self.negated => Some(a),
+            _ => None,
+        }
+    }
+
     /// regex-syntax text of this class.
     fn to_regex(&self) -> String {
         let mut s = String::from("[");
@@ -220,6 +228,19 @@ impl Pat {
         Ok(match self {
             Pat::Empty => Re::empty(),
             Pat::Start | Pat::End => return Err("an anchor (^ or $) inside a group".into()),
+            // One character (most of a literal's): itself, or its canonical escape. The
+            // class below costs a class text and a pass over the specials per character,
+            // which was most of compiling a pattern of 600 literal alternatives.
+            Pat::Class(cs) if cs.single_char().is_some() => {
+                let c = cs.single_char().expect("one character");
+                let mut s = String::new();
+                if json_specials().any(|x| x == c) {
+                    canonical_char(c, &mut s);
+                } else {
+                    s.push(c);
+                }
+                Re::lit(s)
+            }
             Pat::Class(cs) => {
                 let mut alts = vec![Re::class(format!("[{}&&{}]", cs.to_regex(), PLAIN_CHAR))];
                 for c in json_specials() {

@@ -108,7 +108,9 @@ pub(crate) struct Compiler<'a> {
     /// million regex node entries that lowered to under 6,000 distinct expressions.
     /// The node is kept (an `Rc`), so its address cannot be reused by another.
     node_memo: FastMap<MemoKey, (NodeRef, Re)>,
-    format_cache: FastMap<String, Re>,
+    /// A string's content under one pattern or format and no length, by keyword and
+    /// source: the same pattern in many definitions compiles once.
+    string_cache: FastMap<(&'static str, String), Re>,
     /// "Any key but these" by sorted names: an object compiled in several contexts (a
     /// definition under different reference stacks) shares one trie, made and lowered
     /// once (it was a quarter of the slowest compiles).
@@ -178,7 +180,7 @@ impl<'a> Compiler<'a> {
             ref_stack: vec!["#".to_string()],
             any_cache: FastMap::default(),
             node_memo: FastMap::default(),
-            format_cache: FastMap::default(),
+            string_cache: FastMap::default(),
             key_cache: FastMap::default(),
             string_bodies: FastMap::default(),
             key_pattern_dfas: FastMap::default(),

@@ -372,18 +372,19 @@ impl Compiler<'_> {
         };
         // Every pattern and known format; an unknown format is an annotation (JSON
         // Schema 2020-12) unless the configuration makes it an error.
-        let mut constraints: Vec<(Option<&String>, Pat, &'static str, &String)> = Vec::new();
+        // (the pattern's or format's name, its pattern, keyword, path)
+        let mut constraints: Vec<(&String, Pat, &'static str, &String)> = Vec::new();
         for (p, at) in &s.string.patterns {
             let pat = pattern::parse(p)
                 .map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
-            constraints.push((None, pat, "pattern", at));
+            constraints.push((p, pat, "pattern", at));
         }
         for (f, at) in &s.string.formats {
             match fragments::format_pattern(f) {
                 Some(src) => {
                     let pat =
                         pattern::parse(&format!("^(?:{src})$")).expect("format patterns parse");
-                    constraints.push((Some(f), pat, "format", at));
+                    constraints.push((f, pat, "format", at));
                 }
                 None if self.config.get_unknown_formats_are_errors() => {
                     return Err(unsupported(
@@ -402,19 +403,21 @@ impl Compiler<'_> {
         let body = match constraints.len() {
             0 => length(),
             1 => {
-                let (format, pat, keyword, at) = constraints.pop().expect("one constraint");
-                match (format, unlimited) {
-                    (Some(f), true) => match self.format_cache.get(f) {
+                let (name, pat, keyword, at) = constraints.pop().expect("one constraint");
+                match unlimited {
+                    // Once per schema: a definition referred to from many places (an ABI's
+                    // type pattern of 600 alternatives, 20 times) is compiled once.
+                    true => match self.string_cache.get(&(keyword, name.clone())) {
                         Some(re) => re.clone(),
                         None => {
                             let re = self.constrained(pat, 0, None, keyword, at)?;
-                            self.format_cache.insert(f.clone(), re.clone());
+                            self.string_cache
+                                .insert((keyword, name.clone()), re.clone());
                             re
                         }
                     },
-                    (_, true) => self.constrained(pat, 0, None, keyword, at)?,
                     // A length the pattern's regex cannot carry becomes an intersection.
-                    (_, false) => match self.constrained(pat.clone(), min, max, keyword, at) {
+                    false => match self.constrained(pat.clone(), min, max, keyword, at) {
                         Ok(re) => re,
                         Err(_) => {
                             self.needs_automaton(keyword, at);
