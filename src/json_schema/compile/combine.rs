@@ -261,8 +261,22 @@ impl Compiler<'_> {
         if matches!(json, Json::Bool(false)) {
             return Ok(None);
         }
-        let at = pointer_push(&one_of.at, &j.to_string());
-        let Ok(node) = self.doc.parse(json, &at, &one_of.base) else {
+        // Parsed once per compile: a `oneOf` met in many contexts (distributed under other
+        // branches) asks for the same complements again, and parsing them was a third of
+        // the slowest such compile (Github_hard---o36016).
+        let key = (Rc::as_ptr(&one_of.complements) as usize, j);
+        let node = match self.complement_nodes.get(&key) {
+            Some((_, node)) => node.clone(),
+            None => {
+                let at = pointer_push(&one_of.at, &j.to_string());
+                let node = self.doc.parse(json, &at, &one_of.base).ok();
+                // The Rc is kept with its nodes: its address names no other list meanwhile.
+                self.complement_nodes
+                    .insert(key, (one_of.complements.clone(), node.clone()));
+                node
+            }
+        };
+        let Some(node) = node else {
             return Ok(None);
         };
         let mark = self.ref_stack.len();

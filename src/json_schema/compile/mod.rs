@@ -108,6 +108,8 @@ pub(crate) struct Compiler<'a> {
     /// million regex node entries that lowered to under 6,000 distinct expressions.
     /// The node is kept (an `Rc`), so its address cannot be reused by another.
     node_memo: FastMap<MemoKey, (NodeRef, Re)>,
+    /// `oneOf` complements parsed, by their list (its address, the list kept) and branch.
+    complement_nodes: FastMap<(usize, usize), (Rc<Vec<(Json, bool)>>, Option<NodeRef>)>,
     /// A string's content under one pattern or format and no length, by keyword and
     /// source: the same pattern in many definitions compiles once.
     string_cache: FastMap<(&'static str, String), Re>,
@@ -181,6 +183,7 @@ impl<'a> Compiler<'a> {
             any_cache: FastMap::default(),
             node_memo: FastMap::default(),
             string_cache: FastMap::default(),
+            complement_nodes: FastMap::default(),
             key_cache: FastMap::default(),
             string_bodies: FastMap::default(),
             key_pattern_dfas: FastMap::default(),
