@@ -12,7 +12,13 @@
 use std::sync::Arc;
 
 use crate::common::{id_of, o200k, r50k, read_tiktoken, Rng};
-use logitmask::{json_schema, Index, IndexConfig, Vocabulary};
+use logitmask::{json_schema, Index, IndexConfig, TokenSet, Vocabulary};
+
+/// A random token of `row` with text (EOS left out), or `None` where the row has none.
+fn random_text_token(vocab: &Vocabulary, row: &TokenSet, rng: &mut Rng) -> Option<u32> {
+    let text: Vec<u32> = row.iter().filter(|&id| !vocab.is_eos(id)).collect();
+    (!text.is_empty()).then(|| text[rng.below(text.len())])
+}
 
 /// Pieces of patterns, `{n}` standing for a random count.
 const PIECES: [&str; 23] = [
@@ -131,11 +137,9 @@ fn assert_same_rows_along_walks(
                 ra.len(),
                 rb.len()
             );
-            let text: Vec<u32> = ra.iter().filter(|&id| !a.vocabulary().is_eos(id)).collect();
-            if text.is_empty() {
+            let Some(id) = random_text_token(a.vocabulary(), &ra, rng) else {
                 break;
-            }
-            let id = text[rng.below(text.len())];
+            };
             sa = a.next_state(sa, id).unwrap().expect("allowed");
             sb = b.next_state(sb, id).unwrap().expect("allowed by both");
         }
@@ -357,11 +361,9 @@ fn rows_past_half_the_size_limit_still_use_slices_and_stay_exact() {
             oracle.allowed_tokens(b).unwrap(),
         );
         assert!(*ra == *rb, "step {step}: rows differ");
-        let text: Vec<u32> = ra.iter().filter(|&id| !vocab.is_eos(id)).collect();
-        if text.is_empty() {
+        let Some(id) = random_text_token(&vocab, &ra, &mut rng) else {
             break;
-        }
-        let id = text[rng.below(text.len())];
+        };
         a = index.next_state(a, id).unwrap().expect("allowed");
         b = oracle.next_state(b, id).unwrap().expect("allowed by both");
     }
@@ -574,11 +576,9 @@ fn tokens_past_the_slice_are_decided_by_their_suffixes_exactly() {
                         ra.len(),
                         rb.len()
                     );
-                    let text: Vec<u32> = ra.iter().filter(|&id| !vocab.is_eos(id)).collect();
-                    if text.is_empty() {
+                    let Some(id) = random_text_token(&vocab, &ra, &mut rng) else {
                         break;
-                    }
-                    let id = text[rng.below(text.len())];
+                    };
                     sa = a.next_state(sa, id).unwrap().expect("allowed");
                     sb = b.next_state(sb, id).unwrap().expect("allowed by both");
                 }
@@ -715,11 +715,9 @@ fn a_fresh_vocabularys_first_rows_walk_until_the_slices_are_worth_building() {
             if first_sliced.is_none() && a.sliced_row_count() > 0 {
                 first_sliced = Some(rows);
             }
-            let text: Vec<u32> = ra.iter().filter(|&id| !vocab.is_eos(id)).collect();
-            if text.is_empty() {
+            let Some(id) = random_text_token(&vocab, &ra, &mut rng) else {
                 break;
-            }
-            let id = text[rng.below(text.len())];
+            };
             sa = a.next_state(sa, id).unwrap().expect("allowed");
             sb = b.next_state(sb, id).unwrap().expect("allowed by both");
         }
