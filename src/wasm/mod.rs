@@ -182,9 +182,10 @@ impl JsVocabulary {
         self.inner.to_bytes()
     }
 
-    /// Builds the vocabulary's shared structures (its token trie, and the slices that
-    /// lazy rows use) now rather than at the first mask that needs them: call it at load
-    /// time, where a pause is expected, to keep the first masks of a generation quick.
+    /// Builds the slices that lazy rows share (the token trie is built with the
+    /// vocabulary) now. Without it, rows walk the trie until walks have cost about what
+    /// the slices do, and then build the ones they need: call it at load time, where a
+    /// pause is expected, to have every mask's row through slices from the start.
     pub fn prepare(&self) {
         self.inner.prepare();
         self.inner.prepare_slices();
