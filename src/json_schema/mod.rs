@@ -457,7 +457,9 @@ fn compile_re(schema: &Json, config: &Config, target: Target) -> Result<Compiled
         // Finer `oneOf` complements are more alternatives to distribute: where they
         // exceed the combinations limit, the coarse ones (a smaller subset of each
         // complement, still never a value the branch accepts) are tried once.
-        Err(_) if compiler.branch_limit_hit => {
+        // (Only where some complement would be coarser: otherwise the second compile
+        // would take the same branches and fail the same way.)
+        Err(_) if compiler.branch_limit_hit && compiler.doc.coarse_differs.get() => {
             compiler = compile::Compiler::new(schema, config, free_form.ws.clone());
             compiler.doc.coarse_one_of = true;
             compiler.for_automaton = target == Target::Automaton;

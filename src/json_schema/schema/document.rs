@@ -76,6 +76,11 @@ pub(crate) struct Doc<'a> {
     /// Subschemas visited by all complements of this document
     /// ([`MAX_COMPLEMENT_VISITS`](super::negation::MAX_COMPLEMENT_VISITS)).
     pub(super) complement_visits: Cell<usize>,
+    /// Whether a complement taken so far would differ with [`coarse_one_of`](Self::coarse_one_of)
+    /// flipped (a subset that met a refining keyword, or numbers in an `enum`): where none
+    /// did, a compile that exceeded the combinations limit would exceed it again with
+    /// coarse complements, so it is not tried.
+    pub(crate) coarse_differs: Cell<bool>,
 }
 
 impl<'a> Doc<'a> {
@@ -91,6 +96,7 @@ impl<'a> Doc<'a> {
             nesting: Cell::new(0),
             stack_start: stack_position(),
             complement_visits: Cell::new(0),
+            coarse_differs: Cell::new(false),
         };
         doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
         doc.resources

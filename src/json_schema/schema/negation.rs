@@ -214,7 +214,13 @@ impl Doc<'_> {
     ) -> Option<()> {
         match key {
             k if is_annotation(k) => {}
-            k if !cx.fine && REFINING_COMPLEMENTS.contains(&k) => work.lossless = false,
+            k if !cx.exact && REFINING_COMPLEMENTS.contains(&k) && {
+                self.coarse_differs.set(true);
+                !cx.fine
+            } =>
+            {
+                work.lossless = false
+            }
             "minLength" | "minItems" | "minProperties" | "maxLength" | "maxItems"
             | "maxProperties" => negate_count(key, value, out)?,
             "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
@@ -254,7 +260,17 @@ impl Doc<'_> {
             "anyOf" | "allOf" | "oneOf" => self.negate_combination(cx, key, value, work, out)?,
             "not" => out.push((REST, value.clone())),
             "$ref" => self.negate_ref(cx, value, work, out)?,
-            "enum" | "const" => negate_enum(cx, key, value, work, out)?,
+            "enum" | "const" => {
+                // Numbers are negated only in fine subsets (`negate_enum`).
+                let numbers = match value {
+                    Json::Array(v) => v.iter().any(|x| matches!(x, Json::Number(_))),
+                    x => matches!(x, Json::Number(_)),
+                };
+                if !cx.exact && numbers {
+                    self.coarse_differs.set(true);
+                }
+                negate_enum(cx, key, value, work, out)?
+            }
             // Only in a subset, and only where no pattern covers undeclared names.
             "additionalProperties"
                 if !cx.exact
@@ -690,5 +706,49 @@ fn union(mut alternatives: Alternatives, exact: bool, work: &mut ComplementWork)
         0 => Json::Bool(false),
         1 => alternatives.pop().expect("one"),
         _ => single_keyword("anyOf", Json::array(alternatives)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether the `oneOf` subsets of `branches` met anything coarse complements would
+    /// leave out ([`Doc::coarse_differs`]): what lets a compile over the combinations
+    /// limit skip its coarse retry.
+    fn coarse_differs(branches: serde_json::Value) -> bool {
+        let root = Json::from_value(&serde_json::json!({}));
+        let doc = Doc::new(&root);
+        let branches: Vec<Json> = branches
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(Json::from_value)
+            .collect();
+        doc.one_of_complements(&branches, "");
+        doc.coarse_differs.get()
+    }
+
+    #[test]
+    fn coarse_complements_differ_only_where_a_subset_met_refining_keywords_or_numbers() {
+        use serde_json::json;
+        assert!(!coarse_differs(
+            json!([{"type": "string"}, {"type": "integer"}])
+        ));
+        assert!(!coarse_differs(
+            json!([{"enum": ["a", "b"]}, {"const": true}])
+        ));
+        assert!(!coarse_differs(
+            json!([{"required": ["a"]}, {"properties": {"a": {"type": "null"}}}])
+        ));
+        assert!(coarse_differs(
+            json!([{"type": "string", "minLength": 2}, {"type": "integer"}])
+        ));
+        assert!(coarse_differs(
+            json!([{"enum": ["a", 1]}, {"type": "null"}])
+        ));
+        assert!(coarse_differs(
+            json!([{"properties": {"a": {"maximum": 3}}}, {"type": "null"}])
+        ));
     }
 }
