@@ -34,6 +34,9 @@ use combine::{enum_values, possible_types};
 use object::{key_text, permutations, CANONICAL_STRING_CHAR};
 use scalar::{every_spelling, value_types};
 
+/// A `oneOf`'s complements, as the schema holds them (`OneOf::complements`).
+type ComplementList = Rc<Vec<(Json, bool)>>;
+
 /// At most this many `anyOf`/`oneOf` branches are expanded in one schema.
 pub(crate) const MAX_BRANCHES: usize = 10_000;
 /// In an automaton, `anyOf` groups (with a `oneOf` beside them) whose branches would
@@ -109,7 +112,7 @@ pub(crate) struct Compiler<'a> {
     /// The node is kept (an `Rc`), so its address cannot be reused by another.
     node_memo: FastMap<MemoKey, (NodeRef, Re)>,
     /// `oneOf` complements parsed, by their list (its address, the list kept) and branch.
-    complement_nodes: FastMap<(usize, usize), (Rc<Vec<(Json, bool)>>, Option<NodeRef>)>,
+    complement_nodes: FastMap<(usize, usize), (ComplementList, Option<NodeRef>)>,
     /// A string's content under one pattern or format and no length, by keyword and
     /// source: the same pattern in many definitions compiles once.
     string_cache: FastMap<(&'static str, String), Re>,
