@@ -1488,6 +1488,47 @@ fn one_of_closed_objects_tell_branches_apart_by_undeclared_keys() {
     );
 }
 
+/// `oneOf` whose branches an object value's names tell apart (OpenAPI 1.2's dataType,
+/// Github_medium---o12174): an `enum` of objects without the name another branch
+/// requires, or with one a closed branch forbids, is disjoint from that branch; the value
+/// that also satisfies a third branch drops out. Compared with the `jsonschema` crate.
+#[test]
+fn one_of_enum_objects_are_told_apart_by_required_and_forbidden_names() {
+    let schema = r#"{"type":"object","oneOf":[
+        {"required":["$ref"],"properties":{"$ref":{"type":"string"}},"additionalProperties":false},
+        {"enum":[{"type":"void"},{"type":"boolean"}]},
+        {"required":["type"],"properties":{"type":{"type":"string","not":{"enum":["boolean","integer"]}}},"additionalProperties":false}]}"#;
+    let config = Config::new();
+    let texts = object_texts(
+        &[
+            ("$ref", &[r#""/a""#, "1"]),
+            (
+                "type",
+                &[r#""void""#, r#""boolean""#, r#""integer""#, r#""x""#],
+            ),
+        ],
+        2,
+    );
+    // Sound (the validator checks every accepted text); the third branch takes the
+    // complement of an enum of objects, which is said only in part (a subset:
+    // docs/json-schema.md), so its own texts may be refused, and only those.
+    let (accepted, refused) = agrees_with_validator(schema, &config, &texts);
+    assert!(
+        refused
+            .iter()
+            .all(|t| t.starts_with(r#"{"type":"#) && !t.contains("boolean")),
+        "valid texts refused: {refused:?}"
+    );
+    assert!(accepted >= 2, "{accepted}");
+    check_lazy(
+        schema,
+        &config,
+        &[r#"{"$ref":"/a"}"#, r#"{"type":"boolean"}"#],
+        // `void` satisfies the enum and the third branch: oneOf refuses it.
+        &[r#"{"type":"void"}"#, r#"{"type":"integer"}"#, "{}"],
+    );
+}
+
 /// An `enum` of many strings is one trie in the automaton: exactly its values (escaped
 /// canonically), beside other values of the same `enum`, under `not` too.
 #[test]

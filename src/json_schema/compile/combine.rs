@@ -45,6 +45,11 @@ pub(super) fn simply_excluded(v: &Json, s: &Sch) -> bool {
             let n = x.chars().count() as u64;
             n < s.string.min_len || s.string.max_len.is_some_and(|m| n > m)
         }
+        // An object without a name `s` requires, or with one it forbids.
+        Json::Object(members) => {
+            s.object.required.iter().any(|k| v.get(k).is_none())
+                || members.iter().any(|(k, _)| forbids(s, k))
+        }
         _ => false,
     }
 }
