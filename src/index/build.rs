@@ -150,16 +150,13 @@ impl<'a> RowWalker<'a> {
             .slices
             .map(|r| sliced::probe(r.slices(self.vocab), s, &steps.step));
         // Slices assume every live end state is acceptable.
+        let mut deferred = None; // the slices this row walks instead of building
         if let (Some(slices), None, Some(alive)) = (self.slices, self.end_ok, alive) {
             if slices.used() && alive != 0 {
                 let vocab_slices = slices.slices(self.vocab);
                 if vocab_slices.defer(self.vocab) {
-                    let before = scratch.visited;
-                    let ids = self.walk_with(s, 0, &steps.step, scratch, false).0;
-                    vocab_slices.walked(scratch.visited - before);
-                    return RowParts::Walked(ids);
-                }
-                if sliced::worth_checking(self.vocab, vocab_slices, alive) {
+                    deferred = Some(vocab_slices);
+                } else if sliced::worth_checking(self.vocab, vocab_slices, alive) {
                     let at = slices.at(self.vocab, classes);
                     let check = &mut scratch.check;
                     if let Some(row) =
@@ -170,7 +167,12 @@ impl<'a> RowWalker<'a> {
                 }
             }
         }
-        RowParts::Walked(self.walk_with(s, 0, &steps.step, scratch, false).0)
+        let before = scratch.visited;
+        let ids = self.walk_with(s, 0, &steps.step, scratch, false).0;
+        if let Some(vocab_slices) = deferred {
+            vocab_slices.walked(scratch.visited - before);
+        }
+        RowParts::Walked(ids)
     }
 
     /// The row from its parts: EOS ids join where the state is final.

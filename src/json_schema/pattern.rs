@@ -231,17 +231,16 @@ impl Pat {
             // One character (most of a literal's): itself, or its canonical escape. The
             // class below costs a class text and a pass over the specials per character,
             // which was most of compiling a pattern of 600 literal alternatives.
-            Pat::Class(cs) if cs.single_char().is_some() => {
-                let c = cs.single_char().expect("one character");
-                let mut s = String::new();
-                if json_specials().any(|x| x == c) {
-                    canonical_char(c, &mut s);
-                } else {
-                    s.push(c);
-                }
-                Re::lit(s)
-            }
             Pat::Class(cs) => {
+                if let Some(c) = cs.single_char() {
+                    let mut s = String::new();
+                    if json_specials().any(|x| x == c) {
+                        canonical_char(c, &mut s);
+                    } else {
+                        s.push(c);
+                    }
+                    return Ok(Re::lit(s));
+                }
                 let mut alts = vec![Re::class(format!("[{}&&{}]", cs.to_regex(), PLAIN_CHAR))];
                 for c in json_specials() {
                     if cs.contains(c, props)? {

@@ -212,15 +212,21 @@ impl Doc<'_> {
         work: &mut ComplementWork,
         out: &mut Alternatives,
     ) -> Option<()> {
+        // What `cx.fine` decides below (refining keywords; numbers in an enum, which
+        // `negate_enum` negates only in fine subsets) would differ in a coarse subset.
+        let numbers = |v: &Json| matches!(v, Json::Number(_));
+        let fine_decides = REFINING_COMPLEMENTS.contains(&key)
+            || (matches!(key, "enum" | "const")
+                && match value {
+                    Json::Array(v) => v.iter().any(numbers),
+                    v => numbers(v),
+                });
+        if !cx.exact && fine_decides {
+            self.coarse_differs.set(true);
+        }
         match key {
             k if is_annotation(k) => {}
-            k if !cx.exact && REFINING_COMPLEMENTS.contains(&k) && {
-                self.coarse_differs.set(true);
-                !cx.fine
-            } =>
-            {
-                work.lossless = false
-            }
+            k if !cx.fine && REFINING_COMPLEMENTS.contains(&k) => work.lossless = false,
             "minLength" | "minItems" | "minProperties" | "maxLength" | "maxItems"
             | "maxProperties" => negate_count(key, value, out)?,
             "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
@@ -260,17 +266,7 @@ impl Doc<'_> {
             "anyOf" | "allOf" | "oneOf" => self.negate_combination(cx, key, value, work, out)?,
             "not" => out.push((REST, value.clone())),
             "$ref" => self.negate_ref(cx, value, work, out)?,
-            "enum" | "const" => {
-                // Numbers are negated only in fine subsets (`negate_enum`).
-                let numbers = match value {
-                    Json::Array(v) => v.iter().any(|x| matches!(x, Json::Number(_))),
-                    x => matches!(x, Json::Number(_)),
-                };
-                if !cx.exact && numbers {
-                    self.coarse_differs.set(true);
-                }
-                negate_enum(cx, key, value, work, out)?
-            }
+            "enum" | "const" => negate_enum(cx, key, value, work, out)?,
             // Only in a subset, and only where no pattern covers undeclared names.
             "additionalProperties"
                 if !cx.exact
