@@ -4,7 +4,26 @@
 // node-llama-cpp's and transformers.js's are, or async, as wllama's is), without special
 // tokens and without a BOS token, and erases evaluated tokens from its cache when told to.
 
+import { logitmaskError } from "./error.mjs";
+
 const encoder = new TextEncoder();
+
+/**
+ * An adapter's forced-text options, checked: `forceText` and `tentativeForced` are booleans
+ * (a string "false" must not turn them on), `maxForcedBytes` a positive integer. Throws a
+ * LogitmaskError "InvalidArgument" naming the option.
+ */
+export function forcedTextOptions({ forceText = true, tentativeForced = true, maxForcedBytes = 256 } = {}) {
+  for (const [name, value] of [["forceText", forceText], ["tentativeForced", tentativeForced]]) {
+    if (typeof value !== "boolean") throw logitmaskError("InvalidArgument", `${name} is true or false, got ${describe(value)}`);
+  }
+  if (!Number.isInteger(maxForcedBytes) || maxForcedBytes < 1) {
+    throw logitmaskError("InvalidArgument", `maxForcedBytes is a positive integer, got ${describe(maxForcedBytes)}`);
+  }
+  return { forceText, tentative: tentativeForced, maxBytes: maxForcedBytes };
+}
+
+const describe = (v) => (typeof v === "string" ? JSON.stringify(v) : typeof v === "number" ? String(v) : typeof v);
 
 /** The leading `ids` whose bytes end at most `limit` bytes in. */
 function tokensWithin(vocabulary, ids, limit) {

@@ -41,7 +41,7 @@ import { Guide, Index, LogitsBuffer, MaskBuffer, Vocabulary } from "./node.mjs";
 import { mulberry32 } from "./random.mjs";
 import { DEFAULT_SAMPLING, sampleLogits } from "./sampling.mjs";
 import { grammarSource } from "./grammar-source.mjs";
-import { ForcedFeed } from "./forced.mjs";
+import { ForcedFeed, forcedTextOptions } from "./forced.mjs";
 import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32, DEFAULT_SAMPLING, sampleLogits };
@@ -254,6 +254,7 @@ export async function generate(runtime, options = {}) {
   if (!model || !index) throw new TypeError("generate needs a model and an index (or a regex, jsonSchema, grammar, structuralTags or tools)");
   if (!context && !sequence) throw new TypeError("generate needs a context or a sequence");
   if (!Number.isInteger(maxTokens) || maxTokens < 0) throw new RangeError(`maxTokens must be a non-negative integer, got ${maxTokens}`);
+  const forced = forcedTextOptions({ forceText, tentativeForced, maxForcedBytes });
   const sampling = { temperature, topK, topP, minP };
 
   const t0 = performance.now();
@@ -269,7 +270,7 @@ export async function generate(runtime, options = {}) {
   let finished = false;
   let steps = 0;
   let forwardPasses = 0;
-  const feed = forceText ? forcedFeed(model, vocabulary, guide, { maxBytes: maxForcedBytes, tentative: tentativeForced }) : null;
+  const feed = forced.forceText ? forcedFeed(model, vocabulary, guide, forced) : null;
   let batch = null; // tokens the next forward pass evaluates at once (the last sampled + forced)
   let erase = 0; // evaluated tokens to erase before it (re-spelled forced tokens)
   let tFirst = NaN;

@@ -23,7 +23,7 @@ import { DynamicCache, LogitsProcessor, LogitsProcessorList, Tensor, cat, ones }
 import { Guide, Index, Vocabulary } from "logitmask";
 import { logitmaskError as processorError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
-import { ForcedFeed } from "./forced.mjs";
+import { ForcedFeed, forcedTextOptions } from "./forced.mjs";
 import { mulberry32 } from "./random.mjs";
 import { sampleLogits } from "./sampling.mjs";
 import { structuralTagsFromTools } from "./tools.mjs";
@@ -335,6 +335,7 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
     throw processorError("InvalidArgument", `inputs.input_ids must be an int64 Tensor of dims [1, n > 0] (one row), got ${input_ids?.dims ?? typeof input_ids}`);
   }
   if (!Number.isInteger(maxNewTokens) || maxNewTokens < 0) throw processorError("InvalidArgument", `maxNewTokens must be a non-negative integer, got ${maxNewTokens}`);
+  const forced = forcedTextOptions({ forceText, tentativeForced, maxForcedBytes });
   const vocabulary = options.vocabulary ?? vocabularyOf(tokenizer);
   const ownIndex = isIndex(constraint) ? null : indexForFormat(vocabulary, constraint, indexOptions);
   const index = ownIndex ?? constraint;
@@ -355,8 +356,8 @@ export async function generateWithForcedText(model, tokenizer, inputs, constrain
     tokens.push(t);
     onToken?.(t, decoder.decode(vocabulary.tokenBytes(t) ?? new Uint8Array(), { stream: true }));
   };
-  const tentative = tentativeForced && cacheIsAttentionOnly(model);
-  const feed = forceText ? new ForcedFeed(tokenize, vocabulary, guide, { maxBytes: maxForcedBytes, tentative }) : null;
+  const tentative = forced.tentative && cacheIsAttentionOnly(model);
+  const feed = forced.forceText ? new ForcedFeed(tokenize, vocabulary, guide, { maxBytes: forced.maxBytes, tentative }) : null;
   try {
     if (feed) {
       // The text forced before the first token goes in the prompt's forward.

@@ -17,7 +17,7 @@ import { Guide, Index } from "logitmask";
 import { logitmaskError } from "./error.mjs";
 import { grammarSource } from "./grammar-source.mjs";
 import { mulberry32 } from "./random.mjs";
-import { ForcedFeed } from "./forced.mjs";
+import { ForcedFeed, forcedTextOptions } from "./forced.mjs";
 import { parseToolCalls, structuralTagsFromTools } from "./tools.mjs";
 
 export { mulberry32 };
@@ -114,12 +114,14 @@ export async function generate(wllama, input, options = {}) {
   const given = [index, grammar, structuralTags, tools].filter((x) => x !== undefined).length;
   if (given > 1) throw logitmaskError("InvalidArgument", "generate takes one of index, grammar, structuralTags and tools");
   if (given === 0 || !vocabulary) throw logitmaskError("InvalidArgument", "generate needs the index (or a grammar, structuralTags or tools) and the model's vocabulary");
+  // Options checked before an index is made, so that a bad one leaks nothing.
+  const { maxTokens = 64, temperature = 0, seed = 0, forceText = true, maxForcedBytes = 256, tentativeForced = true, signal, onMask, onToken } = options;
+  const forcedText = forcedTextOptions({ forceText, tentativeForced, maxForcedBytes });
   if (tools !== undefined) structuralTags = structuralTagsFromTools(tools, { format: toolFormat, mode: toolMode });
   let ownIndex = null;
   if (structuralTags !== undefined) ownIndex = Index.fromStructuralTags(structuralTags, vocabulary, { lazy: true, ...input.indexOptions });
   else if (!index) ownIndex = grammarIndex(vocabulary, grammar, input.syntax, input.indexOptions);
   index ??= ownIndex;
-  const { maxTokens = 64, temperature = 0, seed = 0, forceText = true, maxForcedBytes = 256, tentativeForced = true, signal, onMask, onToken } = options;
   let guide;
   try {
     guide = new Guide(index);
@@ -135,8 +137,8 @@ export async function generate(wllama, input, options = {}) {
     }
     const tokenize = (text) => wllama.tokenize(text, false);
     // Tentative forced tokens need their erasure: wllama's kvRemove.
-    const tentative = tentativeForced && typeof wllama.kvRemove === "function";
-    const feed = forceText ? new ForcedFeed(tokenize, vocabulary, guide, { maxBytes: maxForcedBytes, tentative }) : null;
+    const tentative = forcedText.tentative && typeof wllama.kvRemove === "function";
+    const feed = forcedText.forceText ? new ForcedFeed(tokenize, vocabulary, guide, { maxBytes: forcedText.maxBytes, tentative }) : null;
     // The text forced before the first token goes in the prompt's batch.
     const first = feed ? await feed.start(maxTokens) : { batch: [], emit: [] };
     const tPrompt = performance.now();

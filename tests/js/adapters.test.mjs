@@ -112,6 +112,25 @@ test("wllama: generate(wllama, { index, vocabulary, messages }) gives valid JSON
   assert.deepEqual([stopped.steps, stopped.stopped, stopped.text], [0, true, ""]);
 });
 
+test("wllama: forced-text options are checked, not read as truthy (a string \"false\" is an error)", async () => {
+  for (const [options, name] of [
+    [{ forceText: "false" }, "forceText"],
+    [{ tentativeForced: 0 }, "tentativeForced"],
+    [{ maxForcedBytes: 0 }, "maxForcedBytes"],
+    [{ maxForcedBytes: "256" }, "maxForcedBytes"],
+  ]) {
+    const w = fakeWllama(1);
+    await assert.rejects(generateWithWllama(w, { index, vocabulary: vocab, prompt: "x" }, options), (e) => {
+      assert.equal(e.code, "InvalidArgument");
+      assert.match(e.message, new RegExp(`^${name} `));
+      return true;
+    });
+    assert.equal(w.fed.length, 0, "nothing was decoded");
+  }
+  const off = await generateWithWllama(fakeWllama(1), { index, vocabulary: vocab, prompt: "x" }, { forceText: false });
+  assert.equal(off.finished, true);
+});
+
 // Grammars, with a real model: SmolLM2's next-token logits (node-llama-cpp, tests/js/smollm2.mjs)
 // go through each adapter as its runtime would hand them over, under the GBNF grammars that
 // node-llama-cpp ships.

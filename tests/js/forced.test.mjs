@@ -62,6 +62,15 @@ test("a bad cap is a coded error and the guide goes on", () => {
 
 const textOf = (tokens) => decoder.decode(Uint8Array.from(tokens.flatMap((t) => [...vocab.tokenBytes(t)])));
 
+test("forcedTextOptions: the adapters' options checked (booleans and a positive byte cap), with defaults", async () => {
+  const { forcedTextOptions } = await import("../../js/forced.mjs");
+  assert.deepEqual(forcedTextOptions(), { forceText: true, tentative: true, maxBytes: 256 });
+  assert.deepEqual(forcedTextOptions({ forceText: false, tentativeForced: false, maxForcedBytes: 8 }), { forceText: false, tentative: false, maxBytes: 8 });
+  for (const bad of [{ forceText: "false" }, { forceText: null }, { tentativeForced: 1 }, { maxForcedBytes: 1.5 }, { maxForcedBytes: -1 }, { maxForcedBytes: Infinity }]) {
+    assert.throws(() => forcedTextOptions(bad), (e) => e.name === "LogitmaskError" && e.code === "InvalidArgument", JSON.stringify(bad));
+  }
+});
+
 test("ForcedFeed.start: the text forced before the first token fed whole, the part past the safe length pending", async () => {
   const { ForcedFeed } = await import("../../js/forced.mjs");
   const schema = { type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false };
