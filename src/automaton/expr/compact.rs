@@ -42,6 +42,7 @@ impl ExprSet {
             template_monotone: std::mem::take(&mut self.template_monotone),
             instances: FastMap::default(),
             string_sets: std::mem::take(&mut self.string_sets),
+            appended: FastMap::default(),
         };
         for old in 0..old_len {
             if !keep[old] {

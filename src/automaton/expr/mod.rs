@@ -243,6 +243,11 @@ pub struct ExprSet {
     instances: FastMap<(ExprId, u32), ExprId>,
     /// The tries of [`Node::Strings`], by set.
     string_sets: Vec<std::sync::Arc<strings::StringTrie>>,
+    /// (chain, tail) -> the chain re-nested onto the tail ([`concat2`](Self::concat2)):
+    /// a derivative re-nests its head's chain onto the same tail step after step, and
+    /// the chains of successive steps share their suffixes, so a walk down a chain
+    /// stops at the first suffix already re-nested instead of re-interning every link.
+    appended: FastMap<(ExprId, ExprId), ExprId>,
 }
 
 impl Default for ExprSet {
@@ -278,6 +283,7 @@ impl ExprSet {
             template_monotone: Vec::new(),
             instances: FastMap::default(),
             string_sets: Vec::new(),
+            appended: FastMap::default(),
         };
         let nothing = set.intern(Node::Nothing);
         let empty = set.intern(Node::Empty);
@@ -546,16 +552,26 @@ impl ExprSet {
             return ExprId::ANY;
         }
         if let Node::Concat(..) = self.node(a) {
-            // Re-nest a's chain to the right: (x·y)·b = x·(y·b).
-            let mut heads = Vec::new();
+            // Re-nest a's chain to the right: (x·y)·b = x·(y·b), down to the first
+            // suffix already re-nested onto b.
+            let mut links = Vec::new();
             let mut rest = a;
+            let mut done = None;
             while let Node::Concat(h, t) = *self.node(rest) {
-                heads.push(h);
+                if let Some(&out) = self.appended.get(&(rest, b)) {
+                    done = Some(out);
+                    break;
+                }
+                links.push((rest, h));
                 rest = t;
             }
-            let mut out = self.concat2(rest, b);
-            for h in heads.into_iter().rev() {
+            let mut out = match done {
+                Some(out) => out,
+                None => self.concat2(rest, b),
+            };
+            for (chain, h) in links.into_iter().rev() {
                 out = self.intern(Node::Concat(h, out));
+                self.appended.insert((chain, b), out);
             }
             return out;
         }
