@@ -349,6 +349,7 @@ impl ExprSet {
             + self.ids.capacity() * (std::mem::size_of::<Node>() + 8)
             + (self.ors.capacity() + self.ands.capacity()) * (16 + 8)
             + (self.unfolded.capacity() + self.instances.capacity()) * 16
+            + self.appended.capacity() * 12
             + lists
             + self
                 .string_sets
