@@ -20,8 +20,8 @@ use logitmask::test_support::Rng;
 use logitmask::tokenizer::LoadOptions;
 use logitmask::{json_schema, Index, IndexConfig, Result, StateId, Vocabulary};
 
-/// A grammar of rules (tests/schema_automata.rs): a recursive `oneOf` whose branches are
-/// told apart by patterns on `type`.
+/// A grammar of rules (tests/schema_automata/recursion.rs): a recursive `oneOf` whose
+/// branches are told apart by patterns on `type`.
 const GRAMMAR: &str = r##"{"$ref":"#/definitions/rule","definitions":{
     "rule":{"oneOf":[{"$ref":"#/definitions/sym"},{"$ref":"#/definitions/seq"},{"$ref":"#/definitions/rep"}]},
     "sym":{"type":"object","properties":{"type":{"type":"string","pattern":"^SYM"},"name":{"type":"string"}},"required":["type","name"]},
