@@ -564,11 +564,23 @@ impl Re {
                 }
             },
             Kind::Concat(v) => {
+                // Parts lowered in order, joined from the end; a literal is laid straight
+                // onto what follows it (no chain of its own to re-nest).
+                enum Part<'a> {
+                    Literal(&'a [u8]),
+                    Lowered(ExprId),
+                }
                 let parts = v
                     .iter()
-                    .map(|r| r.to_expr(set, memo))
+                    .map(|r| match &r.0.kind {
+                        Kind::Lit(s) => Ok(Part::Literal(s.as_bytes())),
+                        _ => r.to_expr(set, memo).map(Part::Lowered),
+                    })
                     .collect::<Result<Vec<_>>>()?;
-                set.concat(&parts)
+                parts.into_iter().rev().fold(ExprId::EMPTY, |tail, part| match part {
+                    Part::Lowered(e) => set.concat2(e, tail),
+                    Part::Literal(text) => set.literal_then(text, tail),
+                })
             }
             Kind::Alt(v) => {
                 let alts = v

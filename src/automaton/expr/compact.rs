@@ -43,6 +43,7 @@ impl ExprSet {
             instances: FastMap::default(),
             string_sets: std::mem::take(&mut self.string_sets),
             appended: FastMap::default(),
+            single_bytes: [ExprId::NOTHING; 256],
         };
         for old in 0..old_len {
             if !keep[old] {
