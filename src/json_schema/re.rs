@@ -577,10 +577,13 @@ impl Re {
                         _ => r.to_expr(set, memo).map(Part::Lowered),
                     })
                     .collect::<Result<Vec<_>>>()?;
-                parts.into_iter().rev().fold(ExprId::EMPTY, |tail, part| match part {
-                    Part::Lowered(e) => set.concat2(e, tail),
-                    Part::Literal(text) => set.literal_then(text, tail),
-                })
+                parts
+                    .into_iter()
+                    .rev()
+                    .fold(ExprId::EMPTY, |tail, part| match part {
+                        Part::Lowered(e) => set.concat2(e, tail),
+                        Part::Literal(text) => set.literal_then(text, tail),
+                    })
             }
             Kind::Alt(v) => {
                 let alts = v

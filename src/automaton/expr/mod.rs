@@ -533,8 +533,8 @@ impl ExprSet {
 
     /// The bytes of `text`, then `tail`: `concat2(literal(text), tail)` without the
     /// literal's own chain to re-nest. From the end, as `concat` nests, without
-    /// gathering the parts: schema keys lower one short literal per character (6% of a
-    /// large schema's compile in wasm).
+    /// gathering the parts: front ends lower many one-character literals (6% of a large
+    /// JSON Schema's compile in wasm went here).
     pub fn literal_then(&mut self, text: &[u8], tail: ExprId) -> ExprId {
         let mut out = tail;
         for &b in text.iter().rev() {
