@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { OPTIONS, ROOT, TOKENIZER_JSON, errorInfo, verdict, walkText } from "./common.mjs";
+import { warmSchema } from "./warm-schema.mjs";
 
 const require = createRequire(import.meta.url);
 const lm = require(path.join(ROOT, "pkg/node/logitmask.js"));
@@ -119,6 +120,21 @@ vocab.prepare();
     const g = new lm.Guide(index);
     // Lazy rows too: a few steps along the first allowed token of each mask.
     walkSpread(g, mask, 24, () => 0);
+    g.free();
+    index.free();
+  }
+  // That small schema leaves the compiler's heavier paths (complements, intersected
+  // branches, recursion through anyOf) on baseline code, and V8 tiers a function up only
+  // once it has run long enough: a fresh worker's first large schema took 2-4x its warm
+  // time (Github_ultra---o12652: 110 ms against 25 ms; 33 ms after this warm-up). Three
+  // compiles of a synthetic schema that takes those paths (warm-schema.mjs; 40-90 ms in
+  // all, memory unchanged) make a fresh worker time like the long-running process it
+  // stands for. The first compile in a fresh page is slower: docs/schemabench.md.
+  const heavy = warmSchema();
+  for (let round = 0; round < 3; round++) {
+    const index = lm.Index.fromJsonSchema(heavy, vocab, OPTIONS);
+    const g = new lm.Guide(index);
+    g.fillMask(mask);
     g.free();
     index.free();
   }
