@@ -570,7 +570,7 @@ impl Compiler<'_> {
                 Some(Some(dfa)) => c.checks(dfa, key_text(k).as_bytes()),
             }
         };
-        for (k, node) in &s.object.props {
+        for (k, node) in s.object.props.iter() {
             names.push(k.clone());
             let required = s.object.required.contains(k);
             if !name_allowed(self, k)? {

@@ -236,7 +236,7 @@ impl<'a> Doc<'a> {
             return Some(node);
         }
         for token in path.strip_prefix('/')?.split('/') {
-            let token = token.replace("~1", "/").replace("~0", "~");
+            let token = unescape_token(token);
             node = match node {
                 Json::Object(_) => node.get(&token)?,
                 Json::Array(items) => items.get(token.parse::<usize>().ok()?)?,
@@ -261,7 +261,7 @@ impl<'a> Doc<'a> {
         let path = ptr.strip_prefix('#').unwrap_or("");
         if let Some(path) = path.strip_prefix('/') {
             for token in path.split('/') {
-                let token = token.replace("~1", "/").replace("~0", "~");
+                let token = unescape_token(token);
                 let next = match node {
                     Json::Object(_) => node.get(&token),
                     Json::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
@@ -323,5 +323,15 @@ impl<'a> Doc<'a> {
         let node = self.parse(json, ptr, &base)?;
         self.cache.insert(ptr.to_string(), node.clone());
         Ok(node)
+    }
+}
+
+/// A JSON Pointer token with `~1` and `~0` unescaped; borrowed where it has no `~` (most
+/// do: pointers are resolved for every `$ref` followed).
+fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
+    if token.contains('~') {
+        token.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        token.into()
     }
 }

@@ -197,7 +197,7 @@ fn merge_properties(m: &mut Sch, a: &Sch, b: &Sch) {
     // another was quadratic (seconds before any budget saw it).
     fn props_of(s: &Sch) -> FastMap<&str, &NodeRef> {
         let mut props = FastMap::default();
-        for (k, v) in &s.object.props {
+        for (k, v) in s.object.props.iter() {
             // The first of a repeated name, as a scan finds it.
             props.entry(k.as_str()).or_insert(v);
         }
@@ -212,7 +212,7 @@ fn merge_properties(m: &mut Sch, a: &Sch, b: &Sch) {
     };
     let mut names: Vec<String> = a.object.props.iter().map(|(k, _)| k.clone()).collect();
     let mut added: FastSet<&str> = FastSet::default();
-    for (k, _) in &b.object.props {
+    for (k, _) in b.object.props.iter() {
         if !props_a.contains_key(k.as_str()) && added.insert(k.as_str()) {
             names.push(k.clone());
         }

@@ -109,7 +109,8 @@ pub(crate) struct ArrayKeywords {
 /// `properties`, `required`, `additionalProperties`, `minProperties`, `maxProperties`.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ObjectKeywords {
-    pub(crate) props: Vec<(String, NodeRef)>,
+    /// Shared, not copied, by the clones a flatten or a merge makes of the schema.
+    pub(crate) props: Rc<[(String, NodeRef)]>,
     pub(crate) required: Vec<String>,
     /// `patternProperties`: (ECMA pattern, schema, location). Undeclared names that match
     /// a pattern take its schema (every matching one); the others take `additional`.

@@ -378,10 +378,12 @@ impl Doc<'_> {
                 let Json::Object(props) = value else {
                     return Err(invalid(key, ptr, "not an object"));
                 };
+                let mut parsed = o.props.to_vec();
                 for (name, sub) in props {
                     let node = self.parse(sub, &pointer_push(&k.at(), name), base)?;
-                    o.props.push((name.clone(), node));
+                    parsed.push((name.clone(), node));
                 }
+                o.props = parsed.into();
             }
             "patternProperties" => {
                 let Json::Object(props) = value else {
