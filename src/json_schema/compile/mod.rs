@@ -464,6 +464,14 @@ impl<'a> Compiler<'a> {
             let mut alts = Vec::new();
             for b in &group {
                 self.count_branch(&at)?;
+                if rest.is_trivial() {
+                    // Nothing to merge a branch with: each compiles as a node of its own,
+                    // so that a branch that is a reference shares the target's memo entry
+                    // and, where the target recurses, is a call (a recursion through
+                    // `anyOf: [{"$ref": ...}]` was expanded in place at every level).
+                    alts.push(self.compile_node(b)?);
+                    continue;
+                }
                 let mark = self.ref_stack.len();
                 let out = match self.flatten(b) {
                     Ok(Some(fb)) => self.merge(&rest, &fb).and_then(|m| self.compile_flat(m)),
@@ -701,6 +709,56 @@ fn entries(s: &Sch) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::super::{automaton_from_json_schema_str, Config};
+
+    /// A recursion through `anyOf` branches (`{"anyOf": [{"$ref": "#/$defs/t"}, ...]}`,
+    /// as CWL's and many generated schemas recurse) is a call into one template, not an
+    /// expansion in place at every level: six such sites per level cost about what six
+    /// properties do (in place, every level multiplied them, past the branch limit), and
+    /// the recursion still stops at `max_recursion_depth`.
+    #[test]
+    fn a_recursion_through_any_of_compiles_once() {
+        let sites: Vec<String> = (0..6)
+            .map(|i| format!(r##""p{i}":{{"anyOf":[{{"$ref":"#/$defs/t"}},{{"type":"null"}}]}}"##))
+            .collect();
+        let schema = format!(
+            r##"{{"$defs":{{"t":{{"type":"object","properties":{{{}}}}}}},"$ref":"#/$defs/t"}}"##,
+            sites.join(",")
+        );
+        let flat: Vec<String> = (0..6)
+            .map(|i| format!(r#""p{i}":{{"type":["object","null"]}}"#))
+            .collect();
+        let flat = format!(r#"{{"type":"object","properties":{{{}}}}}"#, flat.join(","));
+        let config = Config::new();
+        let recursive = automaton_from_json_schema_str(&schema, &config).unwrap();
+        let plain = automaton_from_json_schema_str(&flat, &config).unwrap();
+        assert!(
+            recursive.work < 4 * plain.work,
+            "recursive {} vs plain {}",
+            recursive.work,
+            plain.work
+        );
+        let shallow = r##"{"$defs":{"t":{"type":"object","properties":{"a":{"anyOf":[{"$ref":"#/$defs/t"},{"type":"null"}]}}}},"$ref":"#/$defs/t"}"##;
+        let a = automaton_from_json_schema_str(shallow, &config.clone().max_recursion_depth(1))
+            .unwrap();
+        let mut dfa = crate::automaton::expr::ExprDfa::new(
+            a.exprs,
+            a.root,
+            &crate::automaton::DfaConfig::new(),
+            u64::MAX,
+            "t".into(),
+        )
+        .unwrap();
+        use crate::automaton::determinize::StepOnDemand;
+        let mut accepts = |t: &str| {
+            matches!(
+                dfa.walk(crate::automaton::expr::ExprDfa::START, t.as_bytes()),
+                Ok(crate::automaton::Walk::Alive { is_match: true, .. })
+            )
+        };
+        assert!(accepts(r#"{"a":null}"#));
+        assert!(accepts(r#"{"a":{"a":null}}"#));
+        assert!(!accepts(r#"{"a":{"a":{"a":{"a":{"a":{"a":null}}}}}}"#));
+    }
 
     /// A definition used in many places compiles once per context: 100 properties that
     /// refer to one 100-property definition cost about what 200 properties cost, not
