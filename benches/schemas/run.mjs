@@ -28,6 +28,15 @@ import path from "node:path";
 import { BASELINE_FILE, CORPUS, OUT_DIR, ROOT, SAMPLE_FILE, TIMEOUT_MS, readPrepared, requireFile } from "./common.mjs";
 import { prepare, preparedPath } from "./prepare.mjs";
 
+// Every worker runs all of the module as optimized code from its first schema: V8 otherwise
+// runs new wasm code on its baseline compiler (Liftoff) and optimizes a function only once
+// it has run long enough, and a worker is replaced whenever its memory grows, so a
+// schema's time depended on which functions the schemas before it had made hot (the same
+// schema 8 ms in one worker, 23 ms in a fresh one). A long-running page has its hot code
+// optimized, and a browser caches a large module's optimized code for the next visit;
+// the first compile in a fresh page is slower (docs/schemabench.md, "Method").
+const V8_FLAGS = ["--no-liftoff", "--no-wasm-lazy-compilation"];
+
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const option = (name, dflt = null) => {
@@ -85,7 +94,7 @@ function slot() {
     let base = null;
     const spawn = () => {
       children++;
-      child = fork(path.join(ROOT, "benches/schemas/child.mjs"), [], { stdio: ["ignore", "inherit", "pipe", "ipc"] });
+      child = fork(path.join(ROOT, "benches/schemas/child.mjs"), [], { stdio: ["ignore", "inherit", "pipe", "ipc"], execArgv: V8_FLAGS });
       let stderr = "";
       child.stderr.on("data", (d) => (stderr = (stderr + d).slice(-2000)));
       child.stderrTail = () => stderr;
