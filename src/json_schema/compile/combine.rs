@@ -262,7 +262,7 @@ impl Compiler<'_> {
         one_of: &OneOf,
         j: usize,
     ) -> Result<Option<(Sch, Vec<String>)>> {
-        let (json, _) = &one_of.complements[j];
+        let (json, _) = self.doc.one_of_complement(one_of, j);
         if matches!(json, Json::Bool(false)) {
             return Ok(None);
         }
@@ -274,7 +274,7 @@ impl Compiler<'_> {
             Some((_, node)) => node.clone(),
             None => {
                 let at = pointer_push(&one_of.at, &j.to_string());
-                let node = self.doc.parse(json, &at, &one_of.base).ok();
+                let node = self.doc.parse(&json, &at, &one_of.base).ok();
                 // The Rc is kept with its nodes: its address names no other list meanwhile.
                 self.complement_nodes
                     .insert(key, (one_of.complements.clone(), node.clone()));

@@ -35,7 +35,7 @@ use object::{key_text, permutations, CANONICAL_STRING_CHAR};
 use scalar::{every_spelling, value_types};
 
 /// A `oneOf`'s complements, as the schema holds them (`OneOf::complements`).
-type ComplementList = Rc<Vec<(Json, bool)>>;
+type ComplementList = Rc<super::schema::Complements>;
 
 /// At most this many `anyOf`/`oneOf` branches are expanded in one schema.
 pub(crate) const MAX_BRANCHES: usize = 10_000;
@@ -518,7 +518,14 @@ impl<'a> Compiler<'a> {
             }
             let mut complements: FastMap<usize, Option<(Sch, Vec<String>)>> = FastMap::default();
             let mut alts = Vec::new();
-            for ((_, mut m, mut pushed), clash) in merged.into_iter().zip(clashes) {
+            for ((i, mut m, mut pushed), clash) in merged.into_iter().zip(clashes) {
+                if clash.is_empty() && rest.is_trivial() {
+                    // A branch apart from every other, with nothing to merge: a node of
+                    // its own, sharing its memo entry (a reference's target compiles
+                    // once for every `oneOf` that names it, as in `anyOf` above).
+                    alts.push(self.compile_node(&one_of.branches[i])?);
+                    continue;
+                }
                 let mut possible = true;
                 for j in clash {
                     let known = match complements.get(&j) {
@@ -543,7 +550,7 @@ impl<'a> Compiler<'a> {
             }
             // Nothing left: the schema's own verdict where every complement taken was
             // exact, else a refusal (the values left out may have been valid).
-            let lossy = |j: &usize| !one_of.complements[*j].1;
+            let lossy = |j: &usize| !one_of.complements.exact(*j);
             if alts.iter().all(Re::is_never) && complements.keys().any(lossy) {
                 if let Some((i, j)) = first_clash {
                     return Err(unsupported(
@@ -709,6 +716,32 @@ fn entries(s: &Sch) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::super::{automaton_from_json_schema_str, Config};
+
+    /// A `oneOf`'s complements are taken when the compiler needs one, not as the schema
+    /// is parsed: 300 `oneOf`s told apart by type (null or an object of 200 properties)
+    /// need none, and taking them all used up the document's complement visits
+    /// (`MAX_COMPLEMENT_VISITS`), so that the one `oneOf` whose branches overlap got
+    /// no complement and the schema was refused. Those 300 branches that name one
+    /// definition also compile it once (as a node of its own, not merged anew per
+    /// `oneOf`: that alone ran past the work budget).
+    #[test]
+    fn one_of_complements_are_taken_when_needed() {
+        let big: Vec<String> = (0..200)
+            .map(|i| format!(r#""f{i}":{{"type":"string"}}"#))
+            .collect();
+        let sites: Vec<String> = (0..300)
+            .map(|i| {
+                format!(r##""p{i}":{{"oneOf":[{{"type":"null"}},{{"$ref":"#/$defs/big"}}]}}"##)
+            })
+            .collect();
+        let schema = format!(
+            r##"{{"$defs":{{"big":{{"type":"object","properties":{{{}}}}}}},"type":"object","properties":{{{},"x":{{"oneOf":[{{"type":"object","required":["a"]}},{{"type":"object","required":["b"]}}]}}}}}}"##,
+            big.join(","),
+            sites.join(",")
+        );
+        let compiled = automaton_from_json_schema_str(&schema, &Config::new());
+        assert!(compiled.is_ok(), "{:?}", compiled.err());
+    }
 
     /// A recursion through `anyOf` branches (`{"anyOf": [{"$ref": "#/$defs/t"}, ...]}`,
     /// as CWL's and many generated schemas recurse) is a call into one template, not an

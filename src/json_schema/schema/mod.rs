@@ -173,8 +173,69 @@ pub(crate) struct OneOf {
     /// The base URI the complements' `$ref`s resolve against.
     pub(crate) base: String,
     /// Per branch: JSON Schema of values that fail it (`false` where none is known),
-    /// and whether that is all of them (the exact complement).
-    pub(crate) complements: Rc<Vec<(Json, bool)>>,
+    /// and whether that is all of them (the exact complement); taken on first use
+    /// ([`Doc::one_of_complement`]).
+    pub(crate) complements: Rc<Complements>,
+}
+
+/// The complements of a `oneOf`'s branches. Those of a `oneOf` in the document are taken
+/// when the compiler first asks for one: most `oneOf`s' branches are told apart without
+/// any (a `type`, a `const`, a required name), and taking every complement of every
+/// `oneOf` as it was parsed (each a new schema, its references followed, parsed in turn
+/// with the `oneOf`s inside it) was most of the compile of schemas with many of them.
+/// Those of a `oneOf` inside a complement (JSON made here, not at its location in the
+/// document) are taken when it is parsed.
+#[derive(Debug)]
+pub(crate) struct Complements {
+    /// Per branch, once taken.
+    taken: std::cell::RefCell<Vec<Option<(Json, bool)>>>,
+}
+
+impl Complements {
+    pub(crate) fn pending(branches: usize) -> Complements {
+        Complements {
+            taken: std::cell::RefCell::new(vec![None; branches]),
+        }
+    }
+
+    pub(crate) fn taken(all: Vec<(Json, bool)>) -> Complements {
+        Complements {
+            taken: std::cell::RefCell::new(all.into_iter().map(Some).collect()),
+        }
+    }
+
+    /// Branch `j`'s complement if taken.
+    pub(crate) fn get(&self, j: usize) -> Option<(Json, bool)> {
+        self.taken.borrow().get(j).cloned().flatten()
+    }
+
+    /// Whether branch `j`'s complement, taken, is all the values that fail it.
+    pub(crate) fn exact(&self, j: usize) -> bool {
+        self.get(j).is_some_and(|(_, exact)| exact)
+    }
+
+    fn set(&self, j: usize, c: (Json, bool)) {
+        if let Some(slot) = self.taken.borrow_mut().get_mut(j) {
+            *slot = Some(c);
+        }
+    }
+}
+
+impl Doc<'_> {
+    /// Branch `j`'s complement ([`OneOf::complements`]), taken now if it was not yet.
+    pub(crate) fn one_of_complement(&self, one_of: &OneOf, j: usize) -> (Json, bool) {
+        if let Some(c) = one_of.complements.get(j) {
+            return c;
+        }
+        let c = match self.at(&one_of.at) {
+            Some(Json::Array(list)) if j < list.len() => {
+                self.one_of_branch_complement(&list[j], &one_of.base)
+            }
+            _ => (Json::Bool(false), false),
+        };
+        one_of.complements.set(j, c.clone());
+        c
+    }
 }
 
 fn is_any(n: &Option<NodeRef>) -> bool {

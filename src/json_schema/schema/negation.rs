@@ -138,13 +138,16 @@ impl Doc<'_> {
     pub(super) fn one_of_complements(&self, branches: &[Json], base: &str) -> Vec<(Json, bool)> {
         branches
             .iter()
-            .map(|b| {
-                let mut work = ComplementWork::default();
-                let c = self.complement(b, base, 0, false, &mut work);
-                let exact = work.lossless && c.is_some();
-                (c.unwrap_or(Json::Bool(false)), exact)
-            })
+            .map(|b| self.one_of_branch_complement(b, base))
             .collect()
+    }
+
+    /// One branch's entry of [`Doc::one_of_complements`].
+    pub(super) fn one_of_branch_complement(&self, branch: &Json, base: &str) -> (Json, bool) {
+        let mut work = ComplementWork::default();
+        let c = self.complement(branch, base, 0, false, &mut work);
+        let exact = work.lossless && c.is_some();
+        (c.unwrap_or(Json::Bool(false)), exact)
     }
 
     /// The complement of `schema`, exact when `exact` (else `None` where it cannot be

@@ -9,7 +9,7 @@ use super::super::{stack_exhausted, MAX_SCHEMA_NESTING};
 use super::unsupported;
 use super::{absent_property, invalid, is_annotation, resolve_uri, show, single_keyword};
 use super::{Applicators, ArrayKeywords, Doc, Draft, Node, NodeRef, NumberKeywords};
-use super::{ObjectKeywords, OneOf, Sch, StringKeywords, SOME_KEY_NOT_IN};
+use super::{Complements, ObjectKeywords, OneOf, Sch, StringKeywords, SOME_KEY_NOT_IN};
 use super::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -453,12 +453,24 @@ impl Doc<'_> {
                 match key {
                     "allOf" => a.all_of.extend(nodes),
                     "anyOf" => a.any_of.push((nodes, k.at())),
-                    _ => a.one_of.push(OneOf {
-                        branches: nodes,
-                        at: k.at(),
-                        base: base.to_string(),
-                        complements: Rc::new(self.one_of_complements(list, base)),
-                    }),
+                    _ => {
+                        let at = k.at();
+                        // The document's own `oneOf` is found again at its location: its
+                        // complements wait for the compiler. One inside a complement is
+                        // not there (its location names the branch it came from).
+                        let in_document = matches!(self.at(&at), Some(v) if std::ptr::eq(v, value));
+                        let complements = if in_document {
+                            Complements::pending(list.len())
+                        } else {
+                            Complements::taken(self.one_of_complements(list, base))
+                        };
+                        a.one_of.push(OneOf {
+                            branches: nodes,
+                            at,
+                            base: base.to_string(),
+                            complements: Rc::new(complements),
+                        })
+                    }
                 }
             }
             "$ref" => {
