@@ -217,7 +217,7 @@ const partial = sel.length ? ` (${sel.join(", ")})` : "";
 const report = [
   `Run of ${runs.logitmask?.date?.slice(0, 16).replace("T", " ") ?? "?"} UTC, commit ${git}, input \`${input}\`${partial}: ${nf(common.length)} schemas, ${nf(runs.logitmask?.texts)} texts (${nf(L.texts)} walked by logitmask, in the schemas it compiled), tokenized once with Llama 3's tokenizer (transformers.js BPE); both engines walk the same ids. logitmask through the npm package (pkg/node, wasm) in Node ${m.node} with \`${JSON.stringify(OPTIONS)}\`; llguidance 1.9.1 (PyPI, native) with its JSON defaults. ${m.cpu}, ${m.cores} cores${have.length < 2 ? "; **llguidance missing** (see the run's log)" : ""}.`,
   "",
-  `Load average (1/5/15 min): logitmask ${la(runs.logitmask)}; llguidance ${la(runs.llguidance)}. The machine's cores were shared with other work (Rust builds), so times are noisy: compare the engines' ratios more than the absolute figures.`,
+  `Load average (1/5/15 min): logitmask ${la(runs.logitmask)}; llguidance ${la(runs.llguidance)}. On 2 cores a load over 1 means more ran beside the timed worker (V8's compiler threads, the runner, other work), so times are noisy: compare the engines' ratios more than the absolute figures.`,
   "",
   "### Schemas (issue 13)",
   "",
