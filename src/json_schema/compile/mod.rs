@@ -743,6 +743,41 @@ mod tests {
         assert!(compiled.is_ok(), "{:?}", compiled.err());
     }
 
+    /// A pattern compiles once per schema wherever it appears: a `oneOf` of string
+    /// patterns whose branches cannot be told apart takes each branch with the others'
+    /// patterns excluded, and those were parsed and compiled again for every branch (an
+    /// ABI schema's type `oneOf`: 55 ms natively, 4 ms once cached).
+    #[test]
+    fn a_pattern_compiles_once_per_schema() {
+        let big: Vec<String> = (0..300).map(|i| format!("k{i}x{}", i * 7)).collect();
+        let patterns = [
+            format!("^u?fixed({})$", big.join("|")),
+            "^u?int[0-9]*$".to_string(),
+            "^bytes[0-9]*$".to_string(),
+            "^bool$".to_string(),
+        ];
+        let branches: Vec<String> = patterns
+            .iter()
+            .map(|p| {
+                format!(
+                    r#"{{"type":"string","pattern":{}}}"#,
+                    serde_json::to_string(p).unwrap()
+                )
+            })
+            .collect();
+        let one_of = format!(r#"{{"oneOf":[{}]}}"#, branches.join(","));
+        let any_of = format!(r#"{{"anyOf":[{}]}}"#, branches.join(","));
+        let config = Config::new();
+        let one_of = automaton_from_json_schema_str(&one_of, &config).unwrap();
+        let any_of = automaton_from_json_schema_str(&any_of, &config).unwrap();
+        assert!(
+            one_of.work < 2 * any_of.work,
+            "oneOf {} vs anyOf {}",
+            one_of.work,
+            any_of.work
+        );
+    }
+
     /// A recursion through `anyOf` branches (`{"anyOf": [{"$ref": "#/$defs/t"}, ...]}`,
     /// as CWL's and many generated schemas recurse) is a call into one template, not an
     /// expansion in place at every level: six such sites per level cost about what six

@@ -364,7 +364,6 @@ impl Compiler<'_> {
         if max.is_some_and(|m| m < min) {
             return Ok(Re::never());
         }
-        let quote = || Re::lit("\"");
         let length = || {
             let max = max.map(|m| u32::try_from(m).unwrap_or(u32::MAX));
             let min = u32::try_from(min).unwrap_or(u32::MAX);
@@ -374,6 +373,12 @@ impl Compiler<'_> {
         // Schema 2020-12) unless the configuration makes it an error.
         // (the pattern's or format's name, its pattern, keyword, path)
         let mut constraints: Vec<(&String, Pat, &'static str, &String)> = Vec::new();
+        let unlimited = min == 0 && max.is_none();
+        if let ([(p, at)], [], true) = (&s.string.patterns[..], &s.string.formats[..], unlimited) {
+            // One pattern, nothing else: found in the cache without parsing it again.
+            let body = self.pattern_content(p, "pattern", at)?;
+            return self.string_excluding(s, body);
+        }
         for (p, at) in &s.string.patterns {
             let pat = pattern::parse(p)
                 .map_err(|e| unsupported("pattern", parent(at), &format!("{p:?}: {e}")))?;
@@ -399,7 +404,6 @@ impl Compiler<'_> {
                 None => {}
             }
         }
-        let unlimited = min == 0 && max.is_none();
         let body = match constraints.len() {
             0 => length(),
             1 => {
@@ -440,6 +444,12 @@ impl Compiler<'_> {
                 Re::and(parts)
             }
         };
+        self.string_excluding(s, body)
+    }
+
+    /// A string of content `body` that matches none of the schema's `not: {pattern}`s,
+    /// quoted.
+    fn string_excluding(&mut self, s: &Sch, body: Re) -> Result<Re> {
         let body = if s.string.excluded_patterns.is_empty() {
             body
         } else {
@@ -448,9 +458,7 @@ impl Compiler<'_> {
             // are kept to their canonical one (`CANONICAL_STRING_CHAR`).
             let mut excluded = Vec::new();
             for (p, at) in &s.string.excluded_patterns {
-                let pat = pattern::parse(p)
-                    .map_err(|e| unsupported("not", parent(at), &format!("{p:?}: {e}")))?;
-                excluded.push(self.constrained(pat, 0, None, "not", at)?);
+                excluded.push(self.pattern_content(p, "not", at)?);
             }
             self.needs_automaton("not", parent(&s.string.excluded_patterns[0].1));
             Re::and([
@@ -459,7 +467,23 @@ impl Compiler<'_> {
                 Re::not(Re::alt(excluded)),
             ])
         };
-        Ok(Re::concat([quote(), body, quote()]))
+        Ok(Re::concat([Re::lit("\""), body, Re::lit("\"")]))
+    }
+
+    /// The content of the strings that pattern `p` matches (no length), made once per
+    /// schema: a `oneOf` of patterns takes each branch with the others' patterns excluded,
+    /// in every context its definition is compiled in (an ABI's type `oneOf` of eight
+    /// patterns, one of 800 alternatives, parsed and compiled 56 times per context).
+    fn pattern_content(&mut self, p: &str, keyword: &'static str, at: &str) -> Result<Re> {
+        if let Some(re) = self.string_cache.get(&("pattern", p.to_string())) {
+            return Ok(re.clone());
+        }
+        let pat = pattern::parse(p)
+            .map_err(|e| unsupported(keyword, parent(at), &format!("{p:?}: {e}")))?;
+        let re = self.constrained(pat, 0, None, keyword, at)?;
+        self.string_cache
+            .insert(("pattern", p.to_string()), re.clone());
+        Ok(re)
     }
 
     /// A pattern's strings (as JSON string content), with a length range applied.
