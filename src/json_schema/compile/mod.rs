@@ -462,9 +462,10 @@ impl<'a> Compiler<'a> {
             let mut rest = s.clone();
             rest.apply.any_of.remove(0);
             let mut alts = Vec::new();
+            let alone = rest.is_trivial();
             for b in &group {
                 self.count_branch(&at)?;
-                if rest.is_trivial() {
+                if alone {
                     // Nothing to merge a branch with: each compiles as a node of its own,
                     // so that a branch that is a reference shares the target's memo entry
                     // and, where the target recurses, is a call (a recursion through
@@ -518,8 +519,9 @@ impl<'a> Compiler<'a> {
             }
             let mut complements: FastMap<usize, Option<(Sch, Vec<String>)>> = FastMap::default();
             let mut alts = Vec::new();
+            let alone = rest.is_trivial();
             for ((i, mut m, mut pushed), clash) in merged.into_iter().zip(clashes) {
-                if clash.is_empty() && rest.is_trivial() {
+                if clash.is_empty() && alone {
                     // A branch apart from every other, with nothing to merge: a node of
                     // its own, sharing its memo entry (a reference's target compiles
                     // once for every `oneOf` that names it, as in `anyOf` above).
@@ -715,7 +717,22 @@ fn entries(s: &Sch) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{automaton_from_json_schema_str, Config};
+    use super::super::{automaton_from_json_schema_str, Config, SchemaAutomaton};
+    use crate::automaton::determinize::StepOnDemand;
+    use crate::automaton::expr::ExprDfa;
+    use crate::automaton::{DfaConfig, Walk};
+
+    /// Whether the lazy automaton of a compiled schema accepts a whole text.
+    fn matcher(a: SchemaAutomaton) -> impl FnMut(&str) -> bool {
+        let mut dfa = ExprDfa::new(a.exprs, a.root, &DfaConfig::new(), u64::MAX, "t".into())
+            .expect("an automaton");
+        move |t| {
+            matches!(
+                dfa.walk(ExprDfa::START, t.as_bytes()),
+                Ok(Walk::Alive { is_match: true, .. })
+            )
+        }
+    }
 
     /// A `oneOf`'s complements are taken when the compiler needs one, not as the schema
     /// is parsed: 300 `oneOf`s told apart by type (null or an object of 200 properties)
@@ -808,21 +825,7 @@ mod tests {
         let shallow = r##"{"$defs":{"t":{"type":"object","properties":{"a":{"anyOf":[{"$ref":"#/$defs/t"},{"type":"null"}]}}}},"$ref":"#/$defs/t"}"##;
         let a = automaton_from_json_schema_str(shallow, &config.clone().max_recursion_depth(1))
             .unwrap();
-        let mut dfa = crate::automaton::expr::ExprDfa::new(
-            a.exprs,
-            a.root,
-            &crate::automaton::DfaConfig::new(),
-            u64::MAX,
-            "t".into(),
-        )
-        .unwrap();
-        use crate::automaton::determinize::StepOnDemand;
-        let mut accepts = |t: &str| {
-            matches!(
-                dfa.walk(crate::automaton::expr::ExprDfa::START, t.as_bytes()),
-                Ok(crate::automaton::Walk::Alive { is_match: true, .. })
-            )
-        };
+        let mut accepts = matcher(a);
         assert!(accepts(r#"{"a":null}"#));
         assert!(accepts(r#"{"a":{"a":null}}"#));
         assert!(!accepts(r#"{"a":{"a":{"a":{"a":{"a":{"a":null}}}}}}"#));
@@ -888,26 +891,12 @@ mod tests {
         let tree = r##"{"$defs":{"t":{"type":"object","properties":{"a":{"$ref":"#/$defs/t"},"b":{"$ref":"#/$defs/t"}}}},"$ref":"#/$defs/t"}"##;
         let a =
             automaton_from_json_schema_str(tree, &config.clone().max_recursion_depth(2)).unwrap();
-        let mut dfa = crate::automaton::expr::ExprDfa::new(
-            a.exprs,
-            a.root,
-            &crate::automaton::DfaConfig::new(),
-            u64::MAX,
-            "t".into(),
-        )
-        .unwrap();
-        use crate::automaton::determinize::StepOnDemand;
-        let accepts = |dfa: &mut crate::automaton::expr::ExprDfa, t: &str| {
-            matches!(
-                dfa.walk(crate::automaton::expr::ExprDfa::START, t.as_bytes()),
-                Ok(crate::automaton::Walk::Alive { is_match: true, .. })
-            )
-        };
+        let mut accepts = matcher(a);
         // The root and two recursive expansions; a third is too deep.
-        assert!(accepts(&mut dfa, r#"{"a":{"b":{}}}"#));
-        assert!(!accepts(&mut dfa, r#"{"b":{"a":{}},"a":{}}"#)); // schema order: a before b
-        assert!(accepts(&mut dfa, r#"{"a":{},"b":{"a":{}}}"#));
-        assert!(!accepts(&mut dfa, r#"{"a":{"b":{"a":{}}}}"#));
-        assert!(!accepts(&mut dfa, r#"{"b":{"b":{"b":{}}}}"#));
+        assert!(accepts(r#"{"a":{"b":{}}}"#));
+        assert!(!accepts(r#"{"b":{"a":{}},"a":{}}"#)); // schema order: a before b
+        assert!(accepts(r#"{"a":{},"b":{"a":{}}}"#));
+        assert!(!accepts(r#"{"a":{"b":{"a":{}}}}"#));
+        assert!(!accepts(r#"{"b":{"b":{"b":{}}}}"#));
     }
 }

@@ -221,23 +221,6 @@ impl Complements {
     }
 }
 
-impl Doc<'_> {
-    /// Branch `j`'s complement ([`OneOf::complements`]), taken now if it was not yet.
-    pub(crate) fn one_of_complement(&self, one_of: &OneOf, j: usize) -> (Json, bool) {
-        if let Some(c) = one_of.complements.get(j) {
-            return c;
-        }
-        let c = match self.at(&one_of.at) {
-            Some(Json::Array(list)) if j < list.len() => {
-                self.one_of_branch_complement(&list[j], &one_of.base)
-            }
-            _ => (Json::Bool(false), false),
-        };
-        one_of.complements.set(j, c.clone());
-        c
-    }
-}
-
 fn is_any(n: &Option<NodeRef>) -> bool {
     n.as_ref().is_none_or(|n| matches!(**n, Node::Any))
 }

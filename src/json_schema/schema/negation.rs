@@ -7,7 +7,7 @@ use super::super::json::Json;
 use super::super::number::Decimal;
 use super::parse::{count, number, parse_types};
 use super::{absent_property, is_annotation, resolve_uri, single_keyword};
-use super::{Doc, Draft, SOME_KEY_NOT_IN};
+use super::{Doc, Draft, OneOf, SOME_KEY_NOT_IN};
 use super::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 
 /// Subschemas all the complements of one document may visit (each `not`, `if` and
@@ -142,8 +142,23 @@ impl Doc<'_> {
             .collect()
     }
 
+    /// Branch `j`'s complement ([`OneOf::complements`]), taken now if it was not yet.
+    pub(crate) fn one_of_complement(&self, one_of: &OneOf, j: usize) -> (Json, bool) {
+        if let Some(c) = one_of.complements.get(j) {
+            return c;
+        }
+        let c = match self.at(&one_of.at) {
+            Some(Json::Array(list)) if j < list.len() => {
+                self.one_of_branch_complement(&list[j], &one_of.base)
+            }
+            _ => (Json::Bool(false), false),
+        };
+        one_of.complements.set(j, c.clone());
+        c
+    }
+
     /// One branch's entry of [`Doc::one_of_complements`].
-    pub(super) fn one_of_branch_complement(&self, branch: &Json, base: &str) -> (Json, bool) {
+    fn one_of_branch_complement(&self, branch: &Json, base: &str) -> (Json, bool) {
         let mut work = ComplementWork::default();
         let c = self.complement(branch, base, 0, false, &mut work);
         let exact = work.lossless && c.is_some();
