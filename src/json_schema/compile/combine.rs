@@ -262,19 +262,19 @@ impl Compiler<'_> {
         one_of: &OneOf,
         j: usize,
     ) -> Result<Option<(Sch, Vec<String>)>> {
-        let (json, _) = self.doc.one_of_complement(one_of, j);
-        if matches!(json, Json::Bool(false)) {
-            return Ok(None);
-        }
-        // Parsed once per compile: a `oneOf` met in many contexts (distributed under other
-        // branches) asks for the same complements again, and parsing them was a third of
-        // the slowest such compile (Github_hard---o36016).
+        // Taken and parsed once per compile: a `oneOf` met in many contexts (distributed
+        // under other branches) asks for the same complements again, and parsing them was
+        // a third of the slowest such compile (Github_hard---o36016).
         let key = (Rc::as_ptr(&one_of.complements) as usize, j);
         let node = match self.complement_nodes.get(&key) {
             Some((_, node)) => node.clone(),
             None => {
+                let (json, _) = self.doc.one_of_complement(one_of, j);
                 let at = pointer_push(&one_of.at, &j.to_string());
-                let node = self.doc.parse(&json, &at, &one_of.base).ok();
+                let node = match json {
+                    Json::Bool(false) => None,
+                    json => self.doc.parse(&json, &at, &one_of.base).ok(),
+                };
                 // The Rc is kept with its nodes: its address names no other list meanwhile.
                 self.complement_nodes
                     .insert(key, (one_of.complements.clone(), node.clone()));

@@ -313,14 +313,14 @@ impl<'a> Compiler<'a> {
             let t = &self.ref_stack[i];
             // The root is on every stack once; whether it is in a cycle would need a scan
             // of the whole document.
-            let recursive = match self.recursive.get(t) {
-                _ if t == "#" => true,
-                Some(&known) => known,
-                None => {
-                    let t = t.clone();
-                    self.is_recursive(&t)?
-                }
-            };
+            let recursive = t == "#"
+                || match self.recursive.get(t) {
+                    Some(&known) => known,
+                    None => {
+                        let t = t.clone();
+                        self.is_recursive(&t)?
+                    }
+                };
             if recursive {
                 refs.push(self.ref_stack[i].clone());
             }

@@ -211,7 +211,7 @@ impl Complements {
 
     /// Whether branch `j`'s complement, taken, is all the values that fail it.
     pub(crate) fn exact(&self, j: usize) -> bool {
-        self.get(j).is_some_and(|(_, exact)| exact)
+        matches!(self.taken.borrow().get(j), Some(Some((_, true))))
     }
 
     fn set(&self, j: usize, c: (Json, bool)) {
