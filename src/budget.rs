@@ -69,6 +69,17 @@ impl Budget {
         self.limit.saturating_sub(self.used)
     }
 
+    /// The limit.
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Sets the limit (a caller trying something within less than the whole budget
+    /// lowers it, then puts it back).
+    pub(crate) fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
+    }
+
     /// Starts a new call's count (lazy builds charge per call, not per index lifetime).
     pub(crate) fn reset(&mut self) {
         self.used = 0;

@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// A compiled branch, the schema it was compiled from and the references it followed.
+type Compiled = (Re, Sch, Vec<String>);
+
+/// Work steps a merge of an intersection's branches may take at least
+/// ([`Compiler::intersected_groups`]).
+const MIN_MERGE_TRIAL: u64 = 200_000;
+
 /// The values an enum-constrained schema allows (before other keywords), if any.
 pub(super) fn enum_values(s: &Sch) -> Option<Vec<Json>> {
     let (first, _) = s.enums.first()?;
@@ -195,6 +202,22 @@ impl Compiler<'_> {
             }
             merged.push(alts);
         }
+        // A branch that nothing satisfies is dropped (a `oneOf` complement's "this
+        // property present with a value outside its schema", merged with a branch that
+        // gives the property the same schema).
+        for alts in &mut merged {
+            let mut k = 0;
+            while k < alts.len() {
+                if self.provably_empty(&alts[k].0, 0)? {
+                    alts.remove(k);
+                } else {
+                    k += 1;
+                }
+            }
+            if alts.is_empty() {
+                return Ok(Re::never());
+            }
+        }
         // A branch that no branch of another group can hold with is dropped, until none
         // is: an intersection the automaton would have to search through (objects of
         // any depth) to prove empty, where `oneOf`'s complements often leave nothing (a
@@ -240,18 +263,167 @@ impl Compiler<'_> {
         if !s.apply.one_of.is_empty() {
             parts.push(self.compile_flat(s)?);
         }
+        let mut compiled: Vec<Vec<Compiled>> = Vec::new();
+        let before = self.budget.used();
         for alts in merged {
-            let mut compiled = Vec::new();
+            let mut group = Vec::new();
             for (m, pushed) in alts {
-                compiled.push(self.compile_with_refs(m, pushed)?);
+                let re = self.compile_with_refs(m.clone(), pushed.clone())?;
+                if !re.is_never() {
+                    group.push((re, m, pushed));
+                }
             }
-            let union = Re::alt(compiled);
-            if union.is_never() {
-                return Ok(union);
+            if group.is_empty() {
+                return Ok(Re::never());
             }
-            parts.push(union);
+            compiled.push(group);
+        }
+        let spent = self.budget.used() - before;
+        // Branches every group holds (the same automaton) are taken out of the
+        // intersection: (C or R1) and (C or R2) and ... = C or (R1 and R2 and ...). The
+        // complements of a `oneOf`'s overlapping branches repeat one branch in every
+        // group ("the discriminating property present"), and every group's automaton
+        // was derived at every byte of the object.
+        let common: Vec<Re> = match compiled.split_first() {
+            Some((first, others)) if !others.is_empty() => first
+                .iter()
+                .filter(|(re, ..)| others.iter().all(|g| g.iter().any(|(o, ..)| o == re)))
+                .map(|(re, ..)| re.clone())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if common.is_empty() {
+            parts.push(self.intersected_groups(compiled, spent)?);
+        } else {
+            for group in &mut compiled {
+                group.retain(|(re, ..)| !common.contains(re));
+            }
+            let rest = if compiled.iter().any(Vec::is_empty) {
+                Re::never()
+            } else {
+                self.intersected_groups(compiled, spent)?
+            };
+            parts.push(Re::alt(common.into_iter().chain([rest])));
         }
         Ok(Re::and(parts))
+    }
+
+    /// The intersection of groups of compiled branches (each group their union). Where
+    /// every group has one branch left, without `anyOf` or `oneOf` of its own, their
+    /// schemas are merged and compiled once instead: one automaton, not several derived
+    /// side by side at every byte. The merge is tried within twice the work `spent`
+    /// compiling the branches (and at least [`MIN_MERGE_TRIAL`]): merged properties
+    /// whose schemas hold `anyOf`s distribute them, which can multiply past the budget
+    /// (a GeoJSON `oneOf`'s complements), and then the intersection is kept.
+    fn intersected_groups(&mut self, groups: Vec<Vec<Compiled>>, spent: u64) -> Result<Re> {
+        let mergeable = |g: &Vec<Compiled>| {
+            g.len() == 1 && g[0].1.apply.any_of.is_empty() && g[0].1.apply.one_of.is_empty()
+        };
+        if groups.len() > 1 && groups.iter().all(mergeable) {
+            let mut m = groups[0][0].1.clone();
+            let mut pushed = groups[0][0].2.clone();
+            for g in &groups[1..] {
+                m = self.merge(&m, &g[0].1)?;
+                // The references each branch followed, each as many times as one branch
+                // followed it: how often a reference is on the stack is what the
+                // recursion limit counts, and the branches stand side by side, not
+                // nested (each complement of a recursive `oneOf` follows the same one).
+                for r in &g[0].2 {
+                    let theirs = g[0].2.iter().filter(|x| *x == r).count();
+                    if pushed.iter().filter(|x| *x == r).count() < theirs {
+                        pushed.push(r.clone());
+                    }
+                }
+            }
+            let allowance = spent.saturating_mul(2).max(MIN_MERGE_TRIAL);
+            if let Some(re) = self.within(allowance, |c| c.compile_with_refs(m, pushed))? {
+                return Ok(re);
+            }
+        }
+        Ok(Re::and(
+            groups
+                .into_iter()
+                .map(|g| Re::alt(g.into_iter().map(|(re, ..)| re))),
+        ))
+    }
+
+    /// `f` tried within `allowance` more work steps: `None` where it failed within them
+    /// or cut a reference at the recursion depth (a cut branch matches nothing, where
+    /// the caller has a result without it), its work still charged and its branch count
+    /// taken back; an error where the whole budget ran out.
+    fn within(
+        &mut self,
+        allowance: u64,
+        f: impl FnOnce(&mut Self) -> Result<Re>,
+    ) -> Result<Option<Re>> {
+        let limit = self.budget.limit();
+        let (branches, limit_hit) = (self.branches, self.branch_limit_hit);
+        let cuts = self.depth_cuts;
+        self.budget
+            .set_limit(limit.min(self.budget.used().saturating_add(allowance)));
+        let out = f(self);
+        self.budget.set_limit(limit);
+        match out {
+            Ok(re) if self.depth_cuts == cuts => Ok(Some(re)),
+            Err(e) if self.budget.used() > limit => Err(e),
+            _ => {
+                self.depth_cuts = cuts;
+                self.branches = branches;
+                self.branch_limit_hit = limit_hit;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether nothing satisfies `s`, by a quick proof (`false` when unsure): an
+    /// `anyOf` group each of whose branches is disjoint from the rest of `s`, or, where
+    /// `s` is an object, a property it requires whose schema is provably empty (a few
+    /// levels deep).
+    pub(super) fn provably_empty(&mut self, s: &Sch, depth: usize) -> Result<bool> {
+        self.budget.charge(STEPS_PER_NODE)?;
+        let types = possible_types(s);
+        if types == 0 {
+            return Ok(true);
+        }
+        if !s.apply.any_of.is_empty() {
+            let mut base = s.clone();
+            base.apply.any_of.clear();
+            base.apply.one_of.clear();
+            for (group, _) in &s.apply.any_of {
+                let mut all_disjoint = true;
+                for b in group {
+                    let mark = self.ref_stack.len();
+                    let disjoint = match self.flatten(b) {
+                        Ok(None) => Ok(true),
+                        Ok(Some(fb)) => self.disjoint(&base, &fb, depth),
+                        Err(e) => Err(e),
+                    };
+                    self.ref_stack.truncate(mark);
+                    if !disjoint? {
+                        all_disjoint = false;
+                        break;
+                    }
+                }
+                if all_disjoint {
+                    return Ok(true);
+                }
+            }
+        }
+        if types == OBJECT && depth < 4 {
+            for k in &s.object.required {
+                let mark = self.ref_stack.len();
+                let empty = match self.flatten(&prop_node(s, k)) {
+                    Ok(None) => Ok(true),
+                    Ok(Some(p)) => self.provably_empty(&p, depth + 1),
+                    Err(e) => Err(e),
+                };
+                self.ref_stack.truncate(mark);
+                if empty? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// The complement of `oneOf` branch `j` ([`OneOf::complements`]), flattened, with

@@ -17,6 +17,19 @@ fn all_of(a: &Option<NodeRef>, b: &Option<NodeRef>) -> Option<NodeRef> {
 
 /// A node requiring both.
 pub(crate) fn both(a: &NodeRef, b: &NodeRef) -> NodeRef {
+    // A node with itself is that node (branches merged side by side often give a
+    // property the same schema): kept whole, a `$ref` alone stays a call into its
+    // target rather than a merge expanded in place.
+    let holds = |all: &NodeRef, x: &NodeRef| match &**all {
+        Node::AllOf(parts) => parts.iter().any(|p| Rc::ptr_eq(p, x)),
+        _ => Rc::ptr_eq(all, x),
+    };
+    if holds(a, b) {
+        return a.clone();
+    }
+    if holds(b, a) {
+        return b.clone();
+    }
     match (&**a, &**b) {
         (Node::Any, _) => b.clone(),
         (_, Node::Any) => a.clone(),
