@@ -202,22 +202,6 @@ impl Compiler<'_> {
             }
             merged.push(alts);
         }
-        // A branch that nothing satisfies is dropped (a `oneOf` complement's "this
-        // property present with a value outside its schema", merged with a branch that
-        // gives the property the same schema).
-        for alts in &mut merged {
-            let mut k = 0;
-            while k < alts.len() {
-                if self.provably_empty(&alts[k].0, 0)? {
-                    alts.remove(k);
-                } else {
-                    k += 1;
-                }
-            }
-            if alts.is_empty() {
-                return Ok(Re::never());
-            }
-        }
         // A branch that no branch of another group can hold with is dropped, until none
         // is: an intersection the automaton would have to search through (objects of
         // any depth) to prove empty, where `oneOf`'s complements often leave nothing (a
@@ -373,57 +357,6 @@ impl Compiler<'_> {
                 Ok(None)
             }
         }
-    }
-
-    /// Whether nothing satisfies `s`, by a quick proof (`false` when unsure): an
-    /// `anyOf` group each of whose branches is disjoint from the rest of `s`, or, where
-    /// `s` is an object, a property it requires whose schema is provably empty (a few
-    /// levels deep).
-    pub(super) fn provably_empty(&mut self, s: &Sch, depth: usize) -> Result<bool> {
-        self.budget.charge(STEPS_PER_NODE)?;
-        let types = possible_types(s);
-        if types == 0 {
-            return Ok(true);
-        }
-        if !s.apply.any_of.is_empty() {
-            let mut base = s.clone();
-            base.apply.any_of.clear();
-            base.apply.one_of.clear();
-            for (group, _) in &s.apply.any_of {
-                let mut all_disjoint = true;
-                for b in group {
-                    let mark = self.ref_stack.len();
-                    let disjoint = match self.flatten(b) {
-                        Ok(None) => Ok(true),
-                        Ok(Some(fb)) => self.disjoint(&base, &fb, depth),
-                        Err(e) => Err(e),
-                    };
-                    self.ref_stack.truncate(mark);
-                    if !disjoint? {
-                        all_disjoint = false;
-                        break;
-                    }
-                }
-                if all_disjoint {
-                    return Ok(true);
-                }
-            }
-        }
-        if types == OBJECT && depth < 4 {
-            for k in &s.object.required {
-                let mark = self.ref_stack.len();
-                let empty = match self.flatten(&prop_node(s, k)) {
-                    Ok(None) => Ok(true),
-                    Ok(Some(p)) => self.provably_empty(&p, depth + 1),
-                    Err(e) => Err(e),
-                };
-                self.ref_stack.truncate(mark);
-                if empty? {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
     }
 
     /// The complement of `oneOf` branch `j` ([`OneOf::complements`]), flattened, with

@@ -246,3 +246,23 @@ fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
         (x, y) => x.or(y),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node merged with itself, or with a merge that holds it, is that node: the
+    /// branches of a recursive `oneOf` merged side by side give a property the same
+    /// `$ref`, which alone is a call into its target, and merged anew it was expanded
+    /// in place until the recursion limit cut it (and the merge was refused).
+    #[test]
+    fn a_node_with_itself_is_itself() {
+        let a: NodeRef = Rc::new(Node::Schema(Box::default()));
+        let b: NodeRef = Rc::new(Node::Schema(Box::default()));
+        assert!(Rc::ptr_eq(&both(&a, &a), &a));
+        let ab = both(&a, &b);
+        assert!(matches!(&*ab, Node::AllOf(parts) if parts.len() == 2));
+        assert!(Rc::ptr_eq(&both(&ab, &a), &ab));
+        assert!(Rc::ptr_eq(&both(&b, &ab), &ab));
+    }
+}
