@@ -323,7 +323,7 @@ test("the adapters take them: transformers.js (Qwen3's <tool_call> token is the 
   await assert.rejects(generate(fake, { tools: TOOLS, grammar: "root ::= \"a\"", vocabulary: vocab, prompt: "?" }), { code: "InvalidArgument" });
 });
 
-test("SmolLM2 through the node-llama-cpp adapter with tools (mode required) writes a call that validates", { timeout: 600_000 }, async (t) => {
+test("SmolLM2 through the node-llama-cpp adapter with tools (mode only) writes a call that validates", { timeout: 600_000 }, async (t) => {
   if (!existsSync(SMOLLM2)) return t.skip(`${SMOLLM2} is missing (the set-up fetches it)`);
   const { getLlama, LlamaLogLevel } = await import("node-llama-cpp");
   const { generate, chatMLPrompt } = await import("logitmask/node-llama-cpp");
@@ -332,12 +332,15 @@ test("SmolLM2 through the node-llama-cpp adapter with tools (mode required) writ
   const model = await llama.loadModel({ modelPath: SMOLLM2 });
   const context = await model.createContext({ contextSize: 1024, threads: os.availableParallelism() });
   try {
-    // Mode "required" leaves free text open until the model writes the trigger: SmolLM2-135M
-    // needs an example call in the question to write one at all (without it, it explains in
-    // prose until maxTokens).
+    // Mode "only": the call is the constraint's from the first token, so what is tested is
+    // the adapter and the arguments' schema, not whether the model chooses to call. Mode
+    // "required" leaves free text open until the model writes the trigger, and greedy
+    // SmolLM2-135M wrote it on one CPU and explained in prose until maxTokens on another
+    // (llama.cpp's arithmetic differs by instruction set); "required" is tested above with a
+    // scripted model. The example call in the question still helps it fill the arguments.
     const user = 'What is the weather in Paris? Answer only with a tool call, like this:\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "London", "unit": "celsius"}}\n</tool_call>';
     const prompt = chatMLPrompt(user, `You are a helpful AI assistant.\n\n${toolsPrompt(tools)}`);
-    const r = await generate({ model, context, tools, toolMode: "required", prompt }, { temperature: 0, maxTokens: 64 });
+    const r = await generate({ model, context, tools, toolMode: "only", prompt }, { temperature: 0, maxTokens: 64 });
     assert.ok(r.toolCalls.length >= 1, `a call: ${JSON.stringify(r.text)} (${r.stopReason})`);
     const byName = new Map(tools.map((tool) => [tool.function.name, tool.function.parameters]));
     for (const c of r.toolCalls) {
