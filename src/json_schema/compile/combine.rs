@@ -331,6 +331,60 @@ impl Compiler<'_> {
         ))
     }
 
+    /// Whether every value of `one`'s enum is excluded by a simple check of `other`, or
+    /// fails a pattern of either (`"enum": [..kinds..]` beside `"pattern": "compound"`, a
+    /// branch per kind, as state-machine schemas write it).
+    fn an_enum_excluded(&mut self, one: &Sch, other: &Sch) -> Result<bool> {
+        let Some(vals) = enum_values(one) else {
+            return Ok(false);
+        };
+        for v in &vals {
+            if !simply_excluded(v, other) && !self.fails_a_pattern(v, one, other)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether string `v` fails a `pattern` of `a` or `b` (`false` for other values, and
+    /// where a pattern cannot be read).
+    fn fails_a_pattern(&mut self, v: &Json, a: &Sch, b: &Sch) -> Result<bool> {
+        let Json::String(text) = v else {
+            return Ok(false);
+        };
+        for (p, at) in a.string.patterns.iter().chain(&b.string.patterns) {
+            if self.string_matches(p, at, text)? == Some(false) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether `text` matches pattern `p` (searched, as JSON Schema does), by its DFA over
+    /// canonically spelled string content, made once per pattern and compile (shared
+    /// with `patternProperties`' names); `None` where the pattern cannot be read.
+    fn string_matches(&mut self, p: &str, at: &str, text: &str) -> Result<Option<bool>> {
+        self.budget.charge(STEPS_PER_NODE)?;
+        let dfa = match self.key_pattern_dfas.get(p) {
+            Some(dfa) => dfa.clone(),
+            None => {
+                let Ok(body) = self.pattern_body(p, at) else {
+                    return Ok(None);
+                };
+                let Ok(dfa) = Dfa::new(&body.render()) else {
+                    return Ok(None);
+                };
+                let dfa = Rc::new(dfa);
+                self.key_pattern_dfas.insert(p.to_string(), dfa.clone());
+                dfa
+            }
+        };
+        let spelled = object::key_text(text);
+        Ok(Some(
+            dfa.is_match(&spelled.as_bytes()[1..spelled.len() - 1]),
+        ))
+    }
+
     /// `f` tried within `allowance` more work steps: `None` where it failed within them
     /// or cut a reference at the recursion depth (a cut branch matches nothing, where
     /// the caller has a result without it), its work still charged and its branch count
@@ -410,13 +464,8 @@ impl Compiler<'_> {
                 return Ok(true);
             }
         }
-        for (one, other) in [(a, b), (b, a)] {
-            if let Some(vals) = enum_values(one) {
-                // Every value of one's enum is excluded by a simple check of the other.
-                if vals.iter().all(|v| simply_excluded(v, other)) {
-                    return Ok(true);
-                }
-            }
+        if self.an_enum_excluded(a, b)? || self.an_enum_excluded(b, a)? {
+            return Ok(true);
         }
         let common = ta & tb;
         let mut all = true;
