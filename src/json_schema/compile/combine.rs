@@ -360,24 +360,13 @@ impl Compiler<'_> {
         Ok(false)
     }
 
-    /// Whether `text` matches pattern `p` (searched, as JSON Schema does), by its DFA over
-    /// canonically spelled string content, made once per pattern and compile (shared
-    /// with `patternProperties`' names); `None` where the pattern cannot be read.
+    /// Whether `text` matches pattern `p` (searched, as JSON Schema does), by the DFA
+    /// `patternProperties` names use too; `None` where the pattern cannot be read (the
+    /// schema's own compile of it reports why).
     fn string_matches(&mut self, p: &str, at: &str, text: &str) -> Result<Option<bool>> {
         self.budget.charge(STEPS_PER_NODE)?;
-        let dfa = match self.key_pattern_dfas.get(p) {
-            Some(dfa) => dfa.clone(),
-            None => {
-                let Ok(body) = self.pattern_body(p, at) else {
-                    return Ok(None);
-                };
-                let Ok(dfa) = Dfa::new(&body.render()) else {
-                    return Ok(None);
-                };
-                let dfa = Rc::new(dfa);
-                self.key_pattern_dfas.insert(p.to_string(), dfa.clone());
-                dfa
-            }
+        let Ok(dfa) = self.key_pattern_dfa(p, at) else {
+            return Ok(None);
         };
         let spelled = object::key_text(text);
         Ok(Some(

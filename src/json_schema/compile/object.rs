@@ -764,18 +764,7 @@ impl Compiler<'_> {
     pub(super) fn pattern_rule(&mut self, s: &Sch, k: &str) -> Result<Option<NodeRef>> {
         let mut rule: Option<NodeRef> = None;
         for (p, node, at) in &s.object.patterns {
-            let dfa = match self.key_pattern_dfas.get(p) {
-                Some(dfa) => dfa.clone(),
-                None => {
-                    let body = self.pattern_body(p, at)?;
-                    let dfa =
-                        Rc::new(Dfa::new(&body.render()).map_err(|e| {
-                            unsupported("patternProperties", parent(at), e.message())
-                        })?);
-                    self.key_pattern_dfas.insert(p.clone(), dfa.clone());
-                    dfa
-                }
-            };
+            let dfa = self.key_pattern_dfa(p, at)?;
             let spelled = key_text(k);
             if dfa.is_match(&spelled.as_bytes()[1..spelled.len() - 1]) {
                 rule = Some(match rule {
@@ -785,6 +774,21 @@ impl Compiler<'_> {
             }
         }
         Ok(rule)
+    }
+
+    /// Pattern `p`'s DFA over canonically spelled string content (a name, or a string
+    /// value), made once per pattern and compile.
+    pub(super) fn key_pattern_dfa(&mut self, p: &str, at: &str) -> Result<Rc<Dfa>> {
+        if let Some(dfa) = self.key_pattern_dfas.get(p) {
+            return Ok(dfa.clone());
+        }
+        let body = self.pattern_body(p, at)?;
+        let dfa = Rc::new(
+            Dfa::new(&body.render())
+                .map_err(|e| unsupported("patternProperties", parent(at), e.message()))?,
+        );
+        self.key_pattern_dfas.insert(p.to_string(), dfa.clone());
+        Ok(dfa)
     }
 
     /// The strings a key pattern matches, as JSON string content.
