@@ -113,6 +113,12 @@ pub(crate) struct Compiler<'a> {
     node_memo: FastMap<MemoKey, (NodeRef, Re)>,
     /// `oneOf` complements parsed, by their list (its address, the list kept) and branch.
     complement_nodes: FastMap<(usize, usize), (ComplementList, Option<NodeRef>)>,
+    /// Whether two branches of intersected groups are disjoint, by their nodes
+    /// and restriction ([`Compiler::branches_disjoint`]).
+    disjoint_branches: FastMap<(usize, usize, u32), (NodeRef, NodeRef, bool)>,
+    /// The `type` and sorted `required` of schemas whose groups were intersected, by
+    /// number.
+    restrictions: FastMap<(Option<u8>, Vec<String>), u32>,
     /// A string's content under one pattern or format and no length, by keyword and
     /// source: the same pattern in many definitions compiles once.
     string_cache: FastMap<(&'static str, String), Re>,
@@ -187,6 +193,8 @@ impl<'a> Compiler<'a> {
             node_memo: FastMap::default(),
             string_cache: FastMap::default(),
             complement_nodes: FastMap::default(),
+            disjoint_branches: FastMap::default(),
+            restrictions: FastMap::default(),
             key_cache: FastMap::default(),
             string_bodies: FastMap::default(),
             key_pattern_dfas: FastMap::default(),
@@ -854,6 +862,40 @@ mod tests {
             &[r#"{}"#, r#"{"and":"c","or":"d"}"#],
         );
         assert!(ratio < 3.0, "oneOf takes {ratio:.1}x the anyOf's work");
+    }
+
+    /// A `oneOf` of objects told apart by a property none requires (a list of
+    /// validation rules, `{"assert": "Email", "checkMX": true}`, one branch per rule):
+    /// every branch takes every other's complement, and the intersected complements'
+    /// branches were checked pairwise, merged with each branch anew: 32 rules (a real
+    /// schema's) spent 80% of the work budget there and failed. Pairs are now checked
+    /// once per compile, unmerged, and the schema compiles in about half the budget.
+    #[test]
+    fn many_overlapping_branches_check_their_complements_once() {
+        let branches: Vec<String> = (0..32)
+            .map(|i| {
+                format!(
+                    r#"{{"properties":{{"assert":{{"enum":["R{i}"]}},"message":{{"type":"string"}},"opt{i}":{{"type":"boolean"}}}}}}"#
+                )
+            })
+            .collect();
+        let schema = format!(
+            r#"{{"type":"object","properties":{{"rules":{{"type":"array","items":{{"oneOf":[{}]}}}}}}}}"#,
+            branches.join(",")
+        );
+        let config = Config::new()
+            .allow_additional_properties(true)
+            .for_lazy_index();
+        let a = automaton_from_json_schema_str(&schema, &config).unwrap();
+        let work = a.work;
+        let mut accepts = matcher(a);
+        assert!(accepts(
+            r#"{"rules":[{"assert":"R3","opt3":true},{"assert":"R31"}]}"#
+        ));
+        // No rule, or a rule's own option beside another's name: more than one branch
+        // holds, or none.
+        assert!(!accepts(r#"{"rules":[{"message":"m"}]}"#));
+        assert!(work < 35_000_000, "{work} work steps");
     }
 
     /// A `oneOf`'s complements are taken when the compiler needs one, not as the schema
