@@ -62,6 +62,7 @@ mod compile;
 pub use compile::AUTO_ANY_ORDER_MAX_PROPERTIES;
 mod fragments;
 pub(crate) mod json;
+mod key_names;
 mod number;
 mod pattern;
 mod re;

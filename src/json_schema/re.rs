@@ -18,6 +18,8 @@ use crate::automaton::expr::{
 };
 use crate::error::Result;
 
+use super::key_names;
+
 /// A regular expression over bytes (regex-automata syntax, Unicode mode).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Re(Rc<Node>);
@@ -70,6 +72,10 @@ enum Kind {
     /// Exactly these strings (distinct), as one trie ([`ExprSet::strings`]): a long
     /// `enum`; automaton only.
     Strings(Arc<StringTrie>),
+    /// JSON string contents none of these names (sorted, distinct), in canonical
+    /// spelling while they could still become one ([`key_names`]): rendered through
+    /// its tree, lowered without one.
+    KeysNotIn(key_names::Names),
 }
 
 /// The parts of an [`Interleaving`], as trees.
@@ -118,6 +124,7 @@ impl Node {
             Kind::Repeat(..) | Kind::Not(_) => 1,
             Kind::Interleave(i) => i.parts().count() as u64,
             Kind::Strings(v) => v.len() as u64,
+            Kind::KeysNotIn(names) => names.len() as u64,
             _ => 0,
         }
     }
@@ -156,6 +163,12 @@ fn node(kind: Kind) -> Re {
             .fold(4u64, |a, r| a.saturating_add(r.size()).saturating_add(1)),
         Kind::Multiples(_) | Kind::Call(_) => 16,
         Kind::Strings(v) => (4 + 2 * v.byte_len() as u64).saturating_add(v.len() as u64),
+        // A trie node per byte at most, each with its other characters and any rest
+        // (about 450 bytes rendered, 900 where those exclude escaped ones).
+        Kind::KeysNotIn(names) => {
+            let bytes: u64 = names.iter().map(|n| n.len() as u64).sum();
+            (bytes + 1).saturating_mul(1024)
+        }
     };
     let needs_automaton = match &kind {
         Kind::And(_)
@@ -364,6 +377,12 @@ impl Re {
         }
     }
 
+    /// JSON string contents other than `names` (sorted, distinct), as
+    /// [`key_names::key_body_not_in`] says them, in one node.
+    pub(crate) fn keys_not_in(names: key_names::Names) -> Re {
+        node(Kind::KeysNotIn(names))
+    }
+
     /// A call to template `slot` (a recursive definition, compiled once); automaton
     /// only, and only where the templates are lowered too.
     pub(crate) fn call(slot: u32) -> Re {
@@ -451,6 +470,7 @@ impl Re {
                 }
             }
             Kind::Class(s) => out.push_str(s),
+            Kind::KeysNotIn(names) => key_names::key_body_not_in(names).render_into(out, prec),
             Kind::Ascii(bits) => {
                 out.push('[');
                 for (lo, hi) in ascii_ranges(*bits) {
@@ -609,6 +629,7 @@ impl Re {
             }
             Kind::Multiples(k) => set.multiples_of(*k),
             Kind::Strings(v) => set.string_set(v.clone()),
+            Kind::KeysNotIn(names) => key_names::lower_key_body_not_in(names, set, memo)?,
             Kind::Call(slot) => set.hole_call(*slot),
             Kind::Interleave(i) => {
                 let mut groups = Vec::with_capacity(i.groups.len());

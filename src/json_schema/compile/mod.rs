@@ -9,7 +9,8 @@
 use std::rc::Rc;
 
 use super::fragments::{self, JSON_CHAR};
-use super::json::{canonical_char, pointer_push, write_json_string, Json};
+use super::json::{pointer_push, write_json_string, Json};
+use super::key_names;
 use super::number::{self, in_range};
 use super::pattern::{self, Pat, PropCache};
 use super::re::{self, Interleave, Re};

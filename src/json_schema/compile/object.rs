@@ -328,125 +328,6 @@ pub(super) const CANONICAL_KEY_CHAR: &str = r#"(?:[^"\\\x00-\x1F]|\\["\\])"#;
 pub(super) const CANONICAL_STRING_CHAR: &str =
     r#"(?:[^"\\\x00-\x1F]|\\["\\bfnrt]|\\u00(?:0[0-7]|0b|0e|0f|1[0-9a-f]))"#;
 
-/// The regex of JSON string contents (between the quotes) that are none of `names`.
-///
-/// A trie of the names, walked character by character in canonical spelling (each
-/// character has exactly one, see [`canonical_char`]); leaving the trie (a character no
-/// name has there, or continuing past a name's end) makes the key differ from every name,
-/// and any spelling may follow. Every string is a prefix of one of these (a finite set
-/// of names leaves every string an extension outside it).
-pub(super) fn key_body_not_in(names: &[String]) -> Re {
-    #[derive(Default)]
-    struct Trie {
-        end: bool,
-        children: Vec<(char, Trie)>,
-    }
-    let mut root = Trie::default();
-    for n in names {
-        let mut t = &mut root;
-        for c in n.chars() {
-            let i = match t.children.iter().position(|(x, _)| *x == c) {
-                Some(i) => i,
-                None => {
-                    t.children.push((c, Trie::default()));
-                    t.children.len() - 1
-                }
-            };
-            t = &mut t.children[i].1;
-        }
-        t.end = true;
-    }
-    fn walk(t: &Trie) -> Re {
-        let mut alts = Vec::new();
-        if !t.end {
-            alts.push(Re::empty());
-        }
-        for (c, child) in &t.children {
-            let mut s = String::new();
-            canonical_char(*c, &mut s);
-            alts.push(Re::concat([Re::lit(s), walk(child)]));
-        }
-        alts.push(Re::concat([
-            canonical_other(t.children.iter().map(|(c, _)| *c)),
-            KEY_PARTS.with(|k| k.json_chars.clone()),
-        ]));
-        Re::alt(alts)
-    }
-    walk(&root)
-}
-
-/// The parts of [`key_body_not_in`] that every trie node shares, made once per thread: one
-/// node each, so that lowering makes their expressions once per schema, not once per
-/// character of every declared name (each character had its own negated Unicode class
-/// and 34 escape literals: about half of a typical schema's compile).
-pub(super) struct KeyParts {
-    /// `JSON_CHAR*`: any rest of a key.
-    json_chars: Re,
-    /// A non-ASCII character or a canonical escape (`\"`, `\\`, the 32 control
-    /// characters): regex text, so that alternations do not flatten it into each node.
-    non_ascii_or_escape: Re,
-    /// The unescaped ASCII characters of a JSON string (no `"`, `\`, control characters).
-    plain_ascii: u128,
-}
-
-thread_local! {
-    static KEY_PARTS: KeyParts = {
-        let escaped = (0u32..0x20)
-            .map(|c| char::from_u32(c).expect("ASCII"))
-            .chain(['"', '\\']);
-        let alts = escaped
-            .map(|c| {
-                let mut s = String::new();
-                canonical_char(c, &mut s);
-                Re::lit(s)
-            })
-            .chain([Re::class(r"[\x{80}-\x{10FFFF}]")]);
-        let plain_ascii = (0x20u8..0x80)
-            .filter(|&b| b != b'"' && b != b'\\')
-            .fold(0u128, |bits, b| bits | 1 << b);
-        KeyParts {
-            json_chars: Re::star(Re::raw(JSON_CHAR)),
-            non_ascii_or_escape: Re::raw(Re::alt(alts).render()),
-            plain_ascii,
-        }
-    };
-}
-
-/// One canonically spelled JSON string character other than those of `except`.
-pub(super) fn canonical_other(except: impl Iterator<Item = char>) -> Re {
-    let except: Vec<char> = except.collect();
-    if except
-        .iter()
-        .all(|&c| c.is_ascii() && c as u32 >= 0x20 && c != '"' && c != '\\')
-    {
-        // The common case, names of plain ASCII characters: a byte class beside the
-        // shared parts.
-        return KEY_PARTS.with(|k| {
-            let bits = except
-                .iter()
-                .fold(k.plain_ascii, |bits, &c| bits & !(1 << c as u32));
-            Re::alt([Re::ascii_class(bits), k.non_ascii_or_escape.clone()])
-        });
-    }
-    let mut class = String::from(r#"[^"\\\x00-\x1F"#);
-    for c in &except {
-        class.push_str(&super::re::class_char(*c));
-    }
-    class.push(']');
-    let mut alts = vec![Re::class(class)];
-    for c in (0u32..0x20)
-        .map(|c| char::from_u32(c).unwrap())
-        .chain(['"', '\\'])
-    {
-        if !except.contains(&c) {
-            let mut s = String::new();
-            canonical_char(c, &mut s);
-            alts.push(Re::lit(s));
-        }
-    }
-    Re::alt(alts)
-}
-
 /// A key as JSON text, quotes included.
 pub(super) fn key_text(k: &str) -> String {
     let mut s = String::new();
@@ -543,11 +424,19 @@ impl Compiler<'_> {
     pub(super) fn key_body_not_in(&mut self, names: &[String]) -> Result<Re> {
         let mut sorted = names.to_vec();
         sorted.sort_unstable();
+        sorted.dedup();
         if let Some(re) = self.key_cache.get(&sorted) {
             return Ok(re.clone());
         }
-        self.charge_entries(names.len() as u64)?;
-        let re = key_body_not_in(names);
+        // A tree had about ten entries per trie node, which the budget counted; the
+        // automaton's node lowers into as many expressions.
+        let bytes: usize = sorted.iter().map(String::len).sum();
+        self.charge_entries(names.len() as u64 + 8 * bytes as u64)?;
+        let re = if self.for_automaton {
+            Re::keys_not_in(sorted.clone().into())
+        } else {
+            key_names::key_body_not_in(&sorted)
+        };
         self.key_cache.insert(sorted, re.clone());
         Ok(re)
     }
