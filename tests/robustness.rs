@@ -479,3 +479,46 @@ fn derivative_work_is_charged_what_it_costs() {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BuildTooExpensive, "{e}");
 }
+
+/// A declared property name beside undeclared properties makes "any key but these": a
+/// trie as deep as the name. A 30,000-byte name overflowed the stack (a trap in wasm);
+/// now names up to `MAX_NAME_BYTES` (512) compile in every target and longer ones are
+/// an `UnsupportedSchema` error, on a thread with wasm's 1 MiB of stack.
+#[test]
+fn long_property_names_compile_or_are_refused() {
+    use logitmask::json_schema::{regex_from_json_schema, Config};
+    use logitmask::ErrorKind;
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            let vocab = vocab();
+            for (len, fits) in [(512, true), (513, false), (30_000, false), (300_000, false)] {
+                let name = "é".repeat(len / 2) + &"a".repeat(len % 2);
+                let schema = serde_json::json!({
+                    "type": "object",
+                    "properties": {name.clone(): {"type": "string"}, "b": {"type": "integer"}}
+                });
+                let text = schema.to_string();
+                let lazy = Index::from_json_schema_str(
+                    &text,
+                    &vocab,
+                    &IndexConfig::new().lazy(true),
+                    &Config::new(),
+                );
+                let regex = regex_from_json_schema(&schema, &Config::new());
+                for (what, e) in [("lazy", lazy.err()), ("regex", regex.err())] {
+                    match e {
+                        None => assert!(fits, "{what}: a {len}-byte name compiled"),
+                        Some(e) if fits => panic!("{what}: a {len}-byte name: {e}"),
+                        Some(e) => {
+                            assert_eq!(e.kind(), ErrorKind::UnsupportedSchema, "{what}: {e}");
+                            assert!(e.message().contains("property name of"), "{e}");
+                        }
+                    }
+                }
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

@@ -13,6 +13,11 @@ use super::re::{LowerMemo, Re};
 use crate::automaton::expr::{ByteSet, ExprId, ExprSet};
 use crate::error::Result;
 
+/// The longest name (in bytes) whose other keys are made: the trie is as deep as the
+/// name, and regex text, its tree and the automaton's expressions nest with it (a
+/// 30,000-byte name overflowed the stack). Real schemas' names are far shorter.
+pub(crate) const MAX_NAME_BYTES: usize = 512;
+
 /// The regex of JSON string contents (between the quotes) that are none of `names`.
 ///
 /// A trie of the names, walked character by character in canonical spelling (each
@@ -152,7 +157,7 @@ pub(crate) fn lower_key_body_not_in(
         non_ascii_or_escape: non_ascii_or_escape.to_expr(set, memo)?,
         plain_ascii,
     };
-    lower_node(names, 0, &parts, set)
+    lower_trie(names, &parts, set)
 }
 
 /// The lowered parts every trie node shares.
@@ -162,30 +167,75 @@ struct Shared {
     plain_ascii: u128,
 }
 
-/// The trie node of `names` (sorted, all sharing their first `at` bytes).
-fn lower_node(names: &[String], at: usize, parts: &Shared, set: &mut ExprSet) -> Result<ExprId> {
-    let mut alts = Vec::new();
-    // A name ending here sorts first.
-    let mut rest = names;
-    match rest.split_first() {
-        Some((first, others)) if first.len() == at => rest = others,
-        _ => alts.push(ExprId::EMPTY),
+/// A trie node being lowered: its names (sorted, all sharing their first `at` bytes),
+/// where its next child's names start, and its alternatives and children so far.
+struct Frame<'n> {
+    names: &'n [String],
+    at: usize,
+    next: usize,
+    alts: Vec<ExprId>,
+    children: Vec<char>,
+}
+
+impl<'n> Frame<'n> {
+    fn new(names: &'n [String], at: usize) -> Frame<'n> {
+        // A name ending here sorts first.
+        let (next, alts) = match names.first() {
+            Some(first) if first.len() == at => (1, Vec::new()),
+            _ => (0, vec![ExprId::EMPTY]),
+        };
+        Frame {
+            names,
+            at,
+            next,
+            alts,
+            children: Vec::new(),
+        }
     }
-    let mut children = Vec::new();
+}
+
+/// The trie of `names` (sorted), lowered children first. With a stack of frames, not
+/// recursion: a trie is as deep as the longest name, and a schema may declare a name
+/// of any length.
+fn lower_trie(names: &[String], parts: &Shared, set: &mut ExprSet) -> Result<ExprId> {
+    let mut stack = vec![Frame::new(names, 0)];
     let mut text = String::new();
-    while let Some(first) = rest.first() {
-        let c = first[at..].chars().next().expect("a longer name");
-        let n = rest
-            .iter()
-            .position(|name| !name[at..].starts_with(c))
-            .unwrap_or(rest.len());
-        let child = lower_node(&rest[..n], at + c.len_utf8(), parts, set)?;
+    loop {
+        let top = stack.last_mut().expect("a frame");
+        if let Some(first) = top.names.get(top.next) {
+            // The next child: the names that continue with the same character.
+            let c = first[top.at..].chars().next().expect("a longer name");
+            let rest = &top.names[top.next..];
+            let n = rest
+                .iter()
+                .position(|name| !name[top.at..].starts_with(c))
+                .unwrap_or(rest.len());
+            top.next += n;
+            top.children.push(c);
+            let child = Frame::new(&rest[..n], top.at + c.len_utf8());
+            stack.push(child);
+            continue;
+        }
+        let done = stack.pop().expect("a frame");
+        let node = finish_node(done.alts, &done.children, parts, set)?;
+        let Some(parent) = stack.last_mut() else {
+            return Ok(node);
+        };
+        let c = *parent.children.last().expect("the child being lowered");
         text.clear();
         canonical_char(c, &mut text);
-        alts.push(set.literal_then(text.as_bytes(), child));
-        children.push(c);
-        rest = &rest[n..];
+        parent.alts.push(set.literal_then(text.as_bytes(), node));
     }
+}
+
+/// A trie node from its alternatives so far (the empty key where no name ends there,
+/// each child after its character): any character but the children's, then any rest.
+fn finish_node(
+    mut alts: Vec<ExprId>,
+    children: &[char],
+    parts: &Shared,
+    set: &mut ExprSet,
+) -> Result<ExprId> {
     let plain = |c: &char| c.is_ascii() && *c as u32 >= 0x20 && *c != '"' && *c != '\\';
     let other = if children.iter().all(plain) {
         // As [`canonical_other`] makes it: the ASCII class beside the shared part.
@@ -197,7 +247,7 @@ fn lower_node(names: &[String], at: usize, parts: &Shared, set: &mut ExprSet) ->
     } else {
         // A tree of its own, dropped here: lowered with a memo of its own, since the
         // memo knows nodes by address and a later node may take a freed one's.
-        canonical_other(children.into_iter()).to_expr(set, &mut LowerMemo::default())?
+        canonical_other(children.iter().copied()).to_expr(set, &mut LowerMemo::default())?
     };
     alts.push(set.concat2(other, parts.json_chars));
     Ok(set.union(&alts))

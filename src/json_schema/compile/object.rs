@@ -428,6 +428,16 @@ impl Compiler<'_> {
         if let Some(re) = self.key_cache.get(&sorted) {
             return Ok(re.clone());
         }
+        if let Some(long) = sorted.iter().find(|n| n.len() > key_names::MAX_NAME_BYTES) {
+            return Err(Error::new(
+                ErrorKind::UnsupportedSchema,
+                format!(
+                    "a property name of {} bytes beside undeclared properties: at most {} (the keys that differ from it are a trie as deep as the name)",
+                    long.len(),
+                    key_names::MAX_NAME_BYTES
+                ),
+            ));
+        }
         // A tree had about ten entries per trie node, which the budget counted; the
         // automaton's node lowers into as many expressions.
         let bytes: usize = sorted.iter().map(String::len).sum();
