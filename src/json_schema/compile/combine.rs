@@ -285,64 +285,8 @@ impl Compiler<'_> {
             }
             merged.push(alts);
         }
-        // Branches that cannot hold, and branches that no branch of another group can
-        // hold with, are dropped, until none is: an intersection the automaton would
-        // have to search through (objects of any depth) to prove empty, where `oneOf`'s
-        // complements often leave nothing (a branch requires a property that another's
-        // complement says is absent). A branch merged with the schema's keywords is
-        // checked alone (n checks), pairs are checked unmerged (remembered for the
-        // compile: checking merged pairs, n^2 per schema the groups meet, was 80% of a
-        // 32-branch `oneOf`'s budget, Github_hard---o17529, and dropped nothing).
-        for group in &mut merged {
-            let mut k = 0;
-            while k < group.len() {
-                let m = &group[k].merged;
-                if self.disjoint(m, m, 0)? {
-                    group.remove(k);
-                } else {
-                    k += 1;
-                }
-            }
-            if group.is_empty() {
-                return Ok(Re::never());
-            }
-        }
-        loop {
-            let mut dropped = false;
-            for i in 0..merged.len() {
-                let mut k = 0;
-                while k < merged[i].len() {
-                    let mut holds = true;
-                    for j in 0..merged.len() {
-                        if j == i {
-                            continue;
-                        }
-                        let mut some = false;
-                        for l in 0..merged[j].len() {
-                            if !self.branches_disjoint(&merged[i][k], &merged[j][l])? {
-                                some = true;
-                                break;
-                            }
-                        }
-                        if !some {
-                            holds = false;
-                            break;
-                        }
-                    }
-                    if holds {
-                        k += 1;
-                    } else {
-                        merged[i].remove(k);
-                        dropped = true;
-                    }
-                }
-                if merged[i].is_empty() {
-                    return Ok(Re::never());
-                }
-            }
-            if !dropped {
-                break;
-            }
+        if !self.drop_branches_that_cannot_hold(&mut merged)? {
+            return Ok(Re::never());
         }
         let mut parts = Vec::new();
         if !s.apply.one_of.is_empty() {
@@ -391,6 +335,70 @@ impl Compiler<'_> {
             parts.push(Re::alt(common.into_iter().chain([rest])));
         }
         Ok(Re::and(parts))
+    }
+
+    /// Branches that cannot hold, and branches that no branch of another group can
+    /// hold with, are dropped, until none is: an intersection the automaton would
+    /// have to search through (objects of any depth) to prove empty, where `oneOf`'s
+    /// complements often leave nothing (a branch requires a property that another's
+    /// complement says is absent). A branch merged with the schema's keywords is
+    /// checked alone (n checks), pairs are checked unmerged (remembered for the
+    /// compile: checking merged pairs, n^2 per schema the groups meet, was 80% of a
+    /// 32-branch `oneOf`'s budget, Github_hard---o17529, and dropped nothing).
+    /// `false` where a group is left with none (the intersection is empty).
+    fn drop_branches_that_cannot_hold(&mut self, merged: &mut [Vec<GroupBranch>]) -> Result<bool> {
+        for group in merged.iter_mut() {
+            let mut k = 0;
+            while k < group.len() {
+                let m = &group[k].merged;
+                if self.disjoint(m, m, 0)? {
+                    group.remove(k);
+                } else {
+                    k += 1;
+                }
+            }
+            if group.is_empty() {
+                return Ok(false);
+            }
+        }
+        loop {
+            let mut dropped = false;
+            for i in 0..merged.len() {
+                let mut k = 0;
+                while k < merged[i].len() {
+                    let mut holds = true;
+                    for j in 0..merged.len() {
+                        if j == i {
+                            continue;
+                        }
+                        let mut some = false;
+                        for l in 0..merged[j].len() {
+                            if !self.branches_disjoint(&merged[i][k], &merged[j][l])? {
+                                some = true;
+                                break;
+                            }
+                        }
+                        if !some {
+                            holds = false;
+                            break;
+                        }
+                    }
+                    if holds {
+                        k += 1;
+                    } else {
+                        merged[i].remove(k);
+                        dropped = true;
+                    }
+                }
+                if merged[i].is_empty() {
+                    return Ok(false);
+                }
+            }
+            if !dropped {
+                break;
+            }
+        }
+        Ok(true)
     }
 
     /// The intersection of groups of compiled branches (each group their union). Where
