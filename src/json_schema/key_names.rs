@@ -102,21 +102,27 @@ thread_local! {
     };
 }
 
+/// The unescaped ASCII characters of a JSON string but `except`, where every one of
+/// `except` is such a character (the common case, names of plain ASCII characters):
+/// then any other character is this class or the shared non-ASCII-or-escape part.
+fn plain_ascii_except(plain_ascii: u128, except: &[char]) -> Option<u128> {
+    let plain = |c: &char| c.is_ascii() && *c as u32 >= 0x20 && *c != '"' && *c != '\\';
+    except.iter().all(plain).then(|| {
+        except
+            .iter()
+            .fold(plain_ascii, |bits, &c| bits & !(1 << c as u32))
+    })
+}
+
 /// One canonically spelled JSON string character other than those of `except`.
 fn canonical_other(except: impl Iterator<Item = char>) -> Re {
     let except: Vec<char> = except.collect();
-    if except
-        .iter()
-        .all(|&c| c.is_ascii() && c as u32 >= 0x20 && c != '"' && c != '\\')
-    {
-        // The common case, names of plain ASCII characters: a byte class beside the
-        // shared parts.
-        return KEY_PARTS.with(|k| {
-            let bits = except
-                .iter()
-                .fold(k.plain_ascii, |bits, &c| bits & !(1 << c as u32));
-            Re::alt([Re::ascii_class(bits), k.non_ascii_or_escape.clone()])
-        });
+    let shared = KEY_PARTS.with(|k| {
+        plain_ascii_except(k.plain_ascii, &except)
+            .map(|bits| Re::alt([Re::ascii_class(bits), k.non_ascii_or_escape.clone()]))
+    });
+    if let Some(other) = shared {
+        return other;
     }
     let mut class = String::from(r#"[^"\\\x00-\x1F"#);
     for c in &except {
@@ -236,12 +242,8 @@ fn finish_node(
     parts: &Shared,
     set: &mut ExprSet,
 ) -> Result<ExprId> {
-    let plain = |c: &char| c.is_ascii() && *c as u32 >= 0x20 && *c != '"' && *c != '\\';
-    let other = if children.iter().all(plain) {
+    let other = if let Some(bits) = plain_ascii_except(parts.plain_ascii, children) {
         // As [`canonical_other`] makes it: the ASCII class beside the shared part.
-        let bits = children
-            .iter()
-            .fold(parts.plain_ascii, |bits, &c| bits & !(1 << c as u32));
         let class = set.set(ByteSet([bits as u64, (bits >> 64) as u64, 0, 0]));
         set.union(&[class, parts.non_ascii_or_escape])
     } else {

@@ -128,8 +128,6 @@ struct GroupBranch {
     /// `required` (a `oneOf`'s complements meet every other branch of it).
     alone: Sch,
     node: NodeRef,
-    /// The schema's `type` and `required`, interned ([`Compiler::restrictions`]).
-    restriction: u32,
     /// The references followed (see [`Compiler::merged_branch`]).
     refs: Vec<String>,
 }
@@ -182,30 +180,36 @@ impl Compiler<'_> {
                 alone.object.required.push(k.clone());
             }
         }
-        let mut names = rest.object.required.clone();
-        names.sort_unstable();
-        let next = self.restrictions.len() as u32;
-        let restriction = *self.restrictions.entry((rest.types, names)).or_insert(next);
         Ok(Some(GroupBranch {
             merged,
             alone,
             node: b.clone(),
-            restriction,
             refs,
         }))
     }
 
-    /// Whether two branches of intersected groups, alone, are disjoint: asked once per
-    /// pair of nodes and restriction in a compile (a `oneOf` of n overlapping branches
-    /// intersects the same complements n times, each with all the others). A proof
-    /// that went through a reference cut at the recursion limit is not kept: the cut
-    /// depends on the stack.
-    fn branches_disjoint(&mut self, x: &GroupBranch, y: &GroupBranch) -> Result<bool> {
-        if x.restriction != y.restriction {
-            return self.disjoint(&x.alone, &y.alone, 0);
-        }
+    /// `rest`'s `type` and `required`, by number: what the branches of its groups are
+    /// compared with ([`GroupBranch::alone`]), so what their disjointness is known under.
+    fn restriction(&mut self, rest: &Sch) -> u32 {
+        let mut names = rest.object.required.clone();
+        names.sort_unstable();
+        let next = self.restrictions.len() as u32;
+        *self.restrictions.entry((rest.types, names)).or_insert(next)
+    }
+
+    /// Whether two branches of intersected groups, alone under `restriction`, are
+    /// disjoint: asked once per pair of nodes and restriction in a compile (a `oneOf` of
+    /// n overlapping branches intersects the same complements n times, each with all
+    /// the others). A proof that went through a reference cut at the recursion limit is
+    /// not kept: the cut depends on the stack.
+    fn branches_disjoint(
+        &mut self,
+        x: &GroupBranch,
+        y: &GroupBranch,
+        restriction: u32,
+    ) -> Result<bool> {
         let (px, py) = (Rc::as_ptr(&x.node) as usize, Rc::as_ptr(&y.node) as usize);
-        if let Some(&(.., known)) = self.disjoint_branches.get(&(px, py, x.restriction)) {
+        if let Some(&(.., known)) = self.disjoint_branches.get(&(px, py, restriction)) {
             return Ok(known);
         }
         let cuts = self.depth_cuts;
@@ -215,9 +219,8 @@ impl Compiler<'_> {
             // meanwhile.
             let entry = (x.node.clone(), y.node.clone(), d);
             self.disjoint_branches
-                .insert((px, py, x.restriction), entry.clone());
-            self.disjoint_branches
-                .insert((py, px, x.restriction), entry);
+                .insert((px, py, restriction), entry.clone());
+            self.disjoint_branches.insert((py, px, restriction), entry);
         }
         Ok(d)
     }
@@ -285,7 +288,8 @@ impl Compiler<'_> {
             }
             merged.push(alts);
         }
-        if !self.drop_branches_that_cannot_hold(&mut merged)? {
+        let restriction = self.restriction(&base);
+        if !self.drop_branches_that_cannot_hold(&mut merged, restriction)? {
             return Ok(Re::never());
         }
         let mut parts = Vec::new();
@@ -345,8 +349,14 @@ impl Compiler<'_> {
     /// checked alone (n checks), pairs are checked unmerged (remembered for the
     /// compile: checking merged pairs, n^2 per schema the groups meet, was 80% of a
     /// 32-branch `oneOf`'s budget, Github_hard---o17529, and dropped nothing).
-    /// `false` where a group is left with none (the intersection is empty).
-    fn drop_branches_that_cannot_hold(&mut self, merged: &mut [Vec<GroupBranch>]) -> Result<bool> {
+    /// `false` where a group is left with none (the intersection is empty). Every
+    /// branch was made with the same schema, whose `type` and `required` are
+    /// `restriction`.
+    fn drop_branches_that_cannot_hold(
+        &mut self,
+        merged: &mut [Vec<GroupBranch>],
+        restriction: u32,
+    ) -> Result<bool> {
         for group in merged.iter_mut() {
             let mut k = 0;
             while k < group.len() {
@@ -373,7 +383,7 @@ impl Compiler<'_> {
                         }
                         let mut some = false;
                         for l in 0..merged[j].len() {
-                            if !self.branches_disjoint(&merged[i][k], &merged[j][l])? {
+                            if !self.branches_disjoint(&merged[i][k], &merged[j][l], restriction)? {
                                 some = true;
                                 break;
                             }
