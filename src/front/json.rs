@@ -78,6 +78,7 @@ impl Index {
         config: &IndexConfig,
     ) -> Result<Index> {
         let what = format!("JSON Schema automaton ({} expression nodes)", a.exprs.len());
+        let depth_cut = a.depth_cut;
         let path = Path::of(vocab, config);
         let mut roots: Vec<ExprId> = [a.root].into_iter().chain(a.string_bodies).collect();
         path.restrict(&mut a.exprs, &mut roots)?;
@@ -92,6 +93,7 @@ impl Index {
         // as for a schema that allows nothing, not as a regex's.
         let mut dfa = ExprDfa::new(a.exprs, a.root, config.get_dfa_config(), max_work, what)
             .map_err(|e| match e.kind() {
+                ErrorKind::InvalidRegex if depth_cut => json_schema::nothing_within_recursion_depth(),
                 ErrorKind::InvalidRegex => Error::new(
                     ErrorKind::InvalidSchema,
                     "no value validates against the schema (within the documented limits: recursion depth, formats, number forms; oneOf branches whose complements are not exact may leave nothing)",

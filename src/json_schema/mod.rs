@@ -432,6 +432,18 @@ struct Compiled {
     string_bodies: Vec<Re>,
     /// The bodies of the recursive definitions `re` calls ([`Re::call`]), by slot.
     templates: Vec<Re>,
+    /// Whether a reference was cut at the recursion depth ([`SchemaAutomaton::depth_cut`]).
+    depth_cut: bool,
+}
+
+/// The error for a schema that leaves no value once its references are cut at the
+/// recursion depth: the schema's verdict is not known (one that recurses without
+/// nesting a value, `{"if": {"not": {"$ref": "#"}}, ...}`, allows every value).
+pub(crate) fn nothing_within_recursion_depth() -> Error {
+    Error::new(
+        ErrorKind::UnsupportedSchema,
+        "no value is left within the recursion depth (maxRecursionDepth): references past it match nothing, and here that left nothing (a reference that recurses without nesting a value, or a recursion no finite value ends)",
+    )
 }
 
 /// What a compile makes: regex text, or an automaton (which can say more, lazily).
@@ -471,6 +483,9 @@ fn compile_re(schema: &Json, config: &Config, target: Target) -> Result<Compiled
         other => other?,
     };
     if re.is_never() {
+        if compiler.depth_cut() {
+            return Err(nothing_within_recursion_depth());
+        }
         return Err(Error::new(
             ErrorKind::InvalidSchema,
             "no value validates against the schema (within the documented limits: recursion depth, formats, number forms)",
@@ -478,8 +493,11 @@ fn compile_re(schema: &Json, config: &Config, target: Target) -> Result<Compiled
     }
     let work = compiler.work_used();
     let free_form_depth = compiler.free_form_depth(&re);
+    // Calls into recursive definitions end at the recursion depth as cuts do.
+    let templates = compiler.take_templates();
     Ok(Compiled {
-        templates: compiler.take_templates(),
+        depth_cut: compiler.depth_cut() || !templates.is_empty(),
+        templates,
         re,
         automaton_only: compiler.automaton_only,
         work,
@@ -553,6 +571,9 @@ pub(crate) struct SchemaAutomaton {
     /// of undeclared keys. At a state that starts one, every token made of such
     /// characters is allowed (`ExprDfa::covers_string_body`).
     pub(crate) string_bodies: Vec<ExprId>,
+    /// Whether a reference was cut at the recursion depth: where nothing is left, the
+    /// cut may be why ([`nothing_within_recursion_depth`]).
+    pub(crate) depth_cut: bool,
 }
 
 /// Compiles a schema given as JSON text (property order as written) to an automaton
@@ -588,6 +609,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         free_form,
         string_bodies,
         templates,
+        depth_cut,
         ..
     } = compile_re(schema, config, Target::Automaton)?;
     let mut exprs = free_form.exprs.clone();
@@ -647,6 +669,7 @@ fn automaton_from_json(schema: &Json, config: &Config) -> Result<SchemaAutomaton
         work,
         free_form_depth,
         string_bodies,
+        depth_cut,
     })
 }
 

@@ -228,3 +228,68 @@ fn cleared_caches_give_the_same_rows() {
         );
     }
 }
+
+/// A query language (from the schema corpus, `Github_medium---o3626`): five mutually
+/// recursive definitions behind a `oneOf` at every level, two of which overlap (an
+/// object with both `pattern` and `code`), so each branch takes the others'
+/// complements, and three of those complements recurse in turn. A complement names the
+/// complement of a definition instead of copying it, so it recurses as the definition
+/// does; copied (to the complements' own depth limit) it nested past 256 sub-schemas and
+/// the compile was refused after a quarter of a second.
+#[test]
+fn recursive_one_of_over_overlapping_definitions_compiles() {
+    let schema = r##"{"$schema":"http://json-schema.org/draft-04/schema#",
+        "definitions":{
+          "location":{"type":"object","properties":{"location":{"type":"string"}}},
+          "pattern":{"type":"object","allOf":[{"properties":{"pattern":{"type":"object"}},"required":["pattern"]},{"$ref":"#/definitions/location"}]},
+          "code":{"type":"object","allOf":[{"properties":{"code":{"type":"string"}},"required":["code"]},{"$ref":"#/definitions/location"}]},
+          "not":{"type":"object","properties":{"not":{"oneOf":[{"$ref":"#/definitions/pattern"},{"$ref":"#/definitions/code"},{"$ref":"#/definitions/not"},{"$ref":"#/definitions/and"}]}},"required":["not"]},
+          "and":{"type":"object","properties":{"and":{"type":"array","items":{"oneOf":[{"$ref":"#/definitions/pattern"},{"$ref":"#/definitions/code"},{"$ref":"#/definitions/not"},{"$ref":"#/definitions/and"}]}}},"required":["and"]}},
+        "type":"object",
+        "properties":{"condition":{"oneOf":[{"$ref":"#/definitions/pattern"},{"$ref":"#/definitions/code"},{"$ref":"#/definitions/not"},{"$ref":"#/definitions/and"}]}},
+        "required":["condition"]}"##;
+    let config = Config::new().allow_additional_properties(true);
+    check_lazy(
+        schema,
+        &config,
+        &[
+            r#"{"condition":{"pattern":{}}}"#,
+            r#"{"condition":{"code":"x","location":"here"}}"#,
+            r#"{"condition":{"not":{"not":{"not":{"code":"x"}}}}}"#,
+            r#"{"condition":{"and":[{"code":"x"},{"not":{"pattern":{}}},{"and":[]}]}}"#,
+        ],
+        &[
+            // Both `pattern` and `code`: two branches hold, at each depth.
+            r#"{"condition":{"pattern":{},"code":"x"}}"#,
+            r#"{"condition":{"not":{"pattern":{},"code":"x"}}}"#,
+            r#"{"condition":{"and":[{"not":{"pattern":{},"code":"x"}}]}}"#,
+            // Both `not` and `and`.
+            r#"{"condition":{"not":{"code":"x"},"and":[]}}"#,
+            r#"{"condition":{"not":{"code":1}}}"#,
+        ],
+    );
+    // Every nesting of `not` and `and` three deep over leaves valid and invalid
+    // (two branches at once, a wrong type), against a validator.
+    let leaves = [
+        r#"{"pattern":{}}"#,
+        r#"{"code":"x"}"#,
+        r#"{"pattern":{},"code":"x"}"#,
+        r#"{"code":1}"#,
+    ];
+    let mut level: Vec<String> = leaves.iter().map(|l| l.to_string()).collect();
+    let mut texts = Vec::new();
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for inner in &level {
+            texts.push((format!(r#"{{"condition":{inner}}}"#), true));
+            next.push(format!(r#"{{"not":{inner}}}"#));
+            next.push(format!(r#"{{"and":[{inner}]}}"#));
+            next.push(format!(r#"{{"and":[{{"code":"y"}},{inner}]}}"#));
+        }
+        level = next;
+    }
+    let (accepted, refused) = agrees_with_validator(schema, &config, &texts);
+    // Every wrapping keeps a leaf's verdict: half are valid, all of them accepted.
+    assert!(refused.is_empty(), "{refused:?}");
+    assert_eq!(accepted, texts.len() / 2);
+}

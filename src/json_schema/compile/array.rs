@@ -100,6 +100,7 @@ impl Compiler<'_> {
         Re::concat([Re::lit(open), self.ws.clone(), inner, Re::lit(close)])
     }
 
+    #[inline(never)]
     pub(super) fn array(&mut self, s: &Sch) -> Result<Re> {
         let a = &s.array;
         let (min, max) = (a.min_items, a.max_items);

@@ -265,6 +265,7 @@ impl Compiler<'_> {
     /// declare as undeclared ones, so in every part undeclared properties may come
     /// anywhere ([`Compiler::loose_objects`]): a text writes each place's properties
     /// in that place's order, interleaved, as the distributed merge would accept.
+    #[inline(never)]
     pub(super) fn any_of_intersected(&mut self, mut s: Sch) -> Result<Re> {
         let groups = std::mem::take(&mut s.apply.any_of);
         let saved = std::mem::replace(&mut self.loose_objects, true);

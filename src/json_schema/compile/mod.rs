@@ -112,6 +112,8 @@ pub(crate) struct Compiler<'a> {
     /// million regex node entries that lowered to under 6,000 distinct expressions.
     /// The node is kept (an `Rc`), so its address cannot be reused by another.
     node_memo: FastMap<MemoKey, (NodeRef, Re)>,
+    /// [`Compiler::reaches_a_ref`] by node (kept, so that its address names no other).
+    ref_below: FastMap<usize, (NodeRef, bool)>,
     /// `oneOf` complements parsed, by their list (its address, the list kept) and branch.
     complement_nodes: FastMap<(usize, usize), (ComplementList, Option<NodeRef>)>,
     /// Whether two branches of intersected groups are disjoint, by their nodes
@@ -146,6 +148,9 @@ pub(crate) struct Compiler<'a> {
     /// References cut at the recursion depth (matching nothing there) so far: a `oneOf`
     /// cannot trust a cut branch to be empty (a value may satisfy it as well).
     depth_cuts: usize,
+    /// Whether any reference was cut at the recursion depth in this compile, kept where
+    /// a tried part is taken back with its `depth_cuts` ([`Compiler::depth_cut`]).
+    cut_anywhere: bool,
     /// The first keyword (and location) that needed an intersection or a complement:
     /// the reason a regex text cannot be written (`regex_from_json_schema` names it).
     pub(crate) automaton_only: Option<(&'static str, String)>,
@@ -192,6 +197,7 @@ impl<'a> Compiler<'a> {
             ref_stack: vec!["#".to_string()],
             any_cache: FastMap::default(),
             node_memo: FastMap::default(),
+            ref_below: FastMap::default(),
             string_cache: FastMap::default(),
             complement_nodes: FastMap::default(),
             disjoint_branches: FastMap::default(),
@@ -204,6 +210,7 @@ impl<'a> Compiler<'a> {
             branch_limit_hit: false,
             flatten_depth: 0,
             depth_cuts: 0,
+            cut_anywhere: false,
             automaton_only: None,
             nesting: 0,
             stack_start: stack_position(),
@@ -272,6 +279,11 @@ impl<'a> Compiler<'a> {
         Ok(re)
     }
 
+    /// Whether a reference was cut at the recursion depth anywhere in this compile.
+    pub(crate) fn depth_cut(&self) -> bool {
+        self.cut_anywhere
+    }
+
     fn compact(&self) -> bool {
         self.ws.is_empty()
     }
@@ -297,7 +309,12 @@ impl<'a> Compiler<'a> {
         if matches!(&**n, Node::Any | Node::Nothing) {
             return self.nested(|c| c.compile_node_inner(n));
         }
-        let refs = self.stack_that_matters()?;
+        // A sub-schema without a `$ref` below compiles the same under any stack.
+        let refs = if self.reaches_a_ref(n) {
+            self.stack_that_matters()?
+        } else {
+            Vec::new()
+        };
         let key = (Rc::as_ptr(n), self.compact(), self.loose_objects, refs);
         if let Some((_, re)) = self.node_memo.get(&key) {
             return Ok(re.clone());
@@ -306,6 +323,43 @@ impl<'a> Compiler<'a> {
         let re = self.nested(|c| c.compile_node_inner(n))?;
         self.node_memo.insert(key, (n.clone(), re.clone()));
         Ok(re)
+    }
+
+    /// Whether a `$ref` is written anywhere in `n` (its subschemas, `oneOf` branches and
+    /// the complements taken when parsing): only through one can the reference stack
+    /// change what `n` compiles to. (A `oneOf`'s complements have references only where
+    /// its branches do.) Remembered per node: asked at every node compiled.
+    fn reaches_a_ref(&mut self, n: &NodeRef) -> bool {
+        let key = Rc::as_ptr(n) as usize;
+        if let Some((_, known)) = self.ref_below.get(&key) {
+            return *known;
+        }
+        let found = match &**n {
+            Node::Any | Node::Nothing => false,
+            Node::AllOf(parts) => parts.iter().any(|p| self.reaches_a_ref(p)),
+            Node::Schema(s) => {
+                let (a, o, x) = (&s.array, &s.object, &s.apply);
+                !x.refs.is_empty()
+                    || a.prefix.iter().any(|p| self.reaches_a_ref(p))
+                    || a.items.iter().any(|p| self.reaches_a_ref(p))
+                    || a.contains.iter().any(|(p, _)| self.reaches_a_ref(p))
+                    || o.props.iter().any(|(_, p)| self.reaches_a_ref(p))
+                    || o.patterns.iter().any(|(_, p, _)| self.reaches_a_ref(p))
+                    || o.additional.iter().any(|p| self.reaches_a_ref(p))
+                    || o.names.iter().any(|p| self.reaches_a_ref(p))
+                    || x.all_of.iter().any(|p| self.reaches_a_ref(p))
+                    || x.any_of
+                        .iter()
+                        .flat_map(|(g, _)| g)
+                        .any(|p| self.reaches_a_ref(p))
+                    || x.one_of
+                        .iter()
+                        .flat_map(|g| &g.branches)
+                        .any(|p| self.reaches_a_ref(p))
+            }
+        };
+        self.ref_below.insert(key, (n.clone(), found));
+        found
     }
 
     /// The references on the stack that can change what a sub-schema compiles to, sorted
@@ -350,7 +404,8 @@ impl<'a> Compiler<'a> {
                 if self.recursion_calls && self.is_recursive(&target)? {
                     return self.call_to(target);
                 }
-                if self.too_deep(&target) {
+                if self.too_deep(&target)? {
+                    self.cut_anywhere = true;
                     return Ok(Re::never());
                 }
                 self.budget.charge(STEPS_PER_NODE)?;
@@ -414,8 +469,9 @@ impl<'a> Compiler<'a> {
                 base.apply.all_of.clear();
                 for (uri, at) in &s.apply.refs {
                     let target = self.doc.resolve_ref(uri, at)?;
-                    if self.too_deep(&target) {
+                    if self.too_deep(&target)? {
                         self.depth_cuts += 1;
+                        self.cut_anywhere = true;
                         return Ok(None);
                     }
                     self.ref_stack.push(target.clone());
@@ -468,116 +524,138 @@ impl<'a> Compiler<'a> {
             return self.any_of_intersected(s);
         }
         if let Some((group, at)) = s.apply.any_of.first().cloned() {
-            let mut rest = s.clone();
-            rest.apply.any_of.remove(0);
-            let mut alts = Vec::new();
-            let alone = rest.is_trivial();
-            for b in &group {
-                self.count_branch(&at)?;
-                if alone {
-                    // Nothing to merge a branch with: each compiles as a node of its own,
-                    // so that a branch that is a reference shares the target's memo entry
-                    // and, where the target recurses, is a call (a recursion through
-                    // `anyOf: [{"$ref": ...}]` was expanded in place at every level).
-                    alts.push(self.compile_node(b)?);
-                    continue;
-                }
-                let mark = self.ref_stack.len();
-                let out = match self.flatten(b) {
-                    Ok(Some(fb)) => self.merge(&rest, &fb).and_then(|m| self.compile_flat(m)),
-                    Ok(None) => Ok(Re::never()),
-                    Err(e) => Err(e),
-                };
-                self.ref_stack.truncate(mark);
-                alts.push(out?);
-            }
-            return Ok(Re::alt(alts));
+            return self.any_of_distributed(s, group, at);
         }
         if let Some(one_of) = s.apply.one_of.first().cloned() {
-            let mut rest = s.clone();
-            rest.apply.one_of.remove(0);
-            // Merge every branch with the rest, remembering the references each followed.
-            let mut merged: Vec<(usize, Sch, Vec<String>)> = Vec::new();
-            let cuts = self.depth_cuts;
-            for (i, b) in one_of.branches.iter().enumerate() {
-                if let Some((m, pushed)) = self.merged_branch(&rest, b, &one_of.at)? {
-                    merged.push((i, m, pushed));
-                }
-            }
-            if self.depth_cuts > cuts {
-                // A branch is a reference past the recursion depth: it matches nothing
-                // here, but a value may satisfy it and another branch, which `oneOf`
-                // refuses. Nothing here can be written for sure, so nothing is (the
-                // depth cut takes values away, never adds them).
-                return Ok(Re::never());
-            }
-            // Branches that may hold together: each takes the other's complement.
-            let mut clashes: Vec<Vec<usize>> = vec![Vec::new(); merged.len()];
-            let mut first_clash = None;
-            for x in 0..merged.len() {
-                for y in x + 1..merged.len() {
-                    let (a, b) = (merged[x].1.clone(), merged[y].1.clone());
-                    let cuts = self.depth_cuts;
-                    // Disjoint only through a cut reference proves nothing.
-                    if !self.disjoint(&a, &b, 0)? || self.depth_cuts > cuts {
-                        clashes[x].push(merged[y].0);
-                        clashes[y].push(merged[x].0);
-                        first_clash.get_or_insert((merged[x].0, merged[y].0));
-                    }
-                }
-            }
-            let mut complements: FastMap<usize, Option<(Sch, Vec<String>)>> = FastMap::default();
-            let mut alts = Vec::new();
-            let alone = rest.is_trivial();
-            for ((i, mut m, mut pushed), clash) in merged.into_iter().zip(clashes) {
-                if clash.is_empty() && alone {
-                    // A branch apart from every other, with nothing to merge: a node of
-                    // its own, sharing its memo entry (a reference's target compiles
-                    // once for every `oneOf` that names it, as in `anyOf` above).
-                    alts.push(self.compile_node(&one_of.branches[i])?);
-                    continue;
-                }
-                let mut possible = true;
-                for j in clash {
-                    let known = match complements.get(&j) {
-                        Some(c) => c.clone(),
-                        None => {
-                            let c = self.one_of_complement(&one_of, j)?;
-                            complements.insert(j, c.clone());
-                            c
-                        }
-                    };
-                    let Some((c, refs)) = known else {
-                        possible = false;
-                        break;
-                    };
-                    m = self.merge(&m, &c)?;
-                    pushed.extend(refs);
-                }
-                if !possible {
-                    continue;
-                }
-                alts.push(self.compile_with_refs(m, pushed)?);
-            }
-            // Nothing left: the schema's own verdict where every complement taken was
-            // exact, else a refusal (the values left out may have been valid).
-            let lossy = |j: &usize| !one_of.complements.exact(*j);
-            if alts.iter().all(Re::is_never) && complements.keys().any(lossy) {
-                if let Some((i, j)) = first_clash {
-                    return Err(unsupported(
-                        "oneOf",
-                        &s.ptr,
-                        &format!(
-                            "branches {i} and {j} are not provably exclusive, and the complement of each that can be said leaves nothing"
-                        ),
-                    ));
-                }
-            }
-            return Ok(Re::alt(alts));
+            return self.one_of_distributed(s, one_of);
         }
         self.compile_types(&s)
     }
 
+    // The three ways on are functions of their own, none inlined here: this one is
+    // on every path of nested sub-schemas (an `anyOf` distributed group by group
+    // recurses through it), and with their locals inlined its frame was 10 KiB, which
+    // spent the compile's stack allowance after some 60 levels.
+
+    /// The first `anyOf` group of `s` distributed: each branch merged with the rest.
+    #[inline(never)]
+    fn any_of_distributed(&mut self, s: Sch, group: Vec<NodeRef>, at: String) -> Result<Re> {
+        let mut rest = s.clone();
+        rest.apply.any_of.remove(0);
+        let mut alts = Vec::new();
+        let alone = rest.is_trivial();
+        for b in &group {
+            self.count_branch(&at)?;
+            if alone {
+                // Nothing to merge a branch with: each compiles as a node of its own,
+                // so that a branch that is a reference shares the target's memo entry
+                // and, where the target recurses, is a call (a recursion through
+                // `anyOf: [{"$ref": ...}]` was expanded in place at every level).
+                alts.push(self.compile_node(b)?);
+                continue;
+            }
+            let mark = self.ref_stack.len();
+            let out = match self.flatten(b) {
+                Ok(Some(fb)) => self.merge(&rest, &fb).and_then(|m| self.compile_flat(m)),
+                Ok(None) => Ok(Re::never()),
+                Err(e) => Err(e),
+            };
+            self.ref_stack.truncate(mark);
+            alts.push(out?);
+        }
+        Ok(Re::alt(alts))
+    }
+
+    /// The first `oneOf` of `s`: each branch merged with the rest and, where another may
+    /// hold with it, with the other's complement.
+    #[inline(never)]
+    fn one_of_distributed(&mut self, s: Sch, one_of: OneOf) -> Result<Re> {
+        let mut rest = s.clone();
+        rest.apply.one_of.remove(0);
+        // Merge every branch with the rest, remembering the references each followed.
+        let mut merged: Vec<(usize, Sch, Vec<String>)> = Vec::new();
+        let cuts = self.depth_cuts;
+        for (i, b) in one_of.branches.iter().enumerate() {
+            if let Some((m, pushed)) = self.merged_branch(&rest, b, &one_of.at)? {
+                merged.push((i, m, pushed));
+            }
+        }
+        if self.depth_cuts > cuts {
+            // A branch is a reference past the recursion depth: it matches nothing
+            // here, but a value may satisfy it and another branch, which `oneOf`
+            // refuses. Nothing here can be written for sure, so nothing is (the
+            // depth cut takes values away, never adds them).
+            return Ok(Re::never());
+        }
+        // Branches that may hold together: each takes the other's complement.
+        let mut clashes: Vec<Vec<usize>> = vec![Vec::new(); merged.len()];
+        let mut first_clash = None;
+        for x in 0..merged.len() {
+            for y in x + 1..merged.len() {
+                let (a, b) = (merged[x].1.clone(), merged[y].1.clone());
+                let cuts = self.depth_cuts;
+                // Disjoint only through a cut reference proves nothing.
+                if !self.disjoint(&a, &b, 0)? || self.depth_cuts > cuts {
+                    clashes[x].push(merged[y].0);
+                    clashes[y].push(merged[x].0);
+                    first_clash.get_or_insert((merged[x].0, merged[y].0));
+                }
+            }
+        }
+        let mut complements: FastMap<usize, Option<(Sch, Vec<String>)>> = FastMap::default();
+        let mut alts = Vec::new();
+        let alone = rest.is_trivial();
+        for ((i, mut m, mut pushed), clash) in merged.into_iter().zip(clashes) {
+            if clash.is_empty() && alone {
+                // A branch apart from every other, with nothing to merge: a node of
+                // its own, sharing its memo entry (a reference's target compiles
+                // once for every `oneOf` that names it, as in `anyOf` above).
+                alts.push(self.compile_node(&one_of.branches[i])?);
+                continue;
+            }
+            let mut possible = true;
+            for j in clash {
+                let known = match complements.get(&j) {
+                    Some(c) => c.clone(),
+                    None => {
+                        let c = self.one_of_complement(&one_of, j)?;
+                        complements.insert(j, c.clone());
+                        c
+                    }
+                };
+                let Some((c, refs)) = known else {
+                    possible = false;
+                    break;
+                };
+                m = self.merge(&m, &c)?;
+                pushed.extend(refs);
+            }
+            if !possible {
+                continue;
+            }
+            alts.push(self.compile_with_refs(m, pushed)?);
+        }
+        // Nothing left: the schema's own verdict where every complement taken was
+        // exact, else a refusal (the values left out may have been valid), unless
+        // the recursion depth cut something on the way (a complement's reference, a
+        // branch's value): nothing is what is left at that depth.
+        let lossy = |j: &usize| !one_of.complements.exact(*j);
+        if alts.iter().all(Re::is_never) && complements.keys().any(lossy) && self.depth_cuts == cuts
+        {
+            if let Some((i, j)) = first_clash {
+                return Err(unsupported(
+                    "oneOf",
+                    &s.ptr,
+                    &format!(
+                        "branches {i} and {j} are not provably exclusive, and the complement of each that can be said leaves nothing"
+                    ),
+                ));
+            }
+        }
+        Ok(Re::alt(alts))
+    }
+
+    #[inline(never)]
     fn compile_types(&mut self, s: &Sch) -> Result<Re> {
         if !s.enums.is_empty() {
             return self.compile_enum(s);

@@ -385,6 +385,7 @@ fn closed_some_key_not_in(s: &Sch) -> Option<Sch> {
 }
 
 impl Compiler<'_> {
+    #[inline(never)]
     pub(super) fn object(&mut self, s: &Sch) -> Result<Re> {
         if let Some(plain) = closed_some_key_not_in(s) {
             return self.object(&plain);

@@ -144,9 +144,15 @@ impl Compiler<'_> {
     }
 
     /// Whether following a reference to `target` once more recurses deeper than
-    /// `max_recursion_depth`: nothing more can be written there.
-    pub(super) fn too_deep(&self, target: &str) -> bool {
-        self.ref_stack.iter().filter(|t| *t == target).count()
-            > self.config.get_max_recursion_depth()
+    /// `max_recursion_depth`: nothing more can be written there. Only a target in a
+    /// cycle recurses: one outside every cycle may still be on the stack that often
+    /// (merged at each level of a recursion it is not part of, as the complements of a
+    /// recursive `oneOf`'s other branches are), and is bounded by that recursion.
+    pub(super) fn too_deep(&mut self, target: &str) -> Result<bool> {
+        let on_stack = self.ref_stack.iter().filter(|t| *t == target).count();
+        if on_stack <= self.config.get_max_recursion_depth() {
+            return Ok(false);
+        }
+        self.is_recursive(target)
     }
 }

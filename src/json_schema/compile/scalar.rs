@@ -122,6 +122,7 @@ pub(super) fn spellings(v: &Json) -> Vec<String> {
 }
 
 impl Compiler<'_> {
+    #[inline(never)]
     pub(super) fn compile_enum(&mut self, s: &Sch) -> Result<Re> {
         let (first, _) = &s.enums[0];
         let values: Vec<&Json> = first
@@ -316,6 +317,7 @@ impl Compiler<'_> {
         }
     }
 
+    #[inline(never)]
     pub(super) fn number(&mut self, s: &Sch, integer: bool) -> Result<Re> {
         let (lo, hi) = (s.number.lo.as_ref(), s.number.hi.as_ref());
         match s.number.multiple_of.len() {
@@ -359,6 +361,7 @@ impl Compiler<'_> {
         }
     }
 
+    #[inline(never)]
     pub(super) fn string(&mut self, s: &Sch) -> Result<Re> {
         let (min, max) = (s.string.min_len, s.string.max_len);
         if max.is_some_and(|m| m < min) {

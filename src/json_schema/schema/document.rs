@@ -1,12 +1,13 @@
 //! The document: its draft, where each `$id` and anchor is, `$ref` resolution, and the
 //! references under a subschema (for telling recursive ones apart).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use super::super::json::{pointer_push, Json};
 use super::super::stack_position;
 use super::uri::{percent_decode, strip_fragment};
-use super::{invalid, resolve_uri, unsupported, NodeRef};
+use super::{invalid, resolve_uri, unsupported, Node, NodeRef};
 use crate::automaton::expr::FastMap;
 use crate::error::Result;
 
@@ -50,6 +51,39 @@ impl Draft {
 /// Base URI of a document without `$id`.
 const DEFAULT_BASE: &str = "https://logitmask.invalid/schema.json";
 
+/// What a `$ref` made by a complement starts with, before the pointer it names (a URN,
+/// so that resolving it against any base leaves it as it is).
+pub(super) const MADE_REF: &str = "urn:logitmask:";
+
+/// Pointers of the complements of reference targets ([`Doc::complement_ptr`]): no
+/// pointer into the document starts so (those start with `#`).
+const COMPLEMENT_PTR: &str = "complement:";
+
+/// The complement of a reference's target, as [`Doc::negate_ref`] takes it.
+#[derive(Clone)]
+pub(super) enum RefComplement {
+    /// Being taken: a reference to it met meanwhile recurses into it.
+    Taking,
+    /// Taken: the schema (none where it cannot be said) and whether it is exact.
+    Taken(Option<(Rc<Json>, bool)>),
+}
+
+/// A subschema's JSON: in the document, or made by a complement.
+pub(crate) enum SchemaJson<'a> {
+    InDocument(&'a Json),
+    Made(Rc<Json>),
+}
+
+impl std::ops::Deref for SchemaJson<'_> {
+    type Target = Json;
+    fn deref(&self) -> &Json {
+        match self {
+            SchemaJson::InDocument(j) => j,
+            SchemaJson::Made(j) => j,
+        }
+    }
+}
+
 /// The document: its root, draft, and where each `$id` and anchor is.
 pub(crate) struct Doc<'a> {
     pub(crate) root: &'a Json,
@@ -81,6 +115,12 @@ pub(crate) struct Doc<'a> {
     /// did, a compile that exceeded the combinations limit would exceed it again with
     /// coarse complements, so it is not tried.
     pub(crate) coarse_differs: Cell<bool>,
+    /// The complements of reference targets taken so far, by their pointers
+    /// ([`Doc::complement_ptr`]): a complement names the complement of a target rather
+    /// than copying it, so that each is taken, parsed and compiled once, and a recursive
+    /// definition's complement recurses as the definition does (copied, it was expanded
+    /// to the complements' depth limit, a schema of thousands of nodes).
+    pub(super) ref_complements: RefCell<FastMap<String, RefComplement>>,
 }
 
 impl<'a> Doc<'a> {
@@ -97,6 +137,7 @@ impl<'a> Doc<'a> {
             stack_start: stack_position(),
             complement_visits: Cell::new(0),
             coarse_differs: Cell::new(false),
+            ref_complements: RefCell::default(),
         };
         doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
         doc.resources
@@ -187,10 +228,10 @@ impl<'a> Doc<'a> {
     /// that does not, which only makes it lazy. Calls `visit` once per JSON node.
     pub(crate) fn refs_under(&self, ptr: &str, visit: &mut dyn FnMut()) -> Vec<String> {
         let mut out = Vec::new();
-        let Some(node) = self.at(ptr) else {
+        let Some(json) = self.json_at(ptr) else {
             return out;
         };
-        let mut stack = vec![(node, ptr.to_string(), self.base_at(ptr))];
+        let mut stack = vec![(&*json, ptr.to_string(), self.base_at(ptr))];
         while let Some((node, at, base)) = stack.pop() {
             visit();
             match node {
@@ -228,6 +269,30 @@ impl<'a> Doc<'a> {
         out
     }
 
+    /// The pointer of the complement of `target` (exact, or a part of it).
+    pub(super) fn complement_ptr(target: &str, exact: bool) -> String {
+        let mode = if exact { "exact" } else { "part" };
+        format!("{COMPLEMENT_PTR}{mode}:{target}")
+    }
+
+    /// The target a complement's pointer ([`Doc::complement_ptr`]) is of.
+    fn complement_target(ptr: &str) -> Option<&str> {
+        let rest = ptr.strip_prefix(COMPLEMENT_PTR)?;
+        rest.strip_prefix("exact:")
+            .or_else(|| rest.strip_prefix("part:"))
+    }
+
+    /// The JSON of a subschema: at a pointer into the document, or a complement taken.
+    pub(crate) fn json_at(&self, ptr: &str) -> Option<SchemaJson<'a>> {
+        if Self::complement_target(ptr).is_some() {
+            return match self.ref_complements.borrow().get(ptr) {
+                Some(RefComplement::Taken(Some((json, _)))) => Some(SchemaJson::Made(json.clone())),
+                _ => None,
+            };
+        }
+        self.at(ptr).map(SchemaJson::InDocument)
+    }
+
     /// The JSON at a pointer (`#/a/b`).
     pub(crate) fn at(&self, ptr: &str) -> Option<&'a Json> {
         let mut node = self.root;
@@ -246,8 +311,11 @@ impl<'a> Doc<'a> {
         Some(node)
     }
 
-    /// The base URI in effect at a pointer.
-    fn base_at(&self, ptr: &str) -> String {
+    /// The base URI in effect at a pointer (for a complement: at its target).
+    pub(super) fn base_at(&self, ptr: &str) -> String {
+        if let Some(target) = Self::complement_target(ptr) {
+            return self.base_at(target);
+        }
         let mut base = DEFAULT_BASE.to_string();
         let mut node = self.root;
         let apply = |node: &Json, base: &mut String| {
@@ -277,6 +345,12 @@ impl<'a> Doc<'a> {
 
     /// The pointer a `$ref` (already absolute) designates, if it is in this document.
     pub(crate) fn resolve_ref(&self, uri: &str, at: &str) -> Result<String> {
+        if let Some(ptr) = uri.strip_prefix(MADE_REF) {
+            if self.ref_complements.borrow().contains_key(ptr) {
+                return Ok(ptr.to_string());
+            }
+            return Err(invalid("$ref", at, &format!("\"{uri}\" points at nothing")));
+        }
         let (base, fragment) = match uri.split_once('#') {
             Some((b, f)) => (b, f),
             None => (uri, ""),
@@ -316,11 +390,16 @@ impl<'a> Doc<'a> {
         if let Some(n) = self.cache.get(ptr) {
             return Ok(n.clone());
         }
-        let json = self
-            .at(ptr)
-            .ok_or_else(|| invalid("$ref", ptr, "points at nothing"))?;
-        let base = self.base_at(ptr);
-        let node = self.parse(json, ptr, &base)?;
+        let node = match self.json_at(ptr) {
+            Some(json) => {
+                let base = self.base_at(ptr);
+                self.parse(&json, ptr, &base)?
+            }
+            // A complement that could not be said, named by one taken meanwhile (a
+            // recursion into it): no value, a subset of it.
+            None if self.ref_complements.borrow().contains_key(ptr) => Rc::new(Node::Nothing),
+            None => return Err(invalid("$ref", ptr, "points at nothing")),
+        };
         self.cache.insert(ptr.to_string(), node.clone());
         Ok(node)
     }

@@ -5,10 +5,12 @@
 use super::super::fragments::FORMATS;
 use super::super::json::Json;
 use super::super::number::Decimal;
+use super::document::{RefComplement, MADE_REF};
 use super::parse::{count, number, parse_types};
 use super::{absent_property, is_annotation, resolve_uri, single_keyword};
 use super::{Doc, Draft, OneOf, SOME_KEY_NOT_IN};
 use super::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
+use std::rc::Rc;
 
 /// Subschemas all the complements of one document may visit (each `not`, `if` and
 /// `oneOf` branch takes one; a complement parsed may hold more `not`s and `if`s): past
@@ -464,7 +466,9 @@ impl Doc<'_> {
     }
 
     /// Failing a `$ref`: failing its target (given up on where it is not in this
-    /// document).
+    /// document). The complement is a reference to the target's complement, taken once
+    /// per document and mode ([`Doc::ref_complements`]): met again while it is being
+    /// taken, the reference recurses, as the target does.
     fn negate_ref(
         &self,
         cx: &Negating,
@@ -473,14 +477,66 @@ impl Doc<'_> {
         out: &mut Alternatives,
     ) -> Option<()> {
         let Json::String(r) = value else { return None };
-        let target = self.resolve_ref(&resolve_uri(cx.base, r), "").ok();
-        let c = match target.as_deref().and_then(|t| self.at(t)) {
-            Some(t) => self.sub_complement(cx, t, work),
+        let target = self
+            .resolve_ref(&resolve_uri(cx.base, r), "")
+            .ok()
+            .filter(|t| self.json_at(t).is_some());
+        let c = match target {
+            Some(t) => self.ref_complement(cx, &t, work),
             None => work.lose(cx.exact),
         };
         out.push((REST, c?));
         Some(())
     }
+
+    /// The complement of the schema at `target`: `true` or `false` as they are, else a
+    /// `$ref` to it, taken now if it was not yet.
+    fn ref_complement(
+        &self,
+        cx: &Negating,
+        target: &str,
+        work: &mut ComplementWork,
+    ) -> Option<Json> {
+        let ptr = Doc::complement_ptr(target, cx.exact);
+        let known = self.ref_complements.borrow().get(&ptr).cloned();
+        let taken = match known {
+            Some(RefComplement::Taking) => None,
+            Some(RefComplement::Taken(taken)) => Some(taken),
+            None => {
+                self.ref_complements
+                    .borrow_mut()
+                    .insert(ptr.clone(), RefComplement::Taking);
+                let json = self.json_at(target)?;
+                let base = self.base_at(target);
+                let mut own = ComplementWork::default();
+                let c = self.complement(&json, &base, cx.depth + 1, cx.exact, &mut own);
+                work.visited += own.visited;
+                let taken = c.map(|c| (Rc::new(c), own.lossless));
+                self.ref_complements
+                    .borrow_mut()
+                    .insert(ptr.clone(), RefComplement::Taken(taken.clone()));
+                Some(taken)
+            }
+        };
+        match taken {
+            Some(None) => work.lose(cx.exact),
+            Some(Some((json, lossless))) => {
+                work.lossless &= lossless;
+                match &*json {
+                    Json::Bool(b) => Some(Json::Bool(*b)),
+                    _ => Some(made_ref(&ptr)),
+                }
+            }
+            // Being taken: exact as far as it goes (its own losses are counted where it
+            // is taken).
+            None => Some(made_ref(&ptr)),
+        }
+    }
+}
+
+/// `{"$ref": ...}` to a schema made here ([`Doc::json_at`]).
+fn made_ref(ptr: &str) -> Json {
+    single_keyword("$ref", Json::String(format!("{MADE_REF}{ptr}")))
 }
 
 /// Failing a length or a count, each only on its own type, by the opposite bound:
