@@ -234,8 +234,10 @@ impl Config {
     }
 
     /// How deep recursive `$ref`s nest: past that a reference matches nothing. In regex
-    /// text and eager indexes (default 3) each recursive reference is expanded in place
-    /// at most this many times along one path. In a lazy index (default 32) a recursive
+    /// text and eager indexes (default 3) recursive references are expanded in place,
+    /// a cycle of definitions re-entered at most this many times along one path (every
+    /// entry counts, whichever definition of the cycle it enters). In a lazy index
+    /// (default 32) a recursive
     /// reference written alone (`{"$ref": ...}`, annotations aside) is a call into one
     /// shared automaton, instantiated a level at a time as a text reaches it, and at
     /// most this many calls nest along one path (of any targets: mutual recursion counts

@@ -293,3 +293,26 @@ fn recursive_one_of_over_overlapping_definitions_compiles() {
     assert!(refused.is_empty(), "{refused:?}");
     assert_eq!(accepted, texts.len() / 2);
 }
+
+/// Expanded in place, a cycle through several definitions counts every entry into it
+/// (A -> B -> A is two), as calls do: per definition, each of k definitions could be
+/// entered `depth + 1` times, k times the nesting (and compile) the option says.
+#[test]
+fn in_place_recursion_counts_every_entry_into_the_cycle() {
+    let schema = r##"{"$ref":"#/definitions/a","definitions":{
+        "a":{"type":"object","properties":{"b":{"$ref":"#/definitions/b"}}},
+        "b":{"type":"object","properties":{"a":{"$ref":"#/definitions/a"}}}}}"##;
+    let config = Config::new().max_recursion_depth(2);
+    let nested = |levels: usize| {
+        let keys = ["b", "a"];
+        let mut text = "{}".to_string();
+        for i in (0..levels).rev() {
+            text = format!(r#"{{"{}":{text}}}"#, keys[i % 2]);
+        }
+        text
+    };
+    // An eager index expands in place (a lazy one calls, and calls count alike).
+    let valid: Vec<String> = (0..=2).map(nested).collect();
+    let valid: Vec<&str> = valid.iter().map(String::as_str).collect();
+    check(schema, &config, &valid, &[&nested(3)]);
+}

@@ -184,6 +184,9 @@ pub(crate) struct Compiler<'a> {
     template_contexts: Vec<(String, bool, bool)>,
     /// Whether a reference target reaches itself through references, by target.
     recursive: FastMap<String, bool>,
+    /// The cycle (strongly connected component) of each target [`Compiler::recursive`]
+    /// has decided, numbered (unique: a number taken once some target has it).
+    component_of: FastMap<String, usize>,
     /// The targets of the references under a target ([`Doc::refs_under`]), by target.
     ref_edges: FastMap<String, Rc<[String]>>,
 }
@@ -223,6 +226,7 @@ impl<'a> Compiler<'a> {
             templates: Vec::new(),
             template_contexts: Vec::new(),
             recursive: FastMap::default(),
+            component_of: FastMap::default(),
             ref_edges: FastMap::default(),
         }
     }

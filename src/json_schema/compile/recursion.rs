@@ -122,9 +122,11 @@ impl Compiler<'_> {
                 let at = t.stack.iter().rposition(|&x| x == v).expect("on the stack");
                 let component: Vec<usize> = t.stack.drain(at..).collect();
                 let cyclic = component.len() > 1 || t.self_loop[v];
+                let id = self.component_of.len();
                 for x in component {
                     t.on_stack[x] = false;
                     self.recursive.insert(t.names[x].clone(), cyclic);
+                    self.component_of.insert(t.names[x].clone(), id);
                 }
             }
         }
@@ -144,15 +146,25 @@ impl Compiler<'_> {
     }
 
     /// Whether following a reference to `target` once more recurses deeper than
-    /// `max_recursion_depth`: nothing more can be written there. Only a target in a
-    /// cycle recurses: one outside every cycle may still be on the stack that often
-    /// (merged at each level of a recursion it is not part of, as the complements of a
-    /// recursive `oneOf`'s other branches are), and is bounded by that recursion.
+    /// `max_recursion_depth`: nothing more can be written there. Every entry into the
+    /// target's cycle on the stack counts, whichever definition of it (A -> B -> A is
+    /// two, as calls count): counted per definition, three mutually recursive ones were
+    /// expanded twelve levels deep (`Github_medium---o3626`: 80 ms, against 11 ms so).
+    /// Only a target in a cycle recurses: one outside every cycle may still be on the
+    /// stack that often (merged at each level of a recursion it is not part of, as the
+    /// complements of a recursive `oneOf`'s other branches are), and is bounded by that
+    /// recursion.
     pub(super) fn too_deep(&mut self, target: &str) -> Result<bool> {
         let on_stack = self.ref_stack.iter().filter(|t| *t == target).count();
-        if on_stack <= self.config.get_max_recursion_depth() {
+        if on_stack == 0 || !self.is_recursive(target)? {
             return Ok(false);
         }
-        self.is_recursive(target)
+        let c = self.component_of[target];
+        let entries = self
+            .ref_stack
+            .iter()
+            .filter(|t| self.component_of.get(*t) == Some(&c))
+            .count();
+        Ok(entries > self.config.get_max_recursion_depth())
     }
 }
