@@ -544,7 +544,7 @@ impl<'a> Compiler<'a> {
     /// The first `anyOf` group of `s` distributed: each branch merged with the rest.
     #[inline(never)]
     fn any_of_distributed(&mut self, s: Sch, group: Vec<NodeRef>, at: String) -> Result<Re> {
-        let mut rest = s.clone();
+        let mut rest = s;
         rest.apply.any_of.remove(0);
         let mut alts = Vec::new();
         let alone = rest.is_trivial();

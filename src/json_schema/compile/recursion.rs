@@ -155,8 +155,7 @@ impl Compiler<'_> {
     /// complements of a recursive `oneOf`'s other branches are), and is bounded by that
     /// recursion.
     pub(super) fn too_deep(&mut self, target: &str) -> Result<bool> {
-        let on_stack = self.ref_stack.iter().filter(|t| *t == target).count();
-        if on_stack == 0 || !self.is_recursive(target)? {
+        if !self.ref_stack.iter().any(|t| t == target) || !self.is_recursive(target)? {
             return Ok(false);
         }
         let c = self.component_of[target];

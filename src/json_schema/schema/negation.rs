@@ -477,13 +477,9 @@ impl Doc<'_> {
         out: &mut Alternatives,
     ) -> Option<()> {
         let Json::String(r) = value else { return None };
-        let target = self
-            .resolve_ref(&resolve_uri(cx.base, r), "")
-            .ok()
-            .filter(|t| self.json_at(t).is_some());
-        let c = match target {
-            Some(t) => self.ref_complement(cx, &t, work),
-            None => work.lose(cx.exact),
+        let c = match self.resolve_ref(&resolve_uri(cx.base, r), "") {
+            Ok(t) => self.ref_complement(cx, &t, work),
+            Err(_) => work.lose(cx.exact),
         };
         out.push((REST, c?));
         Some(())
@@ -503,10 +499,12 @@ impl Doc<'_> {
             Some(RefComplement::Taking) => None,
             Some(RefComplement::Taken(taken)) => Some(taken),
             None => {
+                let Some(json) = self.json_at(target) else {
+                    return work.lose(cx.exact);
+                };
                 self.ref_complements
                     .borrow_mut()
                     .insert(ptr.clone(), RefComplement::Taking);
-                let json = self.json_at(target)?;
                 let base = self.base_at(target);
                 let mut own = ComplementWork::default();
                 let c = self.complement(&json, &base, cx.depth + 1, cx.exact, &mut own);
