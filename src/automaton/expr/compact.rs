@@ -44,6 +44,8 @@ impl ExprSet {
             string_sets: std::mem::take(&mut self.string_sets),
             appended: FastMap::default(),
             single_bytes: [ExprId::NOTHING; 256],
+            // Counted below: the kept nodes that were below it (ids keep their order).
+            compiled_below: 0,
         };
         for old in 0..old_len {
             if !keep[old] {
@@ -83,6 +85,9 @@ impl ExprSet {
             set.nodes.push(node);
             set.info.push(self.info[old]);
             new_id[old] = id.0;
+            if (old as u32) < self.compiled_below {
+                set.compiled_below = id.0 + 1;
+            }
         }
         let renamed = |e: ExprId| (new_id[e.index()] != DROPPED).then(|| ExprId(new_id[e.index()]));
         set.templates = self

@@ -163,6 +163,8 @@ impl ExprDfa {
         max_work: u64,
         what: String,
     ) -> Result<ExprDfa> {
+        let mut exprs = exprs;
+        exprs.mark_compiled();
         if !exprs.calls_defined() {
             return Err(Error::new(
                 ErrorKind::UnsupportedSchema,

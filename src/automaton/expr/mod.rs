@@ -250,6 +250,10 @@ pub struct ExprSet {
     appended: FastMap<(ExprId, ExprId), ExprId>,
     /// The node of each one-byte set made so far ([`ExprId::NOTHING`]: none yet).
     single_bytes: [ExprId; 256],
+    /// Nodes below this id were built before an automaton started deriving (the
+    /// compiled expression); the rest are derivatives, searches and witnesses. A count
+    /// among the first is one no walk has entered yet (`saturate.rs`).
+    compiled_below: u32,
 }
 
 impl Default for ExprSet {
@@ -287,6 +291,7 @@ impl ExprSet {
             string_sets: Vec::new(),
             appended: FastMap::default(),
             single_bytes: [ExprId::NOTHING; 256],
+            compiled_below: u32::MAX,
         };
         let nothing = set.intern(Node::Nothing);
         let empty = set.intern(Node::Empty);
@@ -330,6 +335,18 @@ impl ExprSet {
     /// Whether `e` holds a count with an upper bound outside any complement.
     pub(crate) fn counted(&self, e: ExprId) -> bool {
         self.info[e.index()].counted
+    }
+
+    /// Records that the nodes made so far are the compiled expression: the ones made
+    /// from now on are an automaton's ([`compiled`](Self::compiled)).
+    pub(crate) fn mark_compiled(&mut self) {
+        self.compiled_below = self.nodes.len() as u32;
+    }
+
+    /// Whether `e` was built before [`mark_compiled`](Self::mark_compiled) (every node,
+    /// until it is called).
+    pub(crate) fn compiled(&self, e: ExprId) -> bool {
+        e.0 < self.compiled_below
     }
 
     pub(crate) fn positive(&self, e: ExprId) -> bool {

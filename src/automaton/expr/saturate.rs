@@ -47,9 +47,18 @@ impl Saturation {
     }
 
     /// `(sat(e), rep(e))`; both are `e` where no count is far enough from its bounds.
+    ///
+    /// Only the counts a walk made are rewritten (states inside a count it entered
+    /// differ there). A count of the compiled expression is one no walk has entered,
+    /// the same in every state that holds it: lifting it would make no two states
+    /// share a pair, and it rewrote the whole document behind a state (the start
+    /// state's bounds were most of a schema's first mask). Fewer counts rewritten keep
+    /// `rep(E) ⊆ E ⊆ sat(E)`: exactness stays.
     pub(crate) fn bounds(&mut self, exprs: &mut ExprSet, e: ExprId) -> (ExprId, ExprId) {
-        // Most of a document has no count: nothing to rewrite, nothing to remember.
-        if !exprs.counted(e) {
+        // Most of a document has no count, or none entered (a compiled node holds only
+        // compiled nodes: children are older than their parents): nothing to rewrite,
+        // nothing to remember.
+        if !exprs.counted(e) || exprs.compiled(e) {
             return (e, e);
         }
         if let Some(&r) = self.memo.get(&e) {
@@ -107,7 +116,7 @@ impl Saturation {
         let mut cur = e;
         let (mut sat, mut rep) = loop {
             if cur != e {
-                if !exprs.counted(cur) {
+                if !exprs.counted(cur) || exprs.compiled(cur) {
                     break (cur, cur);
                 }
                 if let Some(&r) = self.memo.get(&cur) {
@@ -189,8 +198,8 @@ impl Saturation {
         let mut seen = FastSet::default();
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
-            // As in `bounds`: a part without a count lifts nothing.
-            if !exprs.counted(x) || !seen.insert(x) {
+            // As in `bounds`: a part without a count, or compiled, lifts nothing.
+            if !exprs.counted(x) || exprs.compiled(x) || !seen.insert(x) {
                 continue;
             }
             match *exprs.node(x) {
@@ -274,6 +283,7 @@ mod tests {
     #[test]
     fn counts_far_from_their_bounds_are_lifted_and_lowered() {
         let mut x = ExprSet::new();
+        x.mark_compiled(); // the expressions below stand for a walk's
         let mut s = Saturation::new(128);
         // One-byte items: the full reach, the longest token and two.
         let e = re(&mut x, "a{2,500}b");
@@ -293,6 +303,7 @@ mod tests {
     #[test]
     fn counts_under_a_complement_are_left_as_they_are() {
         let mut x = ExprSet::new();
+        x.mark_compiled(); // the expressions below stand for a walk's
         let mut s = Saturation::new(128);
         let a = re(&mut x, "a{0,500}");
         let not_a = x.complement(a);
@@ -307,8 +318,31 @@ mod tests {
     }
 
     #[test]
+    fn counts_no_walk_entered_are_left_as_they_are() {
+        let mut x = ExprSet::new();
+        let mut s = Saturation::new(8);
+        // Built before the automaton (the compiled expression): left whole.
+        let compiled = re(&mut x, "[a-z]{0,500}b(?:cd){0,40}");
+        x.mark_compiled();
+        assert_eq!(s.bounds(&mut x, compiled), (compiled, compiled));
+        // A state inside the first count (a walk's derivative) lifts that count only.
+        let tail = re(&mut x, "b(?:cd){0,40}");
+        let inside = re(&mut x, "[a-z]{0,497}");
+        let inside = x.concat2(inside, tail);
+        let (sat, rep) = s.bounds(&mut x, inside);
+        assert_eq!(sat, re(&mut x, "[a-z]*b(?:cd){0,40}"));
+        assert_eq!(rep, re(&mut x, "[a-z]{0,10}b(?:cd){0,40}"));
+        // Widening looks at the same counts: the entered one (1-byte items) has its
+        // full reach already, so it is not lifted again; `(cd)` was never lifted (had
+        // it been looked at, its short reach would have widened instead).
+        s.widen(&x, inside);
+        assert_eq!(s.bounds(&mut x, inside), (inside, inside));
+    }
+
+    #[test]
     fn widening_takes_the_full_reach_then_gives_up() {
         let mut x = ExprSet::new();
+        x.mark_compiled(); // the expressions below stand for a walk's
         let mut s = Saturation::new(8);
         let e = re(&mut x, "(?:ab){0,50}c");
         assert_ne!(s.bounds(&mut x, e).0, e);
