@@ -664,6 +664,8 @@ impl Re {
     /// marked nodes whose whole language a text can reach. A DAG walk, each node once.
     pub(crate) fn deepest_mark(&self, marks: &FastMap<usize, usize>) -> usize {
         let mut deepest = 0;
+        // Found the deepest mark there is: the rest of the tree cannot go deeper.
+        let most = marks.values().copied().max().unwrap_or(0);
         let mut seen = FastSet::default();
         let mut stack = vec![self];
         while let Some(r) = stack.pop() {
@@ -672,6 +674,9 @@ impl Re {
             }
             if let Some(&m) = marks.get(&r.id()) {
                 deepest = deepest.max(m);
+                if deepest == most {
+                    break;
+                }
             }
             match &r.0.kind {
                 Kind::Concat(v) | Kind::Alt(v) => stack.extend(v.iter()),
