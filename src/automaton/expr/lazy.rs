@@ -157,13 +157,12 @@ impl ExprDfa {
     /// [`ErrorKind::DfaTooLarge`] over the limits; [`ErrorKind::BuildTooExpensive`] when
     /// deciding that takes more than `max_work` steps.
     pub(crate) fn new(
-        exprs: ExprSet,
+        mut exprs: ExprSet,
         root: ExprId,
         config: &DfaConfig,
         max_work: u64,
         what: String,
     ) -> Result<ExprDfa> {
-        let mut exprs = exprs;
         exprs.mark_compiled();
         if !exprs.calls_defined() {
             return Err(Error::new(

@@ -55,10 +55,7 @@ impl Saturation {
     /// state's bounds were most of a schema's first mask). Fewer counts rewritten keep
     /// `rep(E) ⊆ E ⊆ sat(E)`: exactness stays.
     pub(crate) fn bounds(&mut self, exprs: &mut ExprSet, e: ExprId) -> (ExprId, ExprId) {
-        // Most of a document has no count, or none entered (a compiled node holds only
-        // compiled nodes: children are older than their parents): nothing to rewrite,
-        // nothing to remember.
-        if !exprs.counted(e) || exprs.compiled(e) {
+        if left_whole(exprs, e) {
             return (e, e);
         }
         if let Some(&r) = self.memo.get(&e) {
@@ -116,7 +113,7 @@ impl Saturation {
         let mut cur = e;
         let (mut sat, mut rep) = loop {
             if cur != e {
-                if !exprs.counted(cur) || exprs.compiled(cur) {
+                if left_whole(exprs, cur) {
                     break (cur, cur);
                 }
                 if let Some(&r) = self.memo.get(&cur) {
@@ -198,8 +195,7 @@ impl Saturation {
         let mut seen = FastSet::default();
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
-            // As in `bounds`: a part without a count, or compiled, lifts nothing.
-            if !exprs.counted(x) || exprs.compiled(x) || !seen.insert(x) {
+            if left_whole(exprs, x) || !seen.insert(x) {
                 continue;
             }
             match *exprs.node(x) {
@@ -270,6 +266,13 @@ impl Saturation {
     pub(crate) fn memory_usage(&self) -> usize {
         (self.reach.capacity() + self.min_len.capacity()) * 16 + self.memo.capacity() * 16
     }
+}
+
+/// Whether [`Saturation::bounds`] leaves `e` as it is, without looking inside: most of
+/// a document has no count, or none a walk entered (a compiled node holds only compiled
+/// nodes: children are older than their parents).
+fn left_whole(exprs: &ExprSet, e: ExprId) -> bool {
+    !exprs.counted(e) || exprs.compiled(e)
 }
 
 #[cfg(test)]
