@@ -163,7 +163,7 @@ pub(crate) fn lower_key_body_not_in(
         non_ascii_or_escape: non_ascii_or_escape.to_expr(set, memo)?,
         plain_ascii,
     };
-    lower_trie(names, &parts, set)
+    lower_trie(names, &parts, set, memo)
 }
 
 /// The lowered parts every trie node shares.
@@ -203,7 +203,12 @@ impl<'n> Frame<'n> {
 /// The trie of `names` (sorted), lowered children first. With a stack of frames, not
 /// recursion: a trie is as deep as the longest name, and a schema may declare a name
 /// of any length.
-fn lower_trie(names: &[String], parts: &Shared, set: &mut ExprSet) -> Result<ExprId> {
+fn lower_trie(
+    names: &[String],
+    parts: &Shared,
+    set: &mut ExprSet,
+    memo: &mut LowerMemo,
+) -> Result<ExprId> {
     let mut stack = vec![Frame::new(names, 0)];
     let mut text = String::new();
     loop {
@@ -223,7 +228,7 @@ fn lower_trie(names: &[String], parts: &Shared, set: &mut ExprSet) -> Result<Exp
             continue;
         }
         let done = stack.pop().expect("a frame");
-        let node = finish_node(done.alts, &done.children, parts, set)?;
+        let node = finish_node(done.alts, &done.children, parts, set, memo)?;
         let Some(parent) = stack.last_mut() else {
             return Ok(node);
         };
@@ -241,17 +246,28 @@ fn finish_node(
     children: &[char],
     parts: &Shared,
     set: &mut ExprSet,
+    memo: &mut LowerMemo,
 ) -> Result<ExprId> {
-    let other = if let Some(bits) = plain_ascii_except(parts.plain_ascii, children) {
+    let rest = if let Some(bits) = plain_ascii_except(parts.plain_ascii, children) {
         // As [`canonical_other`] makes it: the ASCII class beside the shared part.
-        let class = set.set(ByteSet([bits as u64, (bits >> 64) as u64, 0, 0]));
-        set.union(&[class, parts.non_ascii_or_escape])
+        match memo.key_rests.get(&bits) {
+            Some(&rest) => rest,
+            None => {
+                let class = set.set(ByteSet([bits as u64, (bits >> 64) as u64, 0, 0]));
+                let other = set.union(&[class, parts.non_ascii_or_escape]);
+                let rest = set.concat2(other, parts.json_chars);
+                memo.key_rests.insert(bits, rest);
+                rest
+            }
+        }
     } else {
         // A tree of its own, dropped here: lowered with a memo of its own, since the
         // memo knows nodes by address and a later node may take a freed one's.
-        canonical_other(children.iter().copied()).to_expr(set, &mut LowerMemo::default())?
+        let other =
+            canonical_other(children.iter().copied()).to_expr(set, &mut LowerMemo::default())?;
+        set.concat2(other, parts.json_chars)
     };
-    alts.push(set.concat2(other, parts.json_chars));
+    alts.push(rest);
     Ok(set.union(&alts))
 }
 
