@@ -277,14 +277,14 @@ impl Compiler<'_> {
     pub(super) fn intersect_groups(
         &mut self,
         s: Sch,
-        groups: Vec<(Vec<NodeRef>, String)>,
+        groups: Vec<(Rc<[NodeRef]>, Rc<str>)>,
     ) -> Result<Re> {
         let mut base = s.clone();
         base.apply.one_of.clear();
         let mut merged: Vec<Vec<GroupBranch>> = Vec::new();
         for (group, at) in &groups {
             let mut alts = Vec::new();
-            for b in group {
+            for b in group.iter() {
                 alts.extend(self.group_branch(&base, b, at)?);
             }
             merged.push(alts);

@@ -354,11 +354,11 @@ impl<'a> Compiler<'a> {
                     || x.all_of.iter().any(|p| self.reaches_a_ref(p))
                     || x.any_of
                         .iter()
-                        .flat_map(|(g, _)| g)
+                        .flat_map(|(g, _)| g.iter())
                         .any(|p| self.reaches_a_ref(p))
                     || x.one_of
                         .iter()
-                        .flat_map(|g| &g.branches)
+                        .flat_map(|g| g.branches.iter())
                         .any(|p| self.reaches_a_ref(p))
             }
         };
@@ -543,12 +543,12 @@ impl<'a> Compiler<'a> {
 
     /// The first `anyOf` group of `s` distributed: each branch merged with the rest.
     #[inline(never)]
-    fn any_of_distributed(&mut self, s: Sch, group: Vec<NodeRef>, at: String) -> Result<Re> {
+    fn any_of_distributed(&mut self, s: Sch, group: Rc<[NodeRef]>, at: Rc<str>) -> Result<Re> {
         let mut rest = s;
         rest.apply.any_of.remove(0);
         let mut alts = Vec::new();
         let alone = rest.is_trivial();
-        for b in &group {
+        for b in group.iter() {
             self.count_branch(&at)?;
             if alone {
                 // Nothing to merge a branch with: each compiles as a node of its own,

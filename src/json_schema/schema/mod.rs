@@ -56,7 +56,7 @@ pub(crate) enum Node {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Sch {
     /// Where this schema is, as a URI fragment (`#/properties/a`), for messages.
-    pub(crate) ptr: String,
+    pub(crate) ptr: Rc<str>,
     pub(crate) types: Option<u8>,
     /// `enum` / `const` constraints (each must hold), with their locations.
     pub(crate) enums: Vec<(Rc<[Json]>, String)>,
@@ -153,10 +153,10 @@ impl ObjectKeywords {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Applicators {
     pub(crate) all_of: Vec<NodeRef>,
-    pub(crate) any_of: Vec<(Vec<NodeRef>, String)>,
+    pub(crate) any_of: Vec<(Rc<[NodeRef]>, Rc<str>)>,
     pub(crate) one_of: Vec<OneOf>,
     /// `$ref`s, as absolute URIs with fragment, with their locations.
-    pub(crate) refs: Vec<(String, String)>,
+    pub(crate) refs: Vec<(Rc<str>, Rc<str>)>,
 }
 
 /// A `oneOf`: its branches, where it is, and for each branch a schema of values that
@@ -167,11 +167,11 @@ pub(crate) struct Applicators {
 /// then allows fewer values than the schema does, never one it refuses.
 #[derive(Clone, Debug)]
 pub(crate) struct OneOf {
-    pub(crate) branches: Vec<NodeRef>,
+    pub(crate) branches: Rc<[NodeRef]>,
     /// The keyword's location.
-    pub(crate) at: String,
+    pub(crate) at: Rc<str>,
     /// The base URI the complements' `$ref`s resolve against.
-    pub(crate) base: String,
+    pub(crate) base: Rc<str>,
     /// Per branch: JSON Schema of values that fail it (`false` where none is known),
     /// and whether that is all of them (the exact complement); taken on first use
     /// ([`Doc::one_of_complement`]).
@@ -227,7 +227,7 @@ fn is_any(n: &Option<NodeRef>) -> bool {
 
 impl Sch {
     /// The one `$ref` of a schema that says nothing else.
-    pub(crate) fn only_ref(&self) -> Option<&(String, String)> {
+    pub(crate) fn only_ref(&self) -> Option<&(Rc<str>, Rc<str>)> {
         let a = &self.apply;
         let alone =
             a.refs.len() == 1 && a.all_of.is_empty() && a.any_of.is_empty() && a.one_of.is_empty();

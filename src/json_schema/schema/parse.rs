@@ -93,7 +93,7 @@ impl Doc<'_> {
         }
         let legacy_ref = self.draft != Draft::Modern && json.get("$ref").is_some();
         let mut s = Sch {
-            ptr: ptr.to_string(),
+            ptr: ptr.into(),
             ..Sch::default()
         };
         let mut unevaluated = false;
@@ -231,7 +231,7 @@ impl Doc<'_> {
             self.parse(&both(value.clone(), k.schema.get("then")), &at, k.base)?,
             self.parse(&both(otherwise, k.schema.get("else")), &at, k.base)?,
         ];
-        s.apply.any_of.push((branches, at));
+        s.apply.any_of.push((branches.into(), at.into()));
         Ok(())
     }
 
@@ -259,7 +259,7 @@ impl Doc<'_> {
                 self.parse(&absent, &at, k.base)?,
                 self.parse(&present, &at, k.base)?,
             ];
-            s.apply.any_of.push((branches, at));
+            s.apply.any_of.push((branches.into(), at.into()));
         }
         Ok(())
     }
@@ -452,7 +452,7 @@ impl Doc<'_> {
                 let nodes = self.parse_list(list, &k.at(), base)?;
                 match key {
                     "allOf" => a.all_of.extend(nodes),
-                    "anyOf" => a.any_of.push((nodes, k.at())),
+                    "anyOf" => a.any_of.push((nodes.into(), k.at().into())),
                     _ => {
                         let at = k.at();
                         // The document's own `oneOf` is found again at its location: its
@@ -465,9 +465,9 @@ impl Doc<'_> {
                             Complements::taken(self.one_of_complements(list, base))
                         };
                         a.one_of.push(OneOf {
-                            branches: nodes,
-                            at,
-                            base: base.to_string(),
+                            branches: nodes.into(),
+                            at: at.into(),
+                            base: base.into(),
                             complements: Rc::new(complements),
                         })
                     }
@@ -477,7 +477,7 @@ impl Doc<'_> {
                 let Json::String(r) = value else {
                     return Err(invalid(key, ptr, "not a string"));
                 };
-                a.refs.push((resolve_uri(base, r), ptr.to_string()));
+                a.refs.push((resolve_uri(base, r).into(), ptr.into()));
             }
             _ => return Ok(false),
         }
