@@ -95,7 +95,7 @@ pub(super) fn prefixes_clash(a: &str, b: &str) -> bool {
 /// `additionalProperties: false` and no `patternProperties` that might match it): an
 /// object that has `k` is refused.
 pub(super) fn forbids(s: &Sch, k: &str) -> bool {
-    match s.object.props.iter().find(|(n, _)| n == k) {
+    match s.object.props.iter().find(|(n, _)| &**n == k) {
         Some((_, v)) => matches!(&**v, Node::Nothing),
         None => {
             s.object.patterns.is_empty()
@@ -111,7 +111,7 @@ pub(super) fn prop_node(s: &Sch, k: &str) -> NodeRef {
     s.object
         .props
         .iter()
-        .find(|(n, _)| n == k)
+        .find(|(n, _)| &**n == k)
         .map(|(_, v)| v.clone())
         .or_else(|| s.object.additional.clone())
         .unwrap_or_else(|| std::rc::Rc::new(Node::Any))

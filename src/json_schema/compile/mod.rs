@@ -121,7 +121,7 @@ pub(crate) struct Compiler<'a> {
     disjoint_branches: FastMap<(usize, usize, u32), (NodeRef, NodeRef, bool)>,
     /// The `type` and sorted `required` of schemas whose groups were intersected, by
     /// number.
-    restrictions: FastMap<(Option<u8>, Vec<String>), u32>,
+    restrictions: FastMap<(Option<u8>, Vec<Rc<str>>), u32>,
     /// A string's content under one pattern or format and no length, by keyword and
     /// source: the same pattern in many definitions compiles once.
     string_cache: FastMap<(&'static str, String), Re>,

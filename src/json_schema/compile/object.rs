@@ -264,7 +264,7 @@ impl ObjectParts {
 /// orders the places in `orders` fix: places sharing a name join one group, in schema
 /// order; names of no place (listed only in `required`) form a last group. Fewer than two
 /// groups: schema order is the only one.
-pub(super) fn place_groups(orders: &[Vec<String>], names: &[&str]) -> Vec<Vec<usize>> {
+pub(super) fn place_groups(orders: &[Rc<[Rc<str>]>], names: &[&str]) -> Vec<Vec<usize>> {
     if orders.len() < 2 {
         return Vec::new();
     }
@@ -279,8 +279,8 @@ pub(super) fn place_groups(orders: &[Vec<String>], names: &[&str]) -> Vec<Vec<us
     }
     let mut place_of: FastMap<&str, usize> = FastMap::default();
     for (p, order) in orders.iter().enumerate() {
-        for name in order {
-            if let Some(&q) = place_of.get(name.as_str()) {
+        for name in order.iter() {
+            if let Some(&q) = place_of.get(&**name) {
                 let (a, b) = (root(&mut parent, p), root(&mut parent, q));
                 parent[a] = b;
             } else {
@@ -373,7 +373,7 @@ fn closed_some_key_not_in(s: &Sch) -> Option<Sch> {
     plain.object.some_key_not_in.clear();
     plain.object.min_props = plain.object.min_props.max(1);
     for list in &s.object.some_key_not_in {
-        let named = |k: &String| list.contains(k);
+        let named = |k: &str| list.iter().any(|x| x == k);
         let outside = s.object.props.iter().filter(|(k, _)| !named(k)).count();
         if outside == 0 {
             plain.object.max_props = Some(0);
@@ -507,7 +507,7 @@ impl Compiler<'_> {
             }
         };
         for (k, node) in s.object.props.iter() {
-            names.push(k.clone());
+            names.push(k.to_string());
             let required = s.object.required.contains(k);
             if !name_allowed(self, k)? {
                 if required {
@@ -530,10 +530,10 @@ impl Compiler<'_> {
             member_names.push(k);
         }
         for r in &s.object.required {
-            if names.contains(r) {
+            if names.iter().any(|n| n == &**r) {
                 continue;
             }
-            names.push(r.clone());
+            names.push(r.to_string());
             if !name_allowed(self, r)? {
                 return Ok(None);
             }

@@ -225,7 +225,7 @@ fn merge_properties(m: &mut Sch, a: &Sch, b: &Sch) {
         let mut props = FastMap::default();
         for (k, v) in s.object.props.iter() {
             // The first of a repeated name, as a scan finds it.
-            props.entry(k.as_str()).or_insert(v);
+            props.entry(&**k).or_insert(v);
         }
         props
     }
@@ -236,10 +236,10 @@ fn merge_properties(m: &mut Sch, a: &Sch, b: &Sch) {
             .map(|&v| v.clone())
             .or_else(|| s.object.additional.clone())
     };
-    let mut names: Vec<String> = a.object.props.iter().map(|(k, _)| k.clone()).collect();
+    let mut names: Vec<Rc<str>> = a.object.props.iter().map(|(k, _)| k.clone()).collect();
     let mut added: FastSet<&str> = FastSet::default();
     for (k, _) in b.object.props.iter() {
-        if !props_a.contains_key(k.as_str()) && added.insert(k.as_str()) {
+        if !props_a.contains_key(&**k) && added.insert(&**k) {
             names.push(k.clone());
         }
     }

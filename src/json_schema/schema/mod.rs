@@ -110,8 +110,8 @@ pub(crate) struct ArrayKeywords {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ObjectKeywords {
     /// Shared, not copied, by the clones a flatten or a merge makes of the schema.
-    pub(crate) props: Rc<[(String, NodeRef)]>,
-    pub(crate) required: Vec<String>,
+    pub(crate) props: Rc<[(Rc<str>, NodeRef)]>,
+    pub(crate) required: Vec<Rc<str>>,
     /// `patternProperties`: (ECMA pattern, schema, location). Undeclared names that match
     /// a pattern take its schema (every matching one); the others take `additional`.
     pub(crate) patterns: Vec<(String, NodeRef, String)>,
@@ -124,7 +124,7 @@ pub(crate) struct ObjectKeywords {
     /// Where `props` were merged from several places (`properties` beside `allOf`, a
     /// `$ref`'s siblings, `anyOf`/`oneOf` branches): each place's own order of names.
     /// Empty when `props` came from one place (its order is `props`'s).
-    pub(crate) orders: Vec<Vec<String>>,
+    pub(crate) orders: Vec<Rc<[Rc<str>]>>,
     /// Each a name list: the object has some key not in it (canonically spelled, its
     /// values nested at most 2 levels). Only from a complement of `additionalProperties: false`
     /// ([`SOME_KEY_NOT_IN`]), which no schema keyword can state.
@@ -138,7 +138,7 @@ pub(crate) const SOME_KEY_NOT_IN: &str = "\u{0}someKeyNotIn";
 
 impl ObjectKeywords {
     /// The orders of the places `props` came from ([`ObjectKeywords::orders`]).
-    pub(crate) fn place_orders(&self) -> Vec<Vec<String>> {
+    pub(crate) fn place_orders(&self) -> Vec<Rc<[Rc<str>]>> {
         if !self.orders.is_empty() {
             self.orders.clone()
         } else if self.props.is_empty() {

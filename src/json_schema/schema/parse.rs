@@ -381,7 +381,7 @@ impl Doc<'_> {
                 let mut parsed = o.props.to_vec();
                 for (name, sub) in props {
                     let node = self.parse(sub, &pointer_push(&k.at(), name), base)?;
-                    parsed.push((name.clone(), node));
+                    parsed.push((name.as_str().into(), node));
                 }
                 o.props = parsed.into();
             }
@@ -403,8 +403,8 @@ impl Doc<'_> {
                         let Json::String(n) = n else {
                             return Err(invalid(key, ptr, "not an array of strings"));
                         };
-                        if !o.required.contains(n) {
-                            o.required.push(n.clone());
+                        if !o.required.iter().any(|r| **r == **n) {
+                            o.required.push(n.as_str().into());
                         }
                     }
                 }
