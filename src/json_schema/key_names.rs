@@ -397,4 +397,33 @@ mod tests {
             }
         }
     }
+
+    /// Name sets lowered one after another with one memo (as a compile lowers every
+    /// object's) give the expressions each gives lowered alone: the rests the memo
+    /// keeps are keyed by everything they depend on. In one arena, equal expressions
+    /// are one id.
+    #[test]
+    fn a_shared_memo_lowers_each_name_set_as_alone() {
+        let sets: [&[&str]; 6] = [
+            &["a", "ab", "b"],
+            &["b", "ba"],
+            &["", "a", "é"],
+            &["\"", "x\\y"],
+            &["abc", "abd", "b"],
+            &["a", "ab", "b"],
+        ];
+        // The nodes live as long as the memo, as in a compile: it knows them by address.
+        let nodes: Vec<Re> = sets
+            .iter()
+            .map(|names| Re::keys_not_in(names.iter().map(|n| n.to_string()).collect()))
+            .collect();
+        let mut set = ExprSet::new();
+        let mut shared = LowerMemo::default();
+        for (names, node) in sets.iter().zip(&nodes) {
+            let with_shared = node.to_expr(&mut set, &mut shared).unwrap();
+            let alone = node.to_expr(&mut set, &mut LowerMemo::default()).unwrap();
+            assert_eq!(with_shared, alone, "{names:?}");
+        }
+        assert!(!shared.key_rests.is_empty());
+    }
 }

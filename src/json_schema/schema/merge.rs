@@ -278,4 +278,45 @@ mod tests {
         assert!(Rc::ptr_eq(&both(&ab, &a), &ab));
         assert!(Rc::ptr_eq(&both(&b, &ab), &ab));
     }
+
+    /// Properties after a merge: each side's rule for each name, `a`'s names first, and
+    /// where one side adds no name, no order and no rule for undeclared names, the
+    /// other's very list (shared, not rebuilt).
+    #[test]
+    fn merged_properties() {
+        let node = || -> NodeRef { Rc::new(Node::Schema(Box::default())) };
+        let (x, y, extra) = (node(), node(), node());
+        let mut object = Sch::default();
+        object.object.props = vec![("x".into(), x.clone()), ("y".into(), y.clone())].into();
+        let mut required = Sch::default();
+        required.object.required = vec!["y".into()];
+        for m in [
+            merge(&object, &required).unwrap(),
+            merge(&required, &object).unwrap(),
+        ] {
+            assert!(Rc::ptr_eq(&m.object.props, &object.object.props));
+            assert!(m.object.orders.is_empty());
+            assert_eq!(m.object.required, vec![Rc::<str>::from("y")]);
+        }
+        // A rule for undeclared names applies to the other side's names.
+        let mut closed = Sch::default();
+        closed.object.additional = Some(extra.clone());
+        let m = merge(&object, &closed).unwrap();
+        let names: Vec<&str> = m.object.props.iter().map(|(k, _)| &**k).collect();
+        assert_eq!(names, ["x", "y"]);
+        assert!(m
+            .object
+            .props
+            .iter()
+            .all(|(_, v)| matches!(&**v, Node::AllOf(p) if Rc::ptr_eq(&p[1], &extra))));
+        // Names of both: `a`'s then `b`'s others, and both places' orders kept.
+        let mut other = Sch::default();
+        other.object.props = vec![("z".into(), node()), ("x".into(), node())].into();
+        let m = merge(&object, &other).unwrap();
+        let names: Vec<&str> = m.object.props.iter().map(|(k, _)| &**k).collect();
+        assert_eq!(names, ["x", "y", "z"]);
+        assert_eq!(m.object.orders.len(), 2);
+        assert!(matches!(&*m.object.props[0].1, Node::AllOf(p) if Rc::ptr_eq(&p[0], &x)));
+        assert!(Rc::ptr_eq(&m.object.props[1].1, &y));
+    }
 }
