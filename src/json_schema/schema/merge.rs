@@ -148,9 +148,10 @@ fn merge_objects(m: &mut Sch, a: &Sch, b: &Sch) -> Result<()> {
         merge_pattern_properties(m, a, b)?;
     }
     // `m` starts as `a`: where `b` adds no name and no rule for undeclared ones, its
-    // names, rules and orders are `a`'s (most merges add `required`, a type or a
-    // branch's few keywords to an object of many properties, and each rebuilt every
-    // name, two maps of them and their orders: 13% of the slowest compiles).
+    // names, rules and orders are `a`'s, kept as they are (most merges add `required`,
+    // a type or a branch's few keywords to an object of many properties, and rebuilding
+    // every name, two maps of them and their orders was over a quarter of the merges'
+    // work in the slowest compiles).
     let adds_nothing = |s: &Sch| {
         s.object.props.is_empty() && s.object.orders.is_empty() && s.object.additional.is_none()
     };
