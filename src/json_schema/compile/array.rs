@@ -150,7 +150,7 @@ impl Compiler<'_> {
         let values = match flat? {
             None => Vec::new(),
             Some(flat) => match enum_values(&flat) {
-                Some(values) => values,
+                Some(values) => values.into_iter().cloned().collect(),
                 None => {
                     let types = possible_types(&flat);
                     if types & !(NULL | BOOLEAN) != 0 {

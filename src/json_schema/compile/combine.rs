@@ -11,7 +11,7 @@ type Compiled = (Re, Sch, Vec<String>);
 const MIN_MERGE_TRIAL: u64 = 200_000;
 
 /// The values an enum-constrained schema allows (before other keywords), if any.
-pub(super) fn enum_values(s: &Sch) -> Option<Vec<Json>> {
+pub(super) fn enum_values(s: &Sch) -> Option<Vec<&Json>> {
     let (first, _) = s.enums.first()?;
     let types = s.types.unwrap_or(ALL_TYPES);
     Some(
@@ -23,7 +23,6 @@ pub(super) fn enum_values(s: &Sch) -> Option<Vec<Json>> {
                     .all(|(l, _)| l.iter().any(|w| w.equals(v)))
             })
             .filter(|v| value_types(v) & types != 0)
-            .cloned()
             .collect(),
     )
 }
@@ -559,7 +558,63 @@ impl Compiler<'_> {
         Ok(flat?.map(|f| (f, pushed)))
     }
 
-    /// Whether no instance can satisfy both (conservative: `false` when unsure).
+    /// Whether the schemas `pa` and `pb` of a property two schemas both require are
+    /// disjoint ([`disjoint`](Self::disjoint) one level down), remembered by the
+    /// nodes, the depth and, where a `$ref` is below, the references on the stack that
+    /// can change what they flatten to (as [`compile_node`](Self::compile_node) does).
+    fn props_disjoint(&mut self, pa: &NodeRef, pb: &NodeRef, depth: usize) -> Result<bool> {
+        if matches!(**pa, Node::Any) || matches!(**pb, Node::Any) {
+            return self.props_disjoint_uncached(pa, pb, depth);
+        }
+        let refs = if self.reaches_a_ref(pa) || self.reaches_a_ref(pb) {
+            self.stack_that_matters()?
+        } else {
+            Vec::new()
+        };
+        let key = (
+            Rc::as_ptr(pa) as usize,
+            Rc::as_ptr(pb) as usize,
+            depth,
+            refs,
+        );
+        if let Some(&(.., known)) = self.disjoint_props.get(&key) {
+            return Ok(known);
+        }
+        self.charge_entries(key.3.len() as u64)?;
+        let res = self.props_disjoint_uncached(pa, pb, depth)?;
+        self.disjoint_props
+            .insert(key, (pa.clone(), pb.clone(), res));
+        Ok(res)
+    }
+
+    fn props_disjoint_uncached(
+        &mut self,
+        pa: &NodeRef,
+        pb: &NodeRef,
+        depth: usize,
+    ) -> Result<bool> {
+        let mark = self.ref_stack.len();
+        if Rc::ptr_eq(pa, pb) {
+            // A schema checked against itself (can it hold at all?): flattened once.
+            let res = match self.flatten(pa) {
+                Ok(Some(x)) => self.disjoint(&x, &x, depth + 1),
+                Ok(None) => Ok(true),
+                Err(e) => Err(e),
+            };
+            self.ref_stack.truncate(mark);
+            return res;
+        }
+        let fa = self.flatten(pa);
+        let fb = self.flatten(pb);
+        let res = match (fa, fb) {
+            (Ok(Some(x)), Ok(Some(y))) => self.disjoint(&x, &y, depth + 1),
+            (Ok(None), _) | (_, Ok(None)) => Ok(true),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+        self.ref_stack.truncate(mark);
+        res
+    }
+
     pub(super) fn disjoint(&mut self, a: &Sch, b: &Sch, depth: usize) -> Result<bool> {
         self.budget.charge(STEPS_PER_NODE)?;
         self.charge_entries(entries(a) + entries(b))?;
@@ -623,16 +678,7 @@ impl Compiler<'_> {
                         {
                             let pa = prop_node(a, k);
                             let pb = prop_node(b, k);
-                            let mark = self.ref_stack.len();
-                            let fa = self.flatten(&pa);
-                            let fb = self.flatten(&pb);
-                            let res = match (fa, fb) {
-                                (Ok(Some(x)), Ok(Some(y))) => self.disjoint(&x, &y, depth + 1),
-                                (Ok(None), _) | (_, Ok(None)) => Ok(true),
-                                (Err(e), _) | (_, Err(e)) => Err(e),
-                            };
-                            self.ref_stack.truncate(mark);
-                            if res? {
+                            if self.props_disjoint(&pa, &pb, depth)? {
                                 d = true;
                                 break;
                             }

@@ -119,6 +119,11 @@ pub(crate) struct Compiler<'a> {
     /// Whether two branches of intersected groups are disjoint, by their nodes
     /// and restriction ([`Compiler::branches_disjoint`]).
     disjoint_branches: FastMap<(usize, usize, u32), (NodeRef, NodeRef, bool)>,
+    /// Whether the schemas of a property two branches both require are disjoint, by
+    /// their nodes, the check's depth and the stack as in `node_memo`: a 30-branch
+    /// `oneOf`'s complements compare the same few property pairs thousands of times
+    /// (`Github_hard---o17529`).
+    disjoint_props: FastMap<(usize, usize, usize, Vec<String>), (NodeRef, NodeRef, bool)>,
     /// The `type` and sorted `required` of schemas whose groups were intersected, by
     /// number.
     restrictions: FastMap<(Option<u8>, Vec<Rc<str>>), u32>,
@@ -204,6 +209,7 @@ impl<'a> Compiler<'a> {
             string_cache: FastMap::default(),
             complement_nodes: FastMap::default(),
             disjoint_branches: FastMap::default(),
+            disjoint_props: FastMap::default(),
             restrictions: FastMap::default(),
             key_cache: FastMap::default(),
             string_bodies: FastMap::default(),
@@ -333,7 +339,7 @@ impl<'a> Compiler<'a> {
     /// the complements taken when parsing): only through one can the reference stack
     /// change what `n` compiles to. (A `oneOf`'s complements have references only where
     /// its branches do.) Remembered per node: asked at every node compiled.
-    fn reaches_a_ref(&mut self, n: &NodeRef) -> bool {
+    pub(super) fn reaches_a_ref(&mut self, n: &NodeRef) -> bool {
         let key = Rc::as_ptr(n) as usize;
         if let Some((_, known)) = self.ref_below.get(&key) {
             return *known;
@@ -374,7 +380,7 @@ impl<'a> Compiler<'a> {
     /// of the corpus compiled 2.45 sub-schemas per distinct one, one schema 148).
     ///
     /// [`too_deep`]: Self::too_deep
-    fn stack_that_matters(&mut self) -> Result<Vec<String>> {
+    pub(super) fn stack_that_matters(&mut self) -> Result<Vec<String>> {
         let mut refs = Vec::new();
         for i in 0..self.ref_stack.len() {
             let t = &self.ref_stack[i];
