@@ -426,6 +426,11 @@ impl<'a> Compiler<'a> {
                 out
             }
             _ => {
+                if self.recursion_calls {
+                    if let Some(re) = self.recursion_intersected(n)? {
+                        return Ok(re);
+                    }
+                }
                 let mark = self.ref_stack.len();
                 let flat = self.flatten(n);
                 let out = match flat {
@@ -563,6 +568,12 @@ impl<'a> Compiler<'a> {
                 // `anyOf: [{"$ref": ...}]` was expanded in place at every level).
                 alts.push(self.compile_node(b)?);
                 continue;
+            }
+            if self.recursion_calls {
+                if let Some(target) = self.recursive_ref(b)? {
+                    alts.push(self.call_and(&[target], |c| c.compile_flat(rest.clone()))?);
+                    continue;
+                }
             }
             let mark = self.ref_stack.len();
             let out = match self.flatten(b) {
@@ -1151,5 +1162,49 @@ mod tests {
         assert!(accepts(r#"{"a":{},"b":{"a":{}}}"#));
         assert!(!accepts(r#"{"a":{"b":{"a":{}}}}"#));
         assert!(!accepts(r#"{"b":{"b":{"b":{}}}}"#));
+    }
+
+    /// A recursive definition merged with other keywords (ajv's "secure" meta-schema,
+    /// `Github_medium---o39217`: its `dependencies` merge `#` into `propertyNames` and
+    /// `items` at every level) is intersected with a call to its template, not
+    /// expanded in place: expanded, its merges multiplied past the combinations limit
+    /// at the second level. The rules of both sides hold at every depth.
+    #[test]
+    fn a_recursive_definition_merged_with_keywords_is_called() {
+        let schema = r##"{"$schema": "http://json-schema.org/draft-07/schema#", "$id": "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/json-schema-secure.json#", "title": "Meta-schema for the security assessment of JSON Schemas", "description": "If a JSON Schema fails validation against this meta-schema, it may be unsafe to validate untrusted data", "definitions": {"schemaArray": {"type": "array", "minItems": 1, "items": {"$ref": "#"}}}, "dependencies": {"patternProperties": {"description": "prevent slow validation of large property names", "required": ["propertyNames"], "properties": {"propertyNames": {"required": ["maxLength"]}}}, "_uniqueItems": {"description": "prevent slow validation of large non-scalar arrays", "if": {"properties": {"_uniqueItems": {"const": true}, "items": {"properties": {"type": {"anyOf": [{"enum": ["object", "array"]}, {"type": "array", "contains": {"enum": ["object", "array"]}}]}}}}}, "then": {"required": ["maxItems"]}}, "pattern": {"description": "prevent slow pattern matching of large strings", "required": ["maxLength"]}, "format": {"description": "prevent slow format validation of large strings", "required": ["maxLength"]}}, "properties": {"additionalItems": {"$ref": "#"}, "additionalProperties": {"$ref": "#"}, "dependencies": {"additionalProperties": {"anyOf": [{"type": "array"}, {"$ref": "#"}]}}, "items": {"anyOf": [{"$ref": "#"}, {"$ref": "#/definitions/schemaArray"}]}, "definitions": {"additionalProperties": {"$ref": "#"}}, "patternProperties": {"additionalProperties": {"$ref": "#"}}, "properties": {"additionalProperties": {"$ref": "#"}}, "if": {"$ref": "#"}, "then": {"$ref": "#"}, "else": {"$ref": "#"}, "allOf": {"$ref": "#/definitions/schemaArray"}, "anyOf": {"$ref": "#/definitions/schemaArray"}, "oneOf": {"$ref": "#/definitions/schemaArray"}, "not": {"$ref": "#"}, "contains": {"$ref": "#"}, "propertyNames": {"$ref": "#"}}}"##;
+        let config = Config::new()
+            .allow_additional_properties(true)
+            .for_lazy_index();
+        let a = automaton_from_json_schema_str(schema, &config).unwrap();
+        assert!(a.work < 2_000_000, "work {}", a.work);
+        let mut accepts = matcher(a);
+        // `patternProperties` requires `propertyNames` with `maxLength` (the rest's rule).
+        assert!(accepts(
+            r#"{"patternProperties":{},"propertyNames":{"maxLength":3}}"#
+        ));
+        assert!(!accepts(r#"{"patternProperties":{},"propertyNames":{}}"#));
+        // Inside the merged `propertyNames`, `#`'s own rules (the call's): `pattern`
+        // requires `maxLength` (written after it: the schema's order), one level down
+        // and two.
+        assert!(accepts(
+            r#"{"patternProperties":{},"propertyNames":{"pattern":"a","maxLength":3}}"#
+        ));
+        assert!(!accepts(
+            r#"{"patternProperties":{},"propertyNames":{"pattern":"a","minLength":3}}"#
+        ));
+        assert!(accepts(
+            r#"{"patternProperties":{},"propertyNames":{"not":{"pattern":"a","maxLength":1},"maxLength":3}}"#
+        ));
+        assert!(!accepts(
+            r#"{"patternProperties":{},"propertyNames":{"not":{"pattern":"a"},"maxLength":3}}"#
+        ));
+        // And the rest's rule again inside the call: a `patternProperties` nested in
+        // `propertyNames` needs its own `propertyNames` with `maxLength`.
+        assert!(!accepts(
+            r#"{"patternProperties":{},"propertyNames":{"patternProperties":{},"maxLength":3}}"#
+        ));
+        assert!(accepts(
+            r#"{"patternProperties":{},"propertyNames":{"patternProperties":{},"propertyNames":{"maxLength":2},"maxLength":3}}"#
+        ));
     }
 }

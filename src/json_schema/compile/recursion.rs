@@ -55,6 +55,90 @@ impl Compiler<'_> {
         Ok(Re::call(slot))
     }
 
+    /// The target of `n` where `n` is a reference alone (no other keyword) to a
+    /// recursive definition.
+    pub(super) fn recursive_ref(&mut self, n: &NodeRef) -> Result<Option<String>> {
+        let Node::Schema(s) = &**n else {
+            return Ok(None);
+        };
+        let Some((uri, at)) = s.only_ref() else {
+            return Ok(None);
+        };
+        let target = self.doc.resolve_ref(uri, at)?;
+        Ok(self.is_recursive(&target)?.then_some(target))
+    }
+
+    /// `n` where it merges a recursive definition with other keywords (`allOf` with a
+    /// reference among its parts, or a `$ref` beside other keywords): the
+    /// intersection of calls to the definitions' templates with the rest, instead of
+    /// the definition expanded in place and merged. Expanded in place, the definition's
+    /// own merges are made again at every level (ajv's "secure" meta-schema,
+    /// `Github_medium---o39217`: four `dependencies` of two alternatives each, merged
+    /// into `propertyNames` and `items` at every level, passed the combinations limit
+    /// at the second). `None` where `n` merges no recursive definition.
+    pub(super) fn recursion_intersected(&mut self, n: &NodeRef) -> Result<Option<Re>> {
+        let mut targets = Vec::new();
+        let rest: NodeRef = match &**n {
+            Node::AllOf(parts) => {
+                let mut others = Vec::new();
+                for p in parts {
+                    match self.recursive_ref(p)? {
+                        Some(t) => targets.push(t),
+                        None => others.push(p.clone()),
+                    }
+                }
+                if targets.is_empty() {
+                    return Ok(None);
+                }
+                match others.len() {
+                    0 => Rc::new(Node::Any),
+                    1 => others.pop().expect("one"),
+                    _ => Rc::new(Node::AllOf(others)),
+                }
+            }
+            Node::Schema(s) if !s.apply.refs.is_empty() => {
+                let mut kept = Vec::new();
+                for (uri, at) in &s.apply.refs {
+                    let target = self.doc.resolve_ref(uri, at)?;
+                    if self.is_recursive(&target)? {
+                        targets.push(target);
+                    } else {
+                        kept.push((uri.clone(), at.clone()));
+                    }
+                }
+                if targets.is_empty() {
+                    return Ok(None);
+                }
+                let mut rest = (**s).clone();
+                rest.apply.refs = kept;
+                Rc::new(Node::Schema(Box::new(rest)))
+            }
+            _ => return Ok(None),
+        };
+        self.call_and(&targets, |c| c.compile_node(&rest)).map(Some)
+    }
+
+    /// Calls to `targets`' templates intersected with what `rest` compiles, compiled
+    /// with undeclared properties anywhere ([`Compiler::loose_objects`]): the templates
+    /// give the objects their order, and the rest must accept the members the
+    /// templates declare wherever they put them. Exact: a text in both is valid for
+    /// both.
+    pub(super) fn call_and(
+        &mut self,
+        targets: &[String],
+        rest: impl FnOnce(&mut Self) -> Result<Re>,
+    ) -> Result<Re> {
+        let mut parts = Vec::with_capacity(targets.len() + 1);
+        for t in targets {
+            parts.push(self.call_to(t.clone())?);
+        }
+        let saved = std::mem::replace(&mut self.loose_objects, true);
+        let out = rest(self);
+        self.loose_objects = saved;
+        parts.push(out?);
+        Ok(Re::and(parts))
+    }
+
     /// Compiles the bodies of the templates called so far (and of those their bodies
     /// call), each with only its target on the reference stack: every recursive
     /// reference in it is a call too, so a body does not depend on where it was first
