@@ -360,14 +360,36 @@ impl SliceTokens {
         let size = vocab.size();
         let mut covers = vec![UNCOVERED; size];
         let mut count_by_chars = [0usize; MAX_CHARS as usize + 1];
-        for (id, bytes) in vocab.text_tokens() {
-            let c = Slice::cover_of(chars, bytes);
-            covers[id as usize] = c;
-            if c != UNCOVERED {
-                count_by_chars[c as usize] += 1;
-            }
-        }
-        let cover = trie.subtree_max(|id| covers[id as usize]);
+        // Each token's cover ([`Slice::cover_of`]) from one walk of the trie: the class
+        // automaton's state and the characters read so far, per live prefix (a
+        // prefix past `MAX_CHARS` characters, or dead, covers nothing below it). Each
+        // token's bytes walked alone, then a pass over the ids for the subtrees, was a
+        // third more work, paid in the mask that first needs the slice.
+        // Per node, 1 + the cover of the tokens ending there where they are covered.
+        let mut own = vec![0u8; trie.node_count()];
+        let start = chars.start();
+        trie.for_each_live(
+            (start, 0u8),
+            |(q, n), b| {
+                let q = chars.step(q, b);
+                let n = n + u8::from(q == start);
+                (q != DEAD && n <= MAX_CHARS).then_some((q, n))
+            },
+            |i, (q, n), ids| {
+                if q == start && !ids.is_empty() {
+                    own[i] = n + 1;
+                    for &id in ids {
+                        covers[id as usize] = n;
+                    }
+                    count_by_chars[n as usize] += ids.len();
+                }
+            },
+        );
+        let cover = trie.subtree_max_by_node(|i, has_tokens| match own[i] {
+            0 if has_tokens => UNCOVERED,
+            0 => 0,
+            c => c - 1,
+        });
         let buckets = buckets_of(&covers, &count_by_chars, size);
         // Worth a trie of its own when the rest is small (a string body's slice leaves
         // 5% of Llama 3's tokens; the digits slice nearly all of them).
@@ -463,5 +485,75 @@ impl Holding {
                 Held::Bits(b) | Held::Ids(b) => b.len() * 4,
             })
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::Rng;
+
+    /// The covers from one walk of the trie are each token's cover walked alone
+    /// ([`Slice::cover_of`]), for classes of one byte and of multi-byte characters,
+    /// over random tokens (repeated ones, empty ones and ones past `MAX_CHARS` among
+    /// them).
+    #[test]
+    fn trie_walked_covers_match_each_token_walked_alone() {
+        let alphabet: &[&[u8]] = &[
+            b"a",
+            b"b",
+            b"7",
+            b" ",
+            b"\"",
+            b"\\",
+            "é".as_bytes(),
+            b"\xC3",
+        ];
+        let mut rng = Rng::new(7);
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for _ in 0..3000 {
+            let longest = if rng.chance(1, 20) { 40 } else { 6 };
+            let len = 1 + rng.below(longest);
+            let mut t = Vec::new();
+            for _ in 0..len {
+                t.extend_from_slice(alphabet[rng.below(alphabet.len())]);
+            }
+            tokens.push(t);
+        }
+        tokens.push(tokens[300].clone());
+        // Around `MAX_CHARS` characters, of one byte and of two.
+        for n in 30..=34 {
+            tokens.push(b"a".repeat(n));
+            tokens.push("é".repeat(n).into_bytes());
+        }
+        let vocab = Vocabulary::new(tokens.iter().map(Some), &[]).unwrap();
+        for pattern in ["[ab7 ]*", "(?:[ab]|é)*", "[0-9]*"] {
+            let chars = Dfa::new(pattern).unwrap();
+            let got = SliceTokens::new(&chars, &vocab, vocab.trie());
+            let alone: Vec<u8> = (0..vocab.size() as u32)
+                .map(|id| {
+                    vocab
+                        .text_bytes(id)
+                        .map_or(UNCOVERED, |b| Slice::cover_of(&chars, b))
+                })
+                .collect();
+            assert_eq!(
+                got.cover,
+                vocab.trie().subtree_max(|id| alone[id as usize]),
+                "{pattern}"
+            );
+            // The last bucket holds every covered token.
+            let last = got.buckets.last().expect("a bucket");
+            for (id, &c) in alone.iter().enumerate() {
+                let held = last.bits[id >> 5] >> (id & 31) & 1 == 1;
+                assert_eq!(held, c != UNCOVERED, "{pattern} id {id}");
+            }
+            for bucket in &got.buckets {
+                for id in 0..vocab.size() {
+                    let held = bucket.bits[id >> 5] >> (id & 31) & 1 == 1;
+                    assert_eq!(held, alone[id] <= bucket.chars, "{pattern} id {id}");
+                }
+            }
+        }
     }
 }

@@ -364,6 +364,55 @@ impl TokenTrie {
         visited
     }
 
+    /// Visits every node whose path `step` keeps alive from `root`, in depth-first
+    /// order, with the state reached and the ids of the tokens ending there; a `None`
+    /// from `step` prunes the node's subtree. One step per live node: the tokens under
+    /// a prefix share its steps (walking each token's bytes alone repeated them).
+    pub(crate) fn for_each_live<S: Copy>(
+        &self,
+        root: S,
+        step: impl Fn(S, u8) -> Option<S>,
+        mut visit: impl FnMut(usize, S, &[u32]),
+    ) {
+        let nodes = &self.nodes[..];
+        let last = nodes.len() - 1; // the sentinel
+        let mut stack = vec![root; self.max_depth + 1];
+        let mut i = 1;
+        while i < last {
+            let node = nodes[i];
+            let depth = node.depth();
+            let Some(s) = step(stack[depth - 1], node.byte()) else {
+                i = node.subtree_end as usize;
+                continue;
+            };
+            stack[depth] = s;
+            let (a, b) = (node.tok_start as usize, nodes[i + 1].tok_start as usize);
+            visit(i, s, &self.ids[a..b]);
+            i += 1;
+        }
+    }
+
+    /// [`subtree_max`](Self::subtree_max) from one value per node: `own(i, has_tokens)`
+    /// is the value of the tokens ending at node `i` (called for every node but the
+    /// root, with whether any token ends there; 0 where none does).
+    pub(crate) fn subtree_max_by_node(&self, own: impl Fn(usize, bool) -> u8) -> Vec<u8> {
+        let nodes = &self.nodes[..];
+        let last = nodes.len() - 1;
+        let mut max = vec![0u8; last];
+        // Children come after their parent, so a reverse pass sees them first.
+        for i in (1..last).rev() {
+            let mut m = own(i, nodes[i].tok_start != nodes[i + 1].tok_start);
+            let end = nodes[i].subtree_end as usize;
+            let mut child = i + 1;
+            while child < end {
+                m = m.max(max[child]);
+                child = nodes[child].subtree_end as usize;
+            }
+            max[i] = m;
+        }
+        max
+    }
+
     /// For every node, the largest `value(id)` over the tokens of its subtree (0 where
     /// it has none): what lets [`walk_skipping`](Self::walk_skipping) tell, at a node,
     /// that every token below is already accounted for. Indexed like the nodes.
