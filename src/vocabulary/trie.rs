@@ -418,21 +418,10 @@ impl TokenTrie {
     /// that every token below is already accounted for. Indexed like the nodes.
     pub(crate) fn subtree_max(&self, value: impl Fn(u32) -> u8) -> Vec<u8> {
         let nodes = &self.nodes[..];
-        let last = nodes.len() - 1;
-        let mut max = vec![0u8; last];
-        // Children come after their parent, so a reverse pass sees them first.
-        for i in (1..last).rev() {
-            let own = self.ids[nodes[i].tok_start as usize..nodes[i + 1].tok_start as usize].iter();
-            let mut m = own.map(|&id| value(id)).max().unwrap_or(0);
-            let end = nodes[i].subtree_end as usize;
-            let mut child = i + 1;
-            while child < end {
-                m = m.max(max[child]);
-                child = nodes[child].subtree_end as usize;
-            }
-            max[i] = m;
-        }
-        max
+        self.subtree_max_by_node(|i, _| {
+            let own = &self.ids[nodes[i].tok_start as usize..nodes[i + 1].tok_start as usize];
+            own.iter().map(|&id| value(id)).max().unwrap_or(0)
+        })
     }
 
     /// [`walk`](Self::walk) with every end state accepted, skipping each subtree that
