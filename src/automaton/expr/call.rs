@@ -305,7 +305,7 @@ mod tests {
     }
 
     fn matches(set: &mut ExprSet, e: ExprId, text: &[u8]) -> bool {
-        let mut memo = FastMap::default();
+        let mut memo = crate::automaton::expr::derive::DeriveMemo::default();
         let mut work = 0;
         let mut cur = e;
         for &b in text {

@@ -30,9 +30,10 @@ impl ExprSet {
             nodes: Vec::with_capacity(keep.iter().filter(|&&k| k).count()),
             info: Vec::new(),
             ids: FastMap::default(),
-            ors: FastMap::default(),
-            ands: FastMap::default(),
+            lists: FastMap::default(),
+            list_collisions: FastMap::default(),
             members: Vec::new(),
+            terms: Vec::new(),
             too_deep: self.too_deep,
             interleaves: Vec::with_capacity(specs_kept),
             unfolded: FastMap::default(),
@@ -72,11 +73,9 @@ impl ExprSet {
             };
             let id = ExprId(set.nodes.len() as u32);
             match &node {
-                Node::Or(list) => {
-                    set.ors.insert(list.clone(), id);
-                }
-                Node::And(list) => {
-                    set.ands.insert(list.clone(), id);
+                Node::Or(list) | Node::And(list) => {
+                    let and = matches!(node, Node::And(_));
+                    set.register_list(super::list_hash(and, list), id);
                 }
                 other => {
                     set.ids.insert(other.clone(), id);
@@ -176,7 +175,7 @@ mod tests {
         let garbage = re(&mut x, "(qqq|rrr)+zz");
         let both = x.intersection(&[a, b]);
         let _ = (garbage, both);
-        let mut memo = FastMap::default();
+        let mut memo = crate::automaton::expr::derive::DeriveMemo::default();
         let mut work = 0;
         let da = x.derive(a, b'a', 0, &mut memo, &mut work);
         let len_before = x.len();
@@ -186,7 +185,7 @@ mod tests {
         assert!(x.len() < len_before);
         let [a2, da2] = roots;
         // Same structure, so the same derivative again.
-        let mut memo = FastMap::default();
+        let mut memo = crate::automaton::expr::derive::DeriveMemo::default();
         assert_eq!(x.derive(a2, b'a', 0, &mut memo, &mut work), da2);
         let again = re(&mut x, "(ab|ac)*d");
         assert_eq!(again, a2, "building the root again finds its node");
@@ -197,7 +196,7 @@ mod tests {
     }
 
     fn matches(x: &mut ExprSet, mut e: ExprId, text: &[u8]) -> bool {
-        let mut memo = FastMap::default();
+        let mut memo = crate::automaton::expr::derive::DeriveMemo::default();
         let mut work = 0;
         for &b in text {
             e = x.derive(e, b, b, &mut memo, &mut work);

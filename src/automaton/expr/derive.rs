@@ -8,7 +8,65 @@
 use super::{ExprId, ExprSet, FastMap, FastSet, Node, UNBOUNDED};
 
 /// Memo of derivatives: `(expression, byte class) -> derivative`.
-pub(crate) type DeriveMemo = FastMap<(ExprId, u8), ExprId>;
+///
+/// Most expressions are derived by one class only (inside a key or a string, the bytes a
+/// token spells): the first derivative of each sits in a vector indexed by the
+/// expression, without hashing and in one cache line, the others in a map. A walk's
+/// derivatives were mostly hash lookups and insertions into a table of hundreds of
+/// thousands of entries, rehashed as it grew.
+#[derive(Default)]
+pub(crate) struct DeriveMemo {
+    /// `first[e]`: (class, derivative) of the first derivative of `e` recorded, or
+    /// `NO_DERIVATIVE` as the derivative.
+    first: Vec<(u8, ExprId)>,
+    more: FastMap<(ExprId, u8), ExprId>,
+    len: usize,
+}
+
+const NO_DERIVATIVE: ExprId = ExprId(u32::MAX);
+
+impl DeriveMemo {
+    /// The derivative of `e` by `class`, if recorded.
+    #[inline]
+    pub(crate) fn get(&self, e: ExprId, class: u8) -> Option<ExprId> {
+        match self.first.get(e.index()) {
+            Some(&(c, d)) if d != NO_DERIVATIVE => {
+                if c == class {
+                    Some(d)
+                } else {
+                    self.more.get(&(e, class)).copied()
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Records `e`'s derivative by `class` (not recorded yet).
+    pub(crate) fn insert(&mut self, e: ExprId, class: u8, d: ExprId) {
+        self.len += 1;
+        let i = e.index();
+        if i >= self.first.len() {
+            // Grown in steps, like a vector, past the node.
+            let len = (i + 1).max(self.first.len() * 2).max(64);
+            self.first.resize(len, (0, NO_DERIVATIVE));
+        }
+        if self.first[i].1 == NO_DERIVATIVE {
+            self.first[i] = (class, d);
+        } else {
+            self.more.insert((e, class), d);
+        }
+    }
+
+    /// Derivatives recorded.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Slots held, in hash-table slots of 16 bytes (what the size limits count).
+    pub(crate) fn capacity(&self) -> usize {
+        self.first.capacity() / 2 + self.more.capacity()
+    }
+}
 
 impl ExprSet {
     /// The derivative of `e` by `byte`, whose class is `class` (all bytes of a class
@@ -22,11 +80,11 @@ impl ExprSet {
         memo: &mut DeriveMemo,
         work: &mut u64,
     ) -> ExprId {
-        if let Some(&d) = memo.get(&(e, class)) {
+        if let Some(d) = memo.get(e, class) {
             return d;
         }
         let d = self.derive_unmemoized(e, byte, class, memo, work);
-        memo.insert((e, class), d);
+        memo.insert(e, class, d);
         d
     }
 
@@ -79,6 +137,20 @@ impl ExprSet {
         }
     }
 
+    /// The union of the terms this frame pushed from `start` on, which it pops. Each
+    /// frame pops what it pushed before returning, so the frames below find theirs.
+    fn union_of_terms(&mut self, start: usize) -> ExprId {
+        if self.terms.len() == start + 1 {
+            return self.terms.pop().expect("one term");
+        }
+        // Taken out while the union interns (it takes no derivative: nothing pushes).
+        let terms = std::mem::take(&mut self.terms);
+        let out = self.union(&terms[start..]);
+        self.terms = terms;
+        self.terms.truncate(start);
+        out
+    }
+
     /// Member `i` of the `Or` or `And` node `e`.
     pub(super) fn member(&self, e: ExprId, i: usize) -> ExprId {
         match self.node(e) {
@@ -110,7 +182,7 @@ impl ExprSet {
             }
             Node::Concat(..) => {
                 // d(x1·x2·…·xn) = d(x1)·x2… ∪ d(x2)·x3… (while the heads are nullable) ∪ …
-                let mut terms = Vec::with_capacity(2);
+                let start = self.terms.len();
                 let mut cur = e;
                 loop {
                     match *self.node(cur) {
@@ -118,7 +190,7 @@ impl ExprSet {
                             *work += 1;
                             let dh = self.derive(head, byte, class, memo, work);
                             let t = self.concat2(dh, rest);
-                            terms.push(t);
+                            self.terms.push(t);
                             if !self.nullable(head) {
                                 break;
                             }
@@ -126,33 +198,39 @@ impl ExprSet {
                         }
                         _ => {
                             let t = self.derive(cur, byte, class, memo, work);
-                            terms.push(t);
+                            self.terms.push(t);
                             break;
                         }
                     }
                 }
-                self.union(&terms)
+                self.union_of_terms(start)
             }
             Node::Or(ref v) => {
                 // Members by index: the list stays in the arena (no copy per derivative).
-                let mut terms = Vec::with_capacity(v.len());
+                let start = self.terms.len();
                 for i in 0..v.len() {
                     let x = self.member(e, i);
-                    terms.push(self.derive(x, byte, class, memo, work));
+                    let d = self.derive(x, byte, class, memo, work);
+                    self.terms.push(d);
                 }
-                self.union(&terms)
+                self.union_of_terms(start)
             }
             Node::And(ref v) => {
-                let mut terms = Vec::with_capacity(v.len());
+                let start = self.terms.len();
                 for i in 0..v.len() {
                     let x = self.member(e, i);
                     let d = self.derive(x, byte, class, memo, work);
                     if d == ExprId::NOTHING {
+                        self.terms.truncate(start);
                         return ExprId::NOTHING;
                     }
-                    terms.push(d);
+                    self.terms.push(d);
                 }
-                self.intersection(&terms)
+                let terms = std::mem::take(&mut self.terms);
+                let out = self.intersection(&terms[start..]);
+                self.terms = terms;
+                self.terms.truncate(start);
+                out
             }
             Node::Not(x) => {
                 let d = self.derive(x, byte, class, memo, work);

@@ -214,7 +214,7 @@ impl ExprDfa {
             partition_bytes: 0,
             scratch_row: Vec::new(),
             finals: vec![false],
-            memo: FastMap::default(),
+            memo: DeriveMemo::default(),
             nonempty: FastMap::default(),
             call_nonempty_from: FastMap::default(),
             call_empty_upto: FastMap::default(),
@@ -500,8 +500,8 @@ impl ExprDfa {
     /// The derivative of a state's expression: not memoized (the transition table holds
     /// it), unless some search already did.
     fn derive_state(&mut self, e: ExprId, class: usize) -> Result<ExprId, TooLarge> {
-        match self.memo.get(&(e, class as u8)) {
-            Some(&d) => Ok(d),
+        match self.memo.get(e, class as u8) {
+            Some(d) => Ok(d),
             None => self.derive_with(e, class, false),
         }
     }

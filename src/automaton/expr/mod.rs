@@ -71,6 +71,15 @@ impl Hasher for FastHasher {
     }
 }
 
+/// The key of an `Or` (`and` false) or `And` node's members in [`ExprSet`]'s lists.
+fn list_hash(and: bool, members: &[ExprId]) -> u64 {
+    let mut h = FastHasher(u64::from(and));
+    for m in members {
+        h.write_u32(m.0);
+    }
+    h.finish()
+}
+
 /// A `HashMap` with [`FastHasher`].
 pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 /// A `HashSet` with [`FastHasher`].
@@ -217,14 +226,19 @@ pub struct ExprSet {
     nodes: Vec<Node>,
     info: Vec<Info>,
     ids: FastMap<Node, ExprId>,
-    /// `Or` and `And` nodes by their members: a union or an intersection that exists
-    /// already is found from a borrowed list, without allocating its node (derivatives
-    /// mostly rebuild expressions that exist).
-    ors: FastMap<Box<[ExprId]>, ExprId>,
-    ands: FastMap<Box<[ExprId]>, ExprId>,
+    /// `Or` and `And` nodes by a hash of their kind and members: a union or an
+    /// intersection that exists already is found from a borrowed list, without
+    /// allocating (derivatives mostly rebuild expressions that exist), and the node holds
+    /// the one copy of its list (a map keyed by the lists rehashed them all as it grew).
+    lists: FastMap<u64, ExprId>,
+    /// The further nodes whose lists hash like the one in `lists` (rare).
+    list_collisions: FastMap<u64, Vec<ExprId>>,
     /// The members being gathered by [`union`](Self::union) or
     /// [`intersection`](Self::intersection), reused.
     members: Vec<ExprId>,
+    /// The terms of the derivatives being taken, one frame above another
+    /// ([`derive`](Self::derive)): no allocation per derivative of a list or chain.
+    terms: Vec<ExprId>,
     /// Set when a constructor met [`MAX_DEPTH`]; sticky.
     too_deep: bool,
     /// What the [`Node::Interleave`] nodes of one object share, by index.
@@ -277,9 +291,10 @@ impl ExprSet {
             nodes: Vec::new(),
             info: Vec::new(),
             ids: FastMap::default(),
-            ors: FastMap::default(),
-            ands: FastMap::default(),
+            lists: FastMap::default(),
+            list_collisions: FastMap::default(),
             members: Vec::new(),
+            terms: Vec::new(),
             too_deep: false,
             interleaves: Vec::new(),
             unfolded: FastMap::default(),
@@ -367,7 +382,8 @@ impl ExprSet {
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.info.capacity() * std::mem::size_of::<Info>()
             + self.ids.capacity() * (std::mem::size_of::<Node>() + 8)
-            + (self.ors.capacity() + self.ands.capacity()) * (16 + 8)
+            + self.lists.capacity() * 12
+            + self.list_collisions.len() * 32
             + (self.unfolded.capacity() + self.instances.capacity()) * 16
             + self.appended.capacity() * 12
             + lists
@@ -402,22 +418,41 @@ impl ExprSet {
 
     /// The `And` (`and`) or `Or` node of `members` (sorted, deduplicated, at least two).
     fn intern_list(&mut self, and: bool, members: &[ExprId]) -> ExprId {
-        let map = if and { &self.ands } else { &self.ors };
-        if let Some(&id) = map.get(members) {
+        let hash = list_hash(and, members);
+        if let Some(id) = self.find_list(hash, and, members) {
             return id;
         }
         let list: Box<[ExprId]> = members.into();
-        let id = self.push_node(if and {
-            Node::And(list.clone())
-        } else {
-            Node::Or(list.clone())
-        });
-        if and {
-            self.ands.insert(list, id);
-        } else {
-            self.ors.insert(list, id);
-        }
+        let id = self.push_node(if and { Node::And(list) } else { Node::Or(list) });
+        self.register_list(hash, id);
         id
+    }
+
+    /// The node of this kind and members, if any; `hash` is their [`list_hash`].
+    fn find_list(&self, hash: u64, and: bool, members: &[ExprId]) -> Option<ExprId> {
+        let same = |id: ExprId| match self.node(id) {
+            Node::And(v) => and && **v == *members,
+            Node::Or(v) => !and && **v == *members,
+            _ => false,
+        };
+        let first = *self.lists.get(&hash)?;
+        if same(first) {
+            return Some(first);
+        }
+        let more = self.list_collisions.get(&hash)?;
+        more.iter().copied().find(|&id| same(id))
+    }
+
+    /// Records the `Or` or `And` node `id`, whose list hashes to `hash`.
+    fn register_list(&mut self, hash: u64, id: ExprId) {
+        match self.lists.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(id);
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.list_collisions.entry(hash).or_default().push(id);
+            }
+        }
     }
 
     fn info_of(&self, node: &Node) -> Info {

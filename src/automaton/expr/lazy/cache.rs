@@ -91,7 +91,7 @@ impl ExprDfa {
         self.trans.write(0, &vec![DEAD; self.stride]);
         self.shared.clear();
         self.shared_known.fill(false);
-        self.memo = FastMap::default();
+        self.memo = DeriveMemo::default();
         self.nonempty = FastMap::default();
         self.built = FastMap::default();
         self.built_bytes = 0;
