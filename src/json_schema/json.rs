@@ -14,7 +14,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use super::number::Decimal;
 
 /// A JSON value whose objects keep their keys in document order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Json {
     Null,
     Bool(bool),

@@ -126,7 +126,32 @@ pub(crate) struct Doc<'a> {
     /// the pointer through the document again (`Github_ultra---o48661`: 3,600 calls, 6%
     /// of its compile).
     resolved: RefCell<FastMap<String, String>>,
+    /// The document's objects that mean the same wherever they are written (no reference
+    /// or identifier anywhere in them), by address: a hash of their content, and the
+    /// object as the document holds it.
+    self_contained: FastMap<*const Json, (u64, &'a Json)>,
+    /// Such objects parsed, by content hash: an object written again elsewhere (schemas
+    /// generated from types repeat the same definition inline, `Github_medium---o9804`
+    /// twelve times) is the same node, so that it is parsed once and every compile memo
+    /// keyed by node (`Compiler::compile_node`) finds it. Its [`Sch::ptr`](super::Sch)
+    /// is where it was first met.
+    by_content: RefCell<FastMap<u64, Vec<(&'a Json, NodeRef)>>>,
 }
+
+/// Keywords whose string value makes a subschema's meaning depend on where it is (a
+/// reference resolves against the base URI, an identifier or anchor names the place).
+/// Matched on every object below, schema or not: a `const` that holds one only costs
+/// the sharing.
+const PLACED_KEYWORDS: [&str; 8] = [
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "$id",
+    "id",
+    "$anchor",
+    "$dynamicAnchor",
+    "$recursiveAnchor",
+];
 
 impl<'a> Doc<'a> {
     pub(crate) fn new(root: &'a Json) -> Doc<'a> {
@@ -144,12 +169,79 @@ impl<'a> Doc<'a> {
             coarse_differs: Cell::new(false),
             ref_complements: RefCell::default(),
             resolved: RefCell::default(),
+            self_contained: FastMap::default(),
+            by_content: RefCell::default(),
         };
         doc.scan(root, "#".to_string(), DEFAULT_BASE.to_string());
+        doc.index_content(root);
         doc.resources
             .entry(DEFAULT_BASE.to_string())
             .or_insert_with(|| "#".to_string());
         doc
+    }
+
+    /// Hashes `node`'s content (order-sensitive, as `Json`'s equality) and records the
+    /// objects without [`PLACED_KEYWORDS`] below in `self_contained`; returns the hash and
+    /// whether `node` is such. The document's nesting is bounded by its parser.
+    fn index_content(&mut self, node: &'a Json) -> (u64, bool) {
+        use std::hash::{Hash, Hasher};
+        let mut h = crate::automaton::expr::FastHasher::default();
+        std::mem::discriminant(node).hash(&mut h);
+        let mut contained = true;
+        match node {
+            Json::Null => {}
+            Json::Bool(b) => b.hash(&mut h),
+            Json::Number(d) => d.hash(&mut h),
+            Json::String(t) => t.hash(&mut h),
+            Json::Array(items) => {
+                h.write_usize(items.len());
+                for item in items.iter() {
+                    let (ih, ic) = self.index_content(item);
+                    h.write_u64(ih);
+                    contained &= ic;
+                }
+            }
+            Json::Object(members) => {
+                h.write_usize(members.len());
+                for (key, value) in members {
+                    key.hash(&mut h);
+                    let (vh, vc) = self.index_content(value);
+                    h.write_u64(vh);
+                    contained &= vc
+                        && !(matches!(value, Json::String(_) | Json::Bool(_))
+                            && PLACED_KEYWORDS.contains(&key.as_str()));
+                }
+                if contained {
+                    self.self_contained
+                        .insert(node as *const Json, (h.finish(), node));
+                }
+            }
+        }
+        (h.finish(), contained)
+    }
+
+    /// The node parsed already for an object written the same as `json` (a
+    /// self-contained object of the document), and `json`'s key for
+    /// [`remember_content`](Self::remember_content).
+    pub(super) fn parsed_like(&self, json: &Json) -> (Option<NodeRef>, Option<(u64, &'a Json)>) {
+        let Some(&(hash, at)) = self.self_contained.get(&(json as *const Json)) else {
+            return (None, None);
+        };
+        let found = self.by_content.borrow().get(&hash).and_then(|same| {
+            same.iter()
+                .find(|(other, _)| std::ptr::eq(*other, at) || *other == at)
+                .map(|(_, node)| node.clone())
+        });
+        (found, Some((hash, at)))
+    }
+
+    /// Records `node`, parsed from the self-contained object `key` names.
+    pub(super) fn remember_content(&self, key: (u64, &'a Json), node: &NodeRef) {
+        self.by_content
+            .borrow_mut()
+            .entry(key.0)
+            .or_default()
+            .push((key.1, node.clone()));
     }
 
     /// Records `$id`s and anchors of every subschema (following only keywords whose
@@ -430,5 +522,56 @@ fn unescape_token(token: &str) -> std::borrow::Cow<'_, str> {
         token.replace("~1", "/").replace("~0", "~").into()
     } else {
         token.into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The nodes of the root's properties, in order.
+    fn property_nodes(doc: &Doc, root: &Json) -> Vec<NodeRef> {
+        let node = doc.parse(root, "#", DEFAULT_BASE).unwrap();
+        let Node::Schema(s) = &*node else {
+            panic!("a schema")
+        };
+        s.object.props.iter().map(|(_, n)| n.clone()).collect()
+    }
+
+    #[test]
+    fn an_object_written_twice_is_one_node_unless_its_place_can_change_its_meaning() {
+        // Parsed from text: members keep their written order.
+        let x = r#"{"type": "object", "properties": {"x": {"type": "integer", "minimum": 2}}}"#;
+        // The same reference under two bases: two targets.
+        let r = r#"{"properties": {"x": {"$ref": "t.json"}}}"#;
+        let text = format!(
+            r#"{{"properties": {{
+                "a": {x},
+                "b": {x},
+                "c": {{"type": "object", "properties": {{"x": {{"type": "integer", "minimum": 3}}}}}},
+                "d": {{"properties": {{"x": {{"type": "integer", "minimum": 2}}}}, "type": "object"}},
+                "e": {{"$id": "https://example.com/e/", "allOf": [{r}]}},
+                "f": {{"$id": "https://example.com/f/", "allOf": [{r}]}},
+                "g": {{"const": {{"id": "a value, not an identifier"}}, "type": "object"}},
+                "h": {{"const": {{"id": "a value, not an identifier"}}, "type": "object"}}
+            }}}}"#
+        );
+        let root: Json = serde_json::from_str(&text).unwrap();
+        let doc = Doc::new(&root);
+        let n = property_nodes(&doc, &root);
+        assert!(Rc::ptr_eq(&n[0], &n[1]), "the same object twice");
+        assert!(!Rc::ptr_eq(&n[0], &n[2]), "another bound");
+        assert!(!Rc::ptr_eq(&n[0], &n[3]), "another order");
+        let first_part = |node: &NodeRef| match &**node {
+            Node::Schema(s) => s.apply.all_of[0].clone(),
+            Node::AllOf(parts) => parts[0].clone(),
+            _ => panic!("a schema"),
+        };
+        assert!(
+            !Rc::ptr_eq(&first_part(&n[4]), &first_part(&n[5])),
+            "a reference resolves against its base"
+        );
+        // A string under a placed keyword's name anywhere below only costs the sharing.
+        assert!(!Rc::ptr_eq(&n[6], &n[7]));
     }
 }

@@ -63,9 +63,16 @@ impl Doc<'_> {
                 ),
             ));
         }
+        let (known, key) = self.parsed_like(json);
+        if let Some(node) = known {
+            return Ok(node);
+        }
         self.nesting.set(depth + 1);
         let parsed = self.parse_nested(json, ptr, base);
         self.nesting.set(depth);
+        if let (Some(key), Ok(node)) = (key, &parsed) {
+            self.remember_content(key, node);
+        }
         parsed
     }
 
