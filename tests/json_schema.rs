@@ -170,6 +170,18 @@ fn enum_and_const() {
         &[r#""ccc""#],
     );
     check(r#"{"enum":[1,5,10],"minimum":4}"#, &["5", "10"], &["1"]);
+    // Values of several types, each checked against its type's keywords only (the check
+    // is compiled for the values' types; integral values also as numbers).
+    check(
+        r#"{"enum":[2.0,1.5,3.5,"ab","abc",{"x":1},{"x":1,"y":2},[1,2,3]],"minimum":2,"maximum":4,"maxLength":2,"minProperties":2,"maxItems":2}"#,
+        &["2", "3.5", r#""ab""#, r#"{"x":1,"y":2}"#],
+        &["1.5", r#""abc""#, r#"{"x":1}"#, "[1,2,3]"],
+    );
+    check(
+        r#"{"enum":[4,6,"x"],"multipleOf":4}"#,
+        &["4", r#""x""#],
+        &["6"],
+    );
     check(r#"{"type":"integer","enum":[1,1.5]}"#, &["1"], &["1.5"]);
     check(
         r#"{"enum":[[1,1],[1,2]],"uniqueItems":true}"#,

@@ -159,7 +159,17 @@ impl Compiler<'_> {
         // with the rest (written with whitespace) in the automaton instead.
         let mut intersect_with = None;
         let mut checker = if needs_check {
-            let re = self.compactly(|c| c.compile_flat(rest.clone()))?;
+            // Only the values' types matter to the check: the rest's keywords of other
+            // types (an object's properties beside an enum of strings, after a merge) are
+            // not compiled into it (`Github_hard---o90971`: 68 checkers, two thirds of
+            // its compile). An integral value may be spelled as a number: both kept.
+            let mut of_values = values.iter().fold(0, |t, v| t | value_types(v));
+            if of_values & INTEGER != 0 {
+                of_values |= NUMBER;
+            }
+            let mut checked = rest.clone();
+            checked.types = Some(of_values);
+            let re = self.compactly(|c| c.compile_flat(checked))?;
             if re.is_never() {
                 return Ok(Re::never());
             }
