@@ -29,9 +29,8 @@ impl ExprSet {
         let mut set = ExprSet {
             nodes: Vec::with_capacity(keep.iter().filter(|&&k| k).count()),
             info: Vec::new(),
-            ids: FastMap::default(),
-            lists: FastMap::default(),
-            list_collisions: FastMap::default(),
+            ids: Default::default(),
+            lists: Default::default(),
             members: Vec::new(),
             terms: Vec::new(),
             too_deep: self.too_deep,
@@ -75,10 +74,10 @@ impl ExprSet {
             match &node {
                 Node::Or(list) | Node::And(list) => {
                     let and = matches!(node, Node::And(_));
-                    set.register_list(super::list_hash(and, list), id);
+                    set.lists.insert(super::list_hash(and, list), id);
                 }
                 other => {
-                    set.ids.insert(other.clone(), id);
+                    set.ids.insert(super::node_hash(other), id);
                 }
             }
             set.nodes.push(node);

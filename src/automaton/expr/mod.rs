@@ -20,6 +20,7 @@ mod alphabet;
 mod call;
 mod compact;
 mod derive;
+mod hash_index;
 mod hir;
 mod interleave;
 mod lazy;
@@ -69,6 +70,14 @@ impl Hasher for FastHasher {
     fn finish(&self) -> u64 {
         self.0
     }
+}
+
+/// The key of a node other than `Or` and `And` in [`ExprSet`]'s ids.
+fn node_hash(node: &Node) -> u64 {
+    use std::hash::Hash;
+    let mut h = FastHasher::default();
+    node.hash(&mut h);
+    h.finish()
 }
 
 /// The key of an `Or` (`and` false) or `And` node's members in [`ExprSet`]'s lists.
@@ -225,14 +234,12 @@ struct Info {
 pub struct ExprSet {
     nodes: Vec<Node>,
     info: Vec<Info>,
-    ids: FastMap<Node, ExprId>,
-    /// `Or` and `And` nodes by a hash of their kind and members: a union or an
-    /// intersection that exists already is found from a borrowed list, without
-    /// allocating (derivatives mostly rebuild expressions that exist), and the node holds
-    /// the one copy of its list (a map keyed by the lists rehashed them all as it grew).
-    lists: FastMap<u64, ExprId>,
-    /// The further nodes whose lists hash like the one in `lists` (rare).
-    list_collisions: FastMap<u64, Vec<ExprId>>,
+    /// Nodes other than `Or` and `And` by a hash of their content (hash-consing).
+    ids: hash_index::HashIndex,
+    /// `Or` and `And` nodes by a hash of their kind and members ([`list_hash`]): a union
+    /// or an intersection that exists already is found from a borrowed list, without
+    /// allocating (derivatives mostly rebuild expressions that exist).
+    lists: hash_index::HashIndex,
     /// The members being gathered by [`union`](Self::union) or
     /// [`intersection`](Self::intersection), reused.
     members: Vec<ExprId>,
@@ -290,9 +297,8 @@ impl ExprSet {
         let mut set = ExprSet {
             nodes: Vec::new(),
             info: Vec::new(),
-            ids: FastMap::default(),
-            lists: FastMap::default(),
-            list_collisions: FastMap::default(),
+            ids: Default::default(),
+            lists: Default::default(),
             members: Vec::new(),
             terms: Vec::new(),
             too_deep: false,
@@ -381,9 +387,8 @@ impl ExprSet {
             .sum();
         self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.info.capacity() * std::mem::size_of::<Info>()
-            + self.ids.capacity() * (std::mem::size_of::<Node>() + 8)
-            + self.lists.capacity() * 12
-            + self.list_collisions.len() * 32
+            + self.ids.memory_usage()
+            + self.lists.memory_usage()
             + (self.unfolded.capacity() + self.instances.capacity()) * 16
             + self.appended.capacity() * 12
             + lists
@@ -396,11 +401,12 @@ impl ExprSet {
 
     fn intern(&mut self, node: Node) -> ExprId {
         debug_assert!(!matches!(node, Node::Or(_) | Node::And(_)), "intern_list");
-        if let Some(&id) = self.ids.get(&node) {
+        let hash = node_hash(&node);
+        if let Some(id) = self.ids.find(hash, |id| *self.node(id) == node) {
             return id;
         }
-        let id = self.push_node(node.clone());
-        self.ids.insert(node, id);
+        let id = self.push_node(node);
+        self.ids.insert(hash, id);
         id
     }
 
@@ -419,40 +425,18 @@ impl ExprSet {
     /// The `And` (`and`) or `Or` node of `members` (sorted, deduplicated, at least two).
     fn intern_list(&mut self, and: bool, members: &[ExprId]) -> ExprId {
         let hash = list_hash(and, members);
-        if let Some(id) = self.find_list(hash, and, members) {
-            return id;
-        }
-        let list: Box<[ExprId]> = members.into();
-        let id = self.push_node(if and { Node::And(list) } else { Node::Or(list) });
-        self.register_list(hash, id);
-        id
-    }
-
-    /// The node of this kind and members, if any; `hash` is their [`list_hash`].
-    fn find_list(&self, hash: u64, and: bool, members: &[ExprId]) -> Option<ExprId> {
         let same = |id: ExprId| match self.node(id) {
             Node::And(v) => and && **v == *members,
             Node::Or(v) => !and && **v == *members,
             _ => false,
         };
-        let first = *self.lists.get(&hash)?;
-        if same(first) {
-            return Some(first);
+        if let Some(id) = self.lists.find(hash, same) {
+            return id;
         }
-        let more = self.list_collisions.get(&hash)?;
-        more.iter().copied().find(|&id| same(id))
-    }
-
-    /// Records the `Or` or `And` node `id`, whose list hashes to `hash`.
-    fn register_list(&mut self, hash: u64, id: ExprId) {
-        match self.lists.entry(hash) {
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(id);
-            }
-            std::collections::hash_map::Entry::Occupied(_) => {
-                self.list_collisions.entry(hash).or_default().push(id);
-            }
-        }
+        let list: Box<[ExprId]> = members.into();
+        let id = self.push_node(if and { Node::And(list) } else { Node::Or(list) });
+        self.lists.insert(hash, id);
+        id
     }
 
     fn info_of(&self, node: &Node) -> Info {
