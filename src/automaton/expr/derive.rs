@@ -46,9 +46,7 @@ impl DeriveMemo {
         self.len += 1;
         let i = e.index();
         if i >= self.first.len() {
-            // Grown in steps, like a vector, past the node.
-            let len = (i + 1).max(self.first.len() * 2).max(64);
-            self.first.resize(len, (0, NO_DERIVATIVE));
+            self.first.resize(i + 1, (0, NO_DERIVATIVE));
         }
         if self.first[i].1 == NO_DERIVATIVE {
             self.first[i] = (class, d);
@@ -137,15 +135,20 @@ impl ExprSet {
         }
     }
 
-    /// The union of the terms this frame pushed from `start` on, which it pops. Each
-    /// frame pops what it pushed before returning, so the frames below find theirs.
-    fn union_of_terms(&mut self, start: usize) -> ExprId {
-        if self.terms.len() == start + 1 {
+    /// The union (`and` false) or intersection of the terms this frame pushed from
+    /// `start` on, which it pops. Each frame pops what it pushed before returning, so the
+    /// frames below find theirs.
+    fn combine_terms(&mut self, start: usize, and: bool) -> ExprId {
+        if !and && self.terms.len() == start + 1 {
             return self.terms.pop().expect("one term");
         }
-        // Taken out while the union interns (it takes no derivative: nothing pushes).
+        // Taken out while the result interns (it takes no derivative: nothing pushes).
         let terms = std::mem::take(&mut self.terms);
-        let out = self.union(&terms[start..]);
+        let out = if and {
+            self.intersection(&terms[start..])
+        } else {
+            self.union(&terms[start..])
+        };
         self.terms = terms;
         self.terms.truncate(start);
         out
@@ -203,7 +206,7 @@ impl ExprSet {
                         }
                     }
                 }
-                self.union_of_terms(start)
+                self.combine_terms(start, false)
             }
             Node::Or(ref v) => {
                 // Members by index: the list stays in the arena (no copy per derivative).
@@ -213,7 +216,7 @@ impl ExprSet {
                     let d = self.derive(x, byte, class, memo, work);
                     self.terms.push(d);
                 }
-                self.union_of_terms(start)
+                self.combine_terms(start, false)
             }
             Node::And(ref v) => {
                 let start = self.terms.len();
@@ -226,11 +229,7 @@ impl ExprSet {
                     }
                     self.terms.push(d);
                 }
-                let terms = std::mem::take(&mut self.terms);
-                let out = self.intersection(&terms[start..]);
-                self.terms = terms;
-                self.terms.truncate(start);
-                out
+                self.combine_terms(start, true)
             }
             Node::Not(x) => {
                 let d = self.derive(x, byte, class, memo, work);
