@@ -24,7 +24,7 @@ pub(crate) fn ascii_classes(pattern: &str) -> Result<String> {
         )
     })?;
     let mut edits = ast::visit(&parsed, PerlClasses(Vec::new())).unwrap_or_default();
-    edits.sort_by_key(|e| e.0);
+    crate::sort::sort_by_key(&mut edits, |e| e.0);
     let mut out = String::with_capacity(pattern.len() + edits.len() * 12);
     let mut at = 0;
     for (start, end, replacement) in edits {

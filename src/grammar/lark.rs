@@ -765,7 +765,7 @@ impl Resolver {
             .filter(|d| is_terminal(&d.name))
             .map(|d| (d.name.clone(), d.pos))
             .collect();
-        names.sort_by_key(|(_, pos)| (pos.line, pos.column));
+        crate::sort::sort_by_key(&mut names, |(_, pos)| (pos.line, pos.column));
         for (name, pos) in names {
             self.terminal(&name, pos)?;
         }

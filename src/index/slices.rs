@@ -236,7 +236,8 @@ impl Suffixes {
                 split.push((n_at, p as u32, &bytes[at..]));
             }
         }
-        split.sort_by_key(|&(l, p, _)| (l, p));
+        // Stable, and pushed by position: by (L, position).
+        crate::sort::sort_by_u32_key(&mut split, |&(l, _, _)| l);
         let mut by_chars = Vec::new();
         for group in split.chunk_by(|a, b| a.0 == b.0) {
             let tokens: Vec<(u32, &[u8])> = group.iter().map(|&(_, p, b)| (p, b)).collect();

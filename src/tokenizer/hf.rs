@@ -111,7 +111,7 @@ impl Vocabulary {
         // is then two neighbours.
         let mut entries = raw.entries;
         if !entries.is_sorted_by_key(|e| e.0) {
-            entries.sort_by_key(|e| e.0);
+            crate::sort::sort_by_u32_key(&mut entries, |e| e.0);
         }
         let text =
             |&(_, start, len): &(u32, u32, u32)| &raw.text[start as usize..(start + len) as usize];

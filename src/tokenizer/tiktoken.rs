@@ -80,7 +80,7 @@ impl Vocabulary {
             ));
         }
         if !entries.is_sorted_by_key(|e| e.0) {
-            entries.sort_by_key(|e| e.0);
+            crate::sort::sort_by_u32_key(&mut entries, |e| e.0);
         }
         if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
             let (first, second) = (w[0].3.min(w[1].3), w[0].3.max(w[1].3));

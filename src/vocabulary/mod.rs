@@ -122,7 +122,7 @@ impl Vocabulary {
         T: AsRef<[u8]>,
     {
         let mut pairs: Vec<(u32, T)> = pairs.into_iter().collect();
-        pairs.sort_by_key(|(id, _)| *id);
+        crate::sort::sort_by_u32_key(&mut pairs, |(id, _)| *id);
         if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(Error::new(
                 ErrorKind::InvalidTokenizer,

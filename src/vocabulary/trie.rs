@@ -68,7 +68,7 @@ fn dfs_order<'a>(tokens: &[(u32, &'a [u8])]) -> Vec<(u32, &'a [u8])> {
         }
         if end - start > 1 {
             // Stable: equal tokens keep the given order.
-            order[start..end].sort_by(|a, b| a.1.cmp(b.1));
+            crate::sort::sort_by(&mut order[start..end], |a, b| a.1.cmp(b.1));
         }
         start = end;
     }

@@ -137,7 +137,7 @@ fn from_hir(set: &mut ExprSet, hir: &Hir, pattern: &str) -> Result<ExprId> {
 /// The union of UTF-8 byte-range sequences, factored by common first ranges so that a
 /// large class derives into a few branches, not thousands.
 fn utf8_tree(set: &mut ExprSet, seqs: &mut [Vec<(u8, u8)>]) -> ExprId {
-    seqs.sort_unstable();
+    crate::sort::sort(seqs);
     let mut alts = Vec::new();
     let mut i = 0;
     while i < seqs.len() {

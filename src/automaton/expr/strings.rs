@@ -66,7 +66,7 @@ impl StringsBuilder {
             .zip(self.ends.iter().copied())
             .collect();
         let text = |&(a, b): &(u32, u32)| &data[a as usize..b as usize];
-        spans.sort_unstable_by(|x, y| text(x).cmp(text(y)));
+        crate::sort::sort_by(&mut spans, |x, y| text(x).cmp(text(y)));
         spans.dedup_by(|x, y| text(x) == text(y));
         let mut sorted = Vec::with_capacity(data.len());
         let mut starts = Vec::with_capacity(spans.len() + 1);

@@ -191,7 +191,7 @@ impl Compiler<'_> {
     /// compared with ([`GroupBranch::alone`]), so what their disjointness is known under.
     fn restriction(&mut self, rest: &Sch) -> u32 {
         let mut names = rest.object.required.clone();
-        names.sort_unstable();
+        crate::sort::sort(&mut names);
         let next = self.restrictions.len() as u32;
         *self.restrictions.entry((rest.types, names)).or_insert(next)
     }

@@ -398,7 +398,7 @@ impl<'a> Compiler<'a> {
                 refs.push(self.ref_stack[i].clone());
             }
         }
-        refs.sort_unstable();
+        crate::sort::sort(&mut refs);
         Ok(refs)
     }
 

@@ -424,7 +424,7 @@ impl Compiler<'_> {
     /// names in a compile and charged by their count.
     pub(super) fn key_body_not_in(&mut self, names: &[String]) -> Result<Re> {
         let mut sorted = names.to_vec();
-        sorted.sort_unstable();
+        crate::sort::sort(&mut sorted);
         sorted.dedup();
         if let Some(re) = self.key_cache.get(&sorted) {
             return Ok(re.clone());

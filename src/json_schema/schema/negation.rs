@@ -641,7 +641,7 @@ fn negate_enum(
             _ => None,
         })
         .collect();
-    numbers.sort();
+    crate::sort::sort(&mut numbers);
     numbers.dedup();
     let other: Vec<&Json> = other
         .into_iter()
@@ -763,7 +763,7 @@ fn union(mut alternatives: Alternatives, exact: bool, work: &mut ComplementWork)
     const MAX_ALTERNATIVES: usize = 4;
     alternatives.retain(|(_, a)| !matches!(a, Json::Bool(false)));
     if !exact {
-        alternatives.sort_by_key(|&(rank, _)| rank);
+        crate::sort::sort_by_key(&mut alternatives, |&(rank, _)| rank);
         if alternatives.len() > MAX_ALTERNATIVES {
             alternatives.truncate(MAX_ALTERNATIVES);
             work.lossless = false;

@@ -445,7 +445,7 @@ impl ExprDfa {
         // leads (the others usually take its members as undeclared ones), where the
         // most votes went to what needs least (an undeclared key every part allows).
         // Then the other bytes, shortest string first.
-        votes.sort_by(|a, b| {
+        crate::sort::sort_by(&mut votes, |a, b| {
             (b.parts > 0)
                 .cmp(&(a.parts > 0))
                 .then(if a.parts > 0 {
@@ -741,7 +741,7 @@ impl ExprDfa {
                 }
             }
         }
-        candidates.sort_by_key(|w| w.len());
+        crate::sort::sort_by_key(&mut candidates, |w| w.len());
         candidates.dedup();
         for w in candidates.into_iter().take(MAX_WITNESS_CANDIDATES) {
             if self.follows_bytes(e, &w)? {
