@@ -175,7 +175,7 @@ fn json_js_string(value: &JsValue, what: &str) -> JsResult<js_sys::JsString> {
 }
 
 /// `typeof value`, or the constructor's name for objects, for messages.
-fn describe(value: &JsValue) -> String {
+pub(super) fn describe(value: &JsValue) -> String {
     if value.is_object() {
         if let Ok(name) = js_sys::Reflect::get(value, &"constructor".into())
             .and_then(|c| js_sys::Reflect::get(&c, &"name".into()))

@@ -1,21 +1,23 @@
-//! The JS options objects, as serde structs. The keys each accepts are those of
+//! The JS options objects, read by hand. The keys each accepts are those of
 //! `options_table.rs` (the one list of the JS options: names, types, defaults), checked
-//! before the struct reads the object: a typo is an `InvalidArgument` error naming it,
-//! never silently ignored. The structs deny unknown fields too, so a key of the table
-//! that a struct lacks is an error as well, and debug builds check that the two agree.
-//! The TypeScript interfaces are in `types.d.ts`.
+//! before a struct reads the object: a typo is an `InvalidArgument` error naming it,
+//! never silently ignored. A key of the table that a struct does not read is an error as
+//! well, and debug builds check that every struct reads every key of its table. The
+//! TypeScript interfaces are in `types.d.ts`.
+//!
+//! Not serde: a derived deserializer per struct, with serde-wasm-bindgen's generic
+//! visitors, was ~20 KB of the wasm (docs/index-layout.md, "Measured choices"); one
+//! non-generic reader of typed values serves every struct here.
 //!
 //! Options are optional: `undefined` or `null` means the defaults, and so does a known
-//! key whose value is `undefined`. Anything but a plain object (`{...}` or
+//! key whose value is `undefined` or `null` (but `whitespace: null`, compact JSON, which
+//! differs from its default). Anything but a plain object (`{...}` or
 //! `Object.create(null)`) is an error.
 
-use serde::de::value::MapDeserializer;
-use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use wasm_bindgen::JsValue;
 
 use super::convert::{
-    as_plain_object, entries, ids_from_js, invalid_argument, size_from_js, JsResult,
+    as_plain_object, describe, entries, ids_from_js, invalid_argument, size_from_js, JsResult,
 };
 use super::options_table::accepted_keys;
 use crate::json_schema::{self, PropertyOrder};
@@ -23,31 +25,122 @@ use crate::tokenizer::LoadOptions;
 use crate::{GuideConfig, IndexConfig};
 
 /// An options struct: the TypeScript interfaces whose keys it takes
-/// (`options_table.rs`; more than one for an intersection).
-pub(super) trait JsOptions: DeserializeOwned + Default {
+/// (`options_table.rs`; more than one for an intersection), and how it reads them.
+pub(super) trait JsOptions: Default {
     const INTERFACES: &'static [&'static str];
+    /// Takes its keys out of `given`.
+    fn read(given: &mut Given) -> JsResult<Self>;
 }
 
 /// Parses an optional options object into `T` (`T::default()` when absent). Keys not in
-/// the table for `T::INTERFACES` are refused with serde's wording for unknown fields.
+/// the table for `T::INTERFACES` are refused, naming the key and the accepted ones.
 pub(super) fn parse<T: JsOptions>(value: Option<JsValue>) -> JsResult<T> {
     #[cfg(debug_assertions)]
     check_structs_against_the_table();
     let Some(entries) = known_entries(value, T::INTERFACES)? else {
         return Ok(T::default());
     };
-    // Every own key goes through the struct's visitor (serde-wasm-bindgen's own struct
-    // support reads the known keys only).
-    let pairs = entries
-        .into_iter()
-        .map(|(key, value)| (key, serde_wasm_bindgen::Deserializer::from(value)));
-    T::deserialize(MapDeserializer::<_, serde_wasm_bindgen::Error>::new(pairs))
-        .map_err(|e| invalid_argument(format!("invalid {}: {e}", T::INTERFACES.join(" & "))))
+    let mut given = Given {
+        entries,
+        interfaces: T::INTERFACES,
+    };
+    let options = T::read(&mut given)?;
+    given.finish()?;
+    Ok(options)
+}
+
+/// The entries of an options object not read yet, for the typed readers below (not
+/// generic: every struct shares them).
+pub(super) struct Given {
+    entries: Vec<(String, JsValue)>,
+    interfaces: &'static [&'static str],
+}
+
+impl Given {
+    /// `key`'s value, taken out (`undefined` when absent).
+    fn value(&mut self, key: &str) -> JsValue {
+        match self.entries.iter().position(|(k, _)| k == key) {
+            Some(i) => self.entries.swap_remove(i).1,
+            None => JsValue::UNDEFINED,
+        }
+    }
+
+    /// `key`'s value, `None` when absent, `undefined` or `null`.
+    fn present(&mut self, key: &str) -> Option<JsValue> {
+        Some(self.value(key)).filter(|v| !v.is_undefined() && !v.is_null())
+    }
+
+    fn wrong_type(&self, key: &str, expected: &str, got: &JsValue) -> JsValue {
+        invalid_argument(format!(
+            "invalid {}: {key} must be {expected}, got {}",
+            self.interfaces.join(" & "),
+            describe(got)
+        ))
+    }
+
+    fn bool(&mut self, key: &str) -> JsResult<Option<bool>> {
+        self.present(key)
+            .map(|v| {
+                v.as_bool()
+                    .ok_or_else(|| self.wrong_type(key, "a boolean", &v))
+            })
+            .transpose()
+    }
+
+    fn number(&mut self, key: &str) -> JsResult<Option<f64>> {
+        self.present(key)
+            .map(|v| {
+                v.as_f64()
+                    .ok_or_else(|| self.wrong_type(key, "a number", &v))
+            })
+            .transpose()
+    }
+
+    fn string(&mut self, key: &str) -> JsResult<Option<String>> {
+        self.present(key)
+            .map(|v| {
+                v.as_string()
+                    .ok_or_else(|| self.wrong_type(key, "a string", &v))
+            })
+            .transpose()
+    }
+
+    /// One of `names` (a string union of `types.d.ts`), as its position.
+    fn choice(&mut self, key: &str, names: &[&str]) -> JsResult<Option<usize>> {
+        let Some(v) = self.present(key) else {
+            return Ok(None);
+        };
+        let found = v
+            .as_string()
+            .and_then(|s| names.iter().position(|n| *n == s));
+        found.map(Some).ok_or_else(|| {
+            let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+            let got = v
+                .as_string()
+                .map_or_else(|| describe(&v), |s| format!("{s:?}"));
+            invalid_argument(format!(
+                "invalid {}: {key} must be one of {}, got {got}",
+                self.interfaces.join(" & "),
+                quoted.join(", ")
+            ))
+        })
+    }
+
+    /// The reading is over: a key the struct did not take is one the table lists but the
+    /// struct lacks, refused as unknown (debug builds assert that none is).
+    fn finish(self) -> JsResult<()> {
+        match self.entries.first() {
+            None => Ok(()),
+            Some((key, _)) => Err(invalid_argument(format!(
+                "invalid {}: unknown field `{key}`",
+                self.interfaces.join(" & ")
+            ))),
+        }
+    }
 }
 
 /// The own entries of an options object whose keys are all in the table for
-/// `interfaces`, or `None` when the options are absent (`undefined` or `null`). Not
-/// generic, so that the seven options structs share it.
+/// `interfaces`, or `None` when the options are absent (`undefined` or `null`).
 fn known_entries(
     value: Option<JsValue>,
     interfaces: &[&str],
@@ -77,7 +170,7 @@ fn known_entries(
     Ok(Some(entries))
 }
 
-/// The keys accepted, as serde words them for an unknown field.
+/// The keys accepted, for the message about an unknown one.
 fn expected(keys: &[&str]) -> String {
     let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
     match quoted.as_slice() {
@@ -88,19 +181,25 @@ fn expected(keys: &[&str]) -> String {
     }
 }
 
-/// Debug builds: every options struct has exactly the keys of its interfaces in the
-/// table (checked once per module, at the first options parsed).
+/// Debug builds: every struct reads every key the table gives its interfaces (each key
+/// offered as `undefined`, none may be left), checked once per module, at the first
+/// options parsed.
 #[cfg(debug_assertions)]
 fn check_structs_against_the_table() {
     fn check<T: JsOptions>() {
-        let mut fields = fields_of::<T>().to_vec();
-        let mut keys = accepted_keys(T::INTERFACES);
-        fields.sort_unstable();
-        keys.sort_unstable();
-        assert_eq!(
-            fields,
-            keys,
-            "the options struct for {:?} and options_table.rs disagree",
+        let keys = accepted_keys(T::INTERFACES);
+        let mut given = Given {
+            entries: keys
+                .iter()
+                .map(|k| (k.to_string(), JsValue::UNDEFINED))
+                .collect(),
+            interfaces: T::INTERFACES,
+        };
+        assert!(T::read(&mut given).is_ok());
+        let unread: Vec<&str> = given.entries.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(
+            unread.is_empty(),
+            "the options struct for {:?} does not read {unread:?} (options_table.rs)",
             T::INTERFACES
         );
     }
@@ -117,47 +216,13 @@ fn check_structs_against_the_table() {
     });
 }
 
-/// The field names serde's derive gives a struct (renamed), read by asking it to
-/// deserialize from a deserializer that only records them.
-#[cfg(debug_assertions)]
-fn fields_of<T: DeserializeOwned>() -> &'static [&'static str] {
-    use serde::de::{self, Visitor};
-    use std::cell::Cell;
-
-    struct Fields<'a>(&'a Cell<&'static [&'static str]>);
-    impl<'de> de::Deserializer<'de> for Fields<'_> {
-        type Error = de::value::Error;
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("not a struct"))
-        }
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.0.set(fields);
-            Err(de::Error::custom("fields recorded"))
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
-            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
-            enum identifier ignored_any
-        }
-    }
-    let fields = Cell::new(&[][..]);
-    let _ = T::deserialize(Fields(&fields));
-    fields.get()
-}
-
 /// JS indexes are lazy unless `lazy: false`: the first mask is then ready after the
 /// states it touches (about a millisecond), not after the whole build. Rust's
 /// `IndexConfig` stays eager by default; `toBytes` completes a lazy index first.
 const DEFAULT_LAZY: bool = true;
 
 /// `IndexOptions`: `Index.fromRegex`.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Default)]
 pub(super) struct IndexOptions {
     lazy: Option<bool>,
     ascii_classes: Option<bool>,
@@ -171,6 +236,18 @@ pub(super) struct IndexOptions {
 
 impl JsOptions for IndexOptions {
     const INTERFACES: &'static [&'static str] = &["IndexOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        Ok(IndexOptions {
+            lazy: given.bool("lazy")?,
+            ascii_classes: given.bool("asciiClasses")?,
+            dfa_size_limit: given.number("dfaSizeLimit")?,
+            determinize_size_limit: given.number("determinizeSizeLimit")?,
+            max_states: given.number("maxStates")?,
+            max_work: given.number("maxWork")?,
+            mask_cache_bytes: given.number("maskCacheBytes")?,
+            cache_bytes: given.number("cacheBytes")?,
+        })
+    }
 }
 
 impl IndexOptions {
@@ -204,16 +281,14 @@ impl IndexOptions {
 }
 
 /// `JsonSchemaOptions`: `regexFromJsonSchema`.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Default)]
 pub(super) struct JsonSchemaOptions {
     /// A regex string, `null` (compact), or absent (the default), kept as the JS value:
     /// `null` and `undefined` mean different things here.
-    #[serde(default, with = "serde_wasm_bindgen::preserve")]
     whitespace: JsValue,
     max_recursion_depth: Option<f64>,
     any_value_depth: Option<f64>,
-    property_order: Option<PropertyOrderOption>,
+    property_order: Option<PropertyOrder>,
     allow_additional_properties: Option<bool>,
     max_regex_size: Option<f64>,
     unknown_formats_are_errors: Option<bool>,
@@ -221,17 +296,28 @@ pub(super) struct JsonSchemaOptions {
     max_work: Option<f64>,
 }
 
-/// `propertyOrder: "schema" | "any" | "auto"`.
-#[derive(Clone, Copy, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum PropertyOrderOption {
-    Schema,
-    Any,
-    Auto,
-}
-
 impl JsOptions for JsonSchemaOptions {
     const INTERFACES: &'static [&'static str] = &["JsonSchemaOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        // `propertyOrder: "schema" | "any" | "auto"`.
+        const ORDERS: [(&str, PropertyOrder); 3] = [
+            ("schema", PropertyOrder::Schema),
+            ("any", PropertyOrder::Any),
+            ("auto", PropertyOrder::Auto),
+        ];
+        Ok(JsonSchemaOptions {
+            whitespace: given.value("whitespace"),
+            max_recursion_depth: given.number("maxRecursionDepth")?,
+            any_value_depth: given.number("anyValueDepth")?,
+            property_order: given
+                .choice("propertyOrder", &ORDERS.map(|(name, _)| name))?
+                .map(|i| ORDERS[i].1),
+            allow_additional_properties: given.bool("allowAdditionalProperties")?,
+            max_regex_size: given.number("maxRegexSize")?,
+            unknown_formats_are_errors: given.bool("unknownFormatsAreErrors")?,
+            max_work: given.number("maxWork")?,
+        })
+    }
 }
 
 impl JsonSchemaOptions {
@@ -262,11 +348,7 @@ impl JsonSchemaOptions {
             c = c.unknown_formats_are_errors(yes);
         }
         if let Some(order) = self.property_order {
-            c = c.property_order(match order {
-                PropertyOrderOption::Auto => PropertyOrder::Auto,
-                PropertyOrderOption::Schema => PropertyOrder::Schema,
-                PropertyOrderOption::Any => PropertyOrder::Any,
-            });
+            c = c.property_order(order);
         }
         if let Some(n) = size_from_js(self.max_work, "maxWork")? {
             c = c.max_work(n as u64);
@@ -275,98 +357,49 @@ impl JsonSchemaOptions {
     }
 }
 
-/// `IndexOptions & JsonSchemaOptions`: `Index.fromJsonSchema` takes both in one object.
-/// serde cannot flatten structs that deny unknown fields, so the fields are listed again;
-/// [`split`](Self::split) builds both structs field by field, so the compiler checks
-/// that none is missing.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// `IndexOptions & JsonSchemaOptions`: `Index.fromJsonSchema` takes both in one object,
+/// with one `maxWork` for the whole build (the compilation and the index).
+#[derive(Default)]
 pub(super) struct IndexAndSchemaOptions {
-    lazy: Option<bool>,
-    ascii_classes: Option<bool>,
-    dfa_size_limit: Option<f64>,
-    determinize_size_limit: Option<f64>,
-    max_states: Option<f64>,
-    max_work: Option<f64>,
-    mask_cache_bytes: Option<f64>,
-    cache_bytes: Option<f64>,
-    #[serde(default, with = "serde_wasm_bindgen::preserve")]
-    whitespace: JsValue,
-    max_recursion_depth: Option<f64>,
-    any_value_depth: Option<f64>,
-    property_order: Option<PropertyOrderOption>,
-    allow_additional_properties: Option<bool>,
-    max_regex_size: Option<f64>,
-    unknown_formats_are_errors: Option<bool>,
+    index: IndexOptions,
+    schema: JsonSchemaOptions,
 }
 
 impl JsOptions for IndexAndSchemaOptions {
     const INTERFACES: &'static [&'static str] = &["IndexOptions", "JsonSchemaOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        let index = IndexOptions::read(given)?;
+        let schema = JsonSchemaOptions {
+            max_work: index.max_work,
+            ..JsonSchemaOptions::read(given)?
+        };
+        Ok(IndexAndSchemaOptions { index, schema })
+    }
 }
 
 impl IndexAndSchemaOptions {
     pub(super) fn split(self) -> (IndexOptions, JsonSchemaOptions) {
-        let IndexAndSchemaOptions {
-            lazy,
-            ascii_classes,
-            dfa_size_limit,
-            determinize_size_limit,
-            max_states,
-            max_work,
-            mask_cache_bytes,
-            cache_bytes,
-            whitespace,
-            max_recursion_depth,
-            any_value_depth,
-            property_order,
-            allow_additional_properties,
-            max_regex_size,
-            unknown_formats_are_errors,
-        } = self;
-        (
-            IndexOptions {
-                lazy,
-                ascii_classes,
-                dfa_size_limit,
-                determinize_size_limit,
-                max_states,
-                max_work,
-                mask_cache_bytes,
-                cache_bytes,
-            },
-            JsonSchemaOptions {
-                whitespace,
-                max_recursion_depth,
-                any_value_depth,
-                property_order,
-                allow_additional_properties,
-                max_regex_size,
-                unknown_formats_are_errors,
-                // One option for the whole build: the compilation and the index.
-                max_work,
-            },
-        )
+        (self.index, self.schema)
     }
 }
 
 /// `IndexOptions & GrammarOptions`: `Index.fromGrammar`.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Default)]
 pub(super) struct IndexAndGrammarOptions {
-    lazy: Option<bool>,
-    ascii_classes: Option<bool>,
-    dfa_size_limit: Option<f64>,
-    determinize_size_limit: Option<f64>,
-    max_states: Option<f64>,
-    max_work: Option<f64>,
-    mask_cache_bytes: Option<f64>,
-    cache_bytes: Option<f64>,
+    index: IndexOptions,
     syntax: Option<String>,
     max_recursion_depth: Option<f64>,
 }
 
 impl JsOptions for IndexAndGrammarOptions {
     const INTERFACES: &'static [&'static str] = &["IndexOptions", "GrammarOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        Ok(IndexAndGrammarOptions {
+            index: IndexOptions::read(given)?,
+            syntax: given.string("syntax")?,
+            max_recursion_depth: given.number("maxRecursionDepth")?,
+        })
+    }
 }
 
 impl IndexAndGrammarOptions {
@@ -380,29 +413,23 @@ impl IndexAndGrammarOptions {
         if let Some(n) = size_from_js(self.max_recursion_depth, "maxRecursionDepth")? {
             config = config.max_recursion_depth(n.min(u32::MAX as usize) as u32);
         }
-        let index = IndexOptions {
-            lazy: self.lazy,
-            ascii_classes: self.ascii_classes,
-            dfa_size_limit: self.dfa_size_limit,
-            determinize_size_limit: self.determinize_size_limit,
-            max_states: self.max_states,
-            max_work: self.max_work,
-            mask_cache_bytes: self.mask_cache_bytes,
-            cache_bytes: self.cache_bytes,
-        };
-        Ok((index, syntax, config))
+        Ok((self.index, syntax, config))
     }
 }
 
 /// `GuideOptions`: `new Guide`.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Default)]
 pub(super) struct GuideOptions {
     max_rollback: Option<f64>,
 }
 
 impl JsOptions for GuideOptions {
     const INTERFACES: &'static [&'static str] = &["GuideOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        Ok(GuideOptions {
+            max_rollback: given.number("maxRollback")?,
+        })
+    }
 }
 
 impl GuideOptions {
@@ -416,14 +443,18 @@ impl GuideOptions {
 }
 
 /// `VocabularyOptions`: `new Vocabulary`.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Default)]
 pub(super) struct VocabularyOptions {
     max_work: Option<f64>,
 }
 
 impl JsOptions for VocabularyOptions {
     const INTERFACES: &'static [&'static str] = &["VocabularyOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        Ok(VocabularyOptions {
+            max_work: given.number("maxWork")?,
+        })
+    }
 }
 
 impl VocabularyOptions {
@@ -433,17 +464,21 @@ impl VocabularyOptions {
 }
 
 /// `TokenizerOptions`: the tokenizer loaders.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Default)]
 pub(super) struct TokenizerOptions {
     /// Any iterable of ids (an array, a typed array), kept as the JS value.
-    #[serde(default, with = "serde_wasm_bindgen::preserve")]
     eos_token_ids: JsValue,
     max_work: Option<f64>,
 }
 
 impl JsOptions for TokenizerOptions {
     const INTERFACES: &'static [&'static str] = &["TokenizerOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        Ok(TokenizerOptions {
+            eos_token_ids: given.value("eosTokenIds"),
+            max_work: given.number("maxWork")?,
+        })
+    }
 }
 
 impl TokenizerOptions {
@@ -461,24 +496,26 @@ fn with_max_work(options: LoadOptions, max_work: Option<f64>) -> JsResult<LoadOp
 }
 
 /// `TiktokenOptions`: `Vocabulary.fromTiktoken`.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Default)]
 pub(super) struct TiktokenOptions {
-    #[serde(default, with = "serde_wasm_bindgen::preserve")]
-    eos_token_ids: JsValue,
-    max_work: Option<f64>,
+    tokenizer: TokenizerOptions,
     /// A plain object mapping text to id, kept as the JS value.
-    #[serde(default, with = "serde_wasm_bindgen::preserve")]
     pub(super) special_tokens: JsValue,
 }
 
 impl JsOptions for TiktokenOptions {
     const INTERFACES: &'static [&'static str] = &["TiktokenOptions"];
+    fn read(given: &mut Given) -> JsResult<Self> {
+        Ok(TiktokenOptions {
+            tokenizer: TokenizerOptions::read(given)?,
+            special_tokens: given.value("specialTokens"),
+        })
+    }
 }
 
 impl TiktokenOptions {
     pub(super) fn load_options(&self) -> JsResult<LoadOptions> {
-        with_max_work(load_options(&self.eos_token_ids)?, self.max_work)
+        self.tokenizer.load_options()
     }
 }
 

@@ -825,7 +825,11 @@ describe("errors: every code reachable from JS, and the module keeps working", (
     errorThenWorks(() => Index.fromRegex("a", vocab, "lazy"), "InvalidArgument", /object/);
     errorThenWorks(() => Index.fromRegex("a", vocab, 42), "InvalidArgument");
     errorThenWorks(() => new Guide(index, true), "InvalidArgument");
-    errorThenWorks(() => Index.fromRegex("a", vocab, { lazy: "yes" }), "InvalidArgument");
+    errorThenWorks(() => Index.fromRegex("a", vocab, { lazy: "yes" }), "InvalidArgument", /IndexOptions: lazy must be a boolean, got string/);
+    errorThenWorks(() => Index.fromRegex("a", vocab, { maxStates: 10n }), "InvalidArgument", /maxStates must be a number, got bigint/);
+    errorThenWorks(() => new Guide(index, { maxRollback: [3] }), "InvalidArgument", /maxRollback must be a number, got an instance of Array/);
+    // A known key set to null or undefined means its default, like an absent one.
+    Index.fromRegex("a", vocab, { lazy: null, maxStates: undefined }).free();
     errorThenWorks(() => Index.fromRegex("a", vocab, { maxStates: -1 }), "InvalidArgument");
     errorThenWorks(() => Index.fromRegex("a", vocab, { dfaSizeLimit: 1.5 }), "InvalidArgument");
     errorThenWorks(() => new Guide(index, { maxRollback: -2 }), "InvalidArgument");

@@ -48,6 +48,8 @@ test("options: whitespace, propertyOrder, unknown keys", () => {
   const any = new RegExp(`^(?:${regexFromJsonSchema(schema, { propertyOrder: "any" })})$`);
   assert.ok(any.test('{"b":true,"a":1}'));
   throwsCode(() => regexFromJsonSchema(schema, { propertyOrder: "random" }), "InvalidArgument");
+  assert.throws(() => regexFromJsonSchema(schema, { propertyOrder: "random" }), /propertyOrder must be one of "schema", "any", "auto", got "random"/);
+  assert.throws(() => regexFromJsonSchema(schema, { propertyOrder: 1 }), /propertyOrder must be one of .*, got number/);
   throwsCode(() => regexFromJsonSchema(schema, { whitespce: " " }), "InvalidArgument");
   throwsCode(() => regexFromJsonSchema(schema, { whitespace: "x" }), "InvalidArgument");
   const v = byteVocab();
