@@ -18,6 +18,8 @@
 //! need. The contracts (full match over bytes, exact co-accessibility) are in
 //! docs/semantics.md.
 
+mod case_fold;
+mod case_fold_table;
 mod config;
 pub(crate) mod dense;
 pub(crate) mod determinize;

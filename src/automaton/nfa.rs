@@ -40,19 +40,21 @@ impl Nfa {
     /// the NFA size limit.
     pub(crate) fn new(pattern: &str, config: &DfaConfig) -> Result<Nfa> {
         let rewritten;
-        let pattern = if config.get_ascii_classes() {
+        let source = if config.get_ascii_classes() {
             rewritten = super::syntax::ascii_classes(pattern)?;
             rewritten.as_str()
         } else {
             pattern
         };
+        // regex-syntax folds no case here (super::case_fold).
+        let source = super::case_fold::without_case_flags(source)?;
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()
                     .nfa_size_limit(config.get_nfa_size_limit())
                     .which_captures(thompson::WhichCaptures::None),
             )
-            .build(pattern)
+            .build(&source)
             .map_err(|e| build_error(pattern, config, e))?;
         let looks = nfa.look_set_any();
         if looks.contains_word_unicode() {

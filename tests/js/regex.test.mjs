@@ -56,6 +56,35 @@ test("\\d is Unicode by default and [0-9] with asciiClasses (Llama 3 first-step 
   index.free();
 });
 
+test("case-insensitive patterns fold by Unicode's simple case folding in wasm (folded before parsing, docs/regex.md)", () => {
+  const cases = [
+    // [pattern, accepted, refused]
+    ["(?i)straße", ["STRAẞE", "Straße"], ["STRASSE"]],
+    ["(?i)k+", ["kK\u212A"], ["q"]],
+    ["(?i)σ", ["Σ", "ς", "σ"], ["s"]],
+    ["(?i)[^k]", ["q", "ß"], ["K", "\u212A", "k"]],
+    ["(?i)\\p{Lu}+", ["abcÉ", "ABC"], ["1"]],
+    ["(?i)[[:upper:]]+", ["abcſ"], ["é"]],
+    ["(?i:ab)c", ["ABc", "abc"], ["abC"]],
+    ["(?i)a(?-i)b", ["Ab"], ["AB"]],
+    ["(?i-u)k", ["k", "K"], ["\u212A"]],
+    ["(?i)[a-z&&[^aeiou]]+", ["BcD"], ["bAc"]],
+  ];
+  for (const [pattern, yes, no] of cases) {
+    const index = Index.fromRegex(pattern, vocab);
+    for (const text of yes) assert.ok(accepts(index, text), `${pattern} accepts ${JSON.stringify(text)}`);
+    for (const text of no) assert.ok(!accepts(index, text), `${pattern} refuses ${JSON.stringify(text)}`);
+    index.free();
+  }
+  const lark = Index.fromGrammar('start: "select"i " " NAME\nNAME: /[a-z]+/i', vocab, { syntax: "lark" });
+  assert.ok(accepts(lark, "SeLeCT Users"));
+  assert.ok(!accepts(lark, "SELECT 1"));
+  lark.free();
+  throwsCode(() => Index.fromRegex("(?i)\\p{NoSuchProperty}", vocab), "InvalidRegex");
+  throwsCode(() => Index.fromRegex(`(?i)${"\\pL".repeat(5000)}`, vocab), "DfaTooLarge");
+  assert.ok(accepts(Index.fromRegex("(?i)ok", vocab), "OK"), "the module works after those errors");
+});
+
 test("a RegExp builds the same index as its source", () => {
   assert.deepEqual(firstStep(/[0-9]+(\.[0-9]+)?/), firstStep("[0-9]+(\\.[0-9]+)?"));
   assert.deepEqual(firstStep(/a\/b/u), firstStep("a/b"), "RegExp.source escapes the slash");

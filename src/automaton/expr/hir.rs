@@ -45,9 +45,11 @@ fn parsed(pattern: &str) -> Result<Rc<Hir>> {
     if let Some(hir) = PARSED.with(|p| p.borrow().hirs.get(pattern).cloned()) {
         return Ok(hir);
     }
+    // regex-syntax folds no case here (crate::automaton::case_fold).
+    let source = crate::automaton::case_fold::without_case_flags(pattern)?;
     let hir = regex_syntax::ParserBuilder::new()
         .build()
-        .parse(pattern)
+        .parse(&source)
         .map_err(|e| {
             Error::with_source(
                 ErrorKind::InvalidRegex,
