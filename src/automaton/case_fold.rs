@@ -28,6 +28,10 @@ use crate::error::{quote, Error, ErrorKind, Result};
 /// Longest rewritten pattern: a folded `\p{L}` is ~700 ranges, ~15 KB of text, so a long
 /// run of them must stop here, not in memory.
 const MAX_REWRITTEN_BYTES: usize = 16 << 20;
+/// Most folding work for one pattern, in ranges and table entries visited: a class of
+/// every character visits the whole table (~3,000 entries), so 100,000 of them in one
+/// pattern would take seconds; this stops them in about a tenth of one.
+const MAX_FOLD_WORK: u64 = 20_000_000;
 
 /// `pattern` with its case-insensitive parts spelled out and no `i` flag left (borrowed
 /// when it has none).
@@ -53,15 +57,18 @@ pub(crate) fn without_case_flags(pattern: &str) -> Result<Cow<'_, str>> {
         scopes: vec![Scope::default()],
         edits: Vec::new(),
         added: 0,
+        work: std::cell::Cell::new(0),
     };
     let edits = ast::visit(&parsed, rewrite).map_err(|e| match e {
         RewriteError::Regex(message) => invalid(&message),
         RewriteError::TooLarge => Error::new(
             ErrorKind::DfaTooLarge,
             format!(
-                "the case-insensitive regex {} spelled out exceeds {} MiB",
+                "the case-insensitive regex {} is too large to fold: spelled out, it passes {} MiB \
+                 or {} million folding steps",
                 quote(pattern),
-                MAX_REWRITTEN_BYTES >> 20
+                MAX_REWRITTEN_BYTES >> 20,
+                MAX_FOLD_WORK / 1_000_000
             ),
         ),
     })?;
@@ -150,15 +157,18 @@ fn encode(pairs: &[(u32, u32)]) -> Vec<u8> {
     out
 }
 
-/// Adds to `class` every character simple case folding makes equivalent to one of its own.
-fn fold(class: &mut ClassUnicode) {
+/// Adds to `class` every character simple case folding makes equivalent to one of its own;
+/// returns the work done (ranges and table entries visited).
+fn fold(class: &mut ClassUnicode) -> u64 {
     let table = orbits();
     let next = |c: u32| table[table.partition_point(|&(x, _)| x < c)].1;
     let mut extra = Vec::new();
+    let mut work = class.ranges().len() as u64;
     for r in class.ranges() {
         let (a, b) = (u32::from(r.start()), u32::from(r.end()));
         let from = table.partition_point(|&(c, _)| c < a);
         for &(c, first) in table[from..].iter().take_while(|&&(c, _)| c <= b) {
+            work += 1;
             let mut m = first;
             while m != c {
                 if let Some(ch) = char::from_u32(m) {
@@ -169,6 +179,7 @@ fn fold(class: &mut ClassUnicode) {
         }
     }
     class.union(&ClassUnicode::new(extra));
+    work
 }
 
 /// The flags in force: case-insensitive, Unicode off (`(?-u)`), verbose.
@@ -206,6 +217,8 @@ struct Rewrite<'p> {
     edits: Vec<(usize, usize, String)>,
     /// Bytes the edits add, against [`MAX_REWRITTEN_BYTES`].
     added: usize,
+    /// Folding work so far, against [`MAX_FOLD_WORK`].
+    work: std::cell::Cell<u64>,
 }
 
 impl Rewrite<'_> {
@@ -268,6 +281,15 @@ impl Rewrite<'_> {
         }
     }
 
+    /// [`fold`], charged to the pattern's folding work.
+    fn fold(&self, class: &mut ClassUnicode) -> Result<(), RewriteError> {
+        self.work.set(self.work.get() + fold(class));
+        if self.work.get() > MAX_FOLD_WORK {
+            return Err(RewriteError::TooLarge);
+        }
+        Ok(())
+    }
+
     fn text(&self, span: &ast::Span) -> &str {
         &self.pattern[span.start.offset..span.end.offset]
     }
@@ -282,7 +304,7 @@ impl Rewrite<'_> {
         if c.is_negated() {
             class.negate();
         }
-        fold(&mut class);
+        self.fold(&mut class)?;
         if c.is_negated() {
             class.negate();
         }
@@ -297,8 +319,8 @@ impl Rewrite<'_> {
             ClassSet::BinaryOp(op) => {
                 let mut lhs = self.set(&op.lhs, verbose)?;
                 let mut rhs = self.set(&op.rhs, verbose)?;
-                fold(&mut lhs);
-                fold(&mut rhs);
+                self.fold(&mut lhs)?;
+                self.fold(&mut rhs)?;
                 match op.kind {
                     ClassSetBinaryOpKind::Intersection => lhs.intersect(&rhs),
                     ClassSetBinaryOpKind::Difference => lhs.difference(&rhs),
@@ -321,7 +343,7 @@ impl Rewrite<'_> {
                 if a.negated {
                     class.negate();
                 }
-                fold(&mut class);
+                self.fold(&mut class)?;
                 if a.negated {
                     class.negate();
                 }
@@ -331,7 +353,7 @@ impl Rewrite<'_> {
             ClassSetItem::Unicode(u) => self.unicode_class(u, verbose)?,
             ClassSetItem::Bracketed(b) => {
                 let mut class = self.set(&b.kind, verbose)?;
-                fold(&mut class);
+                self.fold(&mut class)?;
                 if b.negated {
                     class.negate();
                 }
@@ -415,7 +437,7 @@ impl Visitor for Rewrite<'_> {
                     }
                 } else {
                     let mut class = ClassUnicode::new([ClassUnicodeRange::new(l.c, l.c)]);
-                    fold(&mut class);
+                    self.fold(&mut class)?;
                     if class.ranges().len() > 1
                         || class.ranges()[0].start() != class.ranges()[0].end()
                     {
@@ -432,7 +454,7 @@ impl Visitor for Rewrite<'_> {
                     self.ascii_bracket(&b.span, scope.verbose)
                 } else {
                     let mut class = self.set(&b.kind, scope.verbose)?;
-                    fold(&mut class);
+                    self.fold(&mut class)?;
                     if b.negated {
                         class.negate();
                     }
@@ -689,5 +711,10 @@ mod tests {
         let huge = format!("(?i){}", "\\pL".repeat(5_000));
         let e = without_case_flags(&huge).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
+        // Short once spelled out, but each class visits the whole table: stopped by work.
+        let wide = format!("(?i){}", "[\\x{0}-\\x{10FFFF}]".repeat(20_000));
+        let e = without_case_flags(&wide).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DfaTooLarge);
+        assert!(e.to_string().contains("folding steps"), "{e}");
     }
 }
