@@ -23,7 +23,7 @@
 //! ([`exact_liveness`](Determinizer::exact_liveness)). Unicode word boundaries need
 //! whole characters on both sides and are refused.
 
-use std::collections::HashMap;
+use super::expr::FastMap;
 
 use regex_automata::nfa::thompson::State;
 use regex_automata::util::primitives::StateID;
@@ -85,7 +85,7 @@ pub(crate) struct Determinizer {
     /// co-accessible states the last byte reached, then `1 + its class` (0 at the start).
     /// State 0 (dead) is empty.
     sets: Vec<Box<[u32]>>,
-    ids: HashMap<Box<[u32]>, u32>,
+    ids: FastMap<Box<[u32]>, u32>,
     /// `trans[s * stride + class]`, [`UNKNOWN`] until determinized.
     trans: Vec<u32>,
     finals: Vec<bool>,
@@ -146,7 +146,7 @@ impl Determinizer {
             quoted: quote(pattern),
             nfa,
             sets: vec![Box::new([])],
-            ids: HashMap::new(),
+            ids: FastMap::default(),
             trans: vec![DEAD; stride],
             finals: vec![false],
             stack: Vec::new(),

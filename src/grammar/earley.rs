@@ -6,8 +6,8 @@
 //! derive some text).
 
 use super::ast::{Expr, Grammar};
+use crate::automaton::expr::FastMap;
 use crate::test_support::Rng;
-use std::collections::HashMap;
 
 /// An Earley recognizer of a GBNF grammar: the oracle the grammar tests hold the
 /// automaton to (no lowering, no templates, no depth bound). Over code points.
@@ -69,7 +69,7 @@ impl Cfg {
             prods: Vec::new(),
             nullable: Vec::new(),
         };
-        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut ids: FastMap<String, usize> = FastMap::default();
         ids.insert(g.start.clone(), 0);
         cfg.prods.push(Vec::new());
         for r in &g.rules {
@@ -109,7 +109,7 @@ impl Cfg {
         Sym::Rule(self.prods.len() - 1)
     }
 
-    fn symbols(&mut self, e: &Expr, ids: &HashMap<String, usize>) -> Vec<Sym> {
+    fn symbols(&mut self, e: &Expr, ids: &FastMap<String, usize>) -> Vec<Sym> {
         match e {
             Expr::Literal(s) => s.chars().map(Sym::Char).collect(),
             Expr::Class { ranges, negated } => vec![Sym::Class(ranges.clone(), *negated)],

@@ -22,7 +22,7 @@
 //! (it is unkeyed): the stored rows are a claim that [`check_rows`] verifies against rows
 //! recomputed from the stored automaton (docs/reliability.md).
 
-use std::collections::HashMap;
+use crate::automaton::expr::FastMap;
 use std::sync::Arc;
 
 use super::rows::StateRows;
@@ -84,7 +84,7 @@ fn write_dfa(w: &mut Writer, dfa: &Dfa, end_ok: Option<&[bool]>) {
 
 /// Distinct rows in first-use order, then (state, row) pairs.
 fn write_rows(w: &mut Writer, states: &mut dyn Iterator<Item = (u32, &Arc<TokenSet>)>) {
-    let mut row_ids: HashMap<*const TokenSet, u32> = HashMap::new();
+    let mut row_ids: FastMap<*const TokenSet, u32> = FastMap::default();
     let mut rows: Vec<&Arc<TokenSet>> = Vec::new();
     let mut pairs: Vec<(u32, u32)> = Vec::new();
     for (s, row) in states {

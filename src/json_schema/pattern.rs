@@ -14,7 +14,7 @@
 //! anchors inside groups are moved out exactly ([`branches`]). Not supported (an error
 //! naming the pattern): backreferences, lookaround, word boundaries.
 
-use std::collections::HashMap;
+use crate::automaton::expr::FastMap;
 
 use super::json::canonical_char;
 use super::re::{class_char, Re};
@@ -153,7 +153,7 @@ fn is_ecma_space(c: char) -> bool {
 /// Unicode property classes, compiled once each, for membership tests.
 #[derive(Default)]
 pub(crate) struct PropCache {
-    dfas: HashMap<String, Dfa>,
+    dfas: FastMap<String, Dfa>,
 }
 
 impl PropCache {
