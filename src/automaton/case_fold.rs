@@ -75,16 +75,8 @@ pub(crate) fn without_case_flags(pattern: &str) -> Result<Cow<'_, str>> {
     if edits.is_empty() {
         return Ok(Cow::Borrowed(pattern));
     }
-    // Edits come in the order of the pattern, and none overlaps another.
-    let mut out = String::with_capacity(pattern.len() + 64);
-    let mut at = 0;
-    for (start, end, text) in edits {
-        out.push_str(&pattern[at..start]);
-        out.push_str(&text);
-        at = end;
-    }
-    out.push_str(&pattern[at..]);
-    Ok(Cow::Owned(out))
+    // The visit met the nodes in the pattern's order: the edits are in order already.
+    Ok(Cow::Owned(super::syntax::apply_edits(pattern, edits)))
 }
 
 /// Whether `pattern` may hold a flag group with `i` (`(?i)`, `(?si:`, `(?-i)`): a

@@ -25,7 +25,14 @@ pub(crate) fn ascii_classes(pattern: &str) -> Result<String> {
     })?;
     let mut edits = ast::visit(&parsed, PerlClasses(Vec::new())).unwrap_or_default();
     crate::sort::sort_by_key(&mut edits, |e| e.0);
-    let mut out = String::with_capacity(pattern.len() + edits.len() * 12);
+    Ok(apply_edits(pattern, edits))
+}
+
+/// `pattern` with each `(start, end, replacement)` edit made: byte spans of the pattern,
+/// in order, none overlapping another.
+pub(super) fn apply_edits(pattern: &str, edits: Vec<(usize, usize, String)>) -> String {
+    let added: usize = edits.iter().map(|e| e.2.len()).sum();
+    let mut out = String::with_capacity(pattern.len() + added);
     let mut at = 0;
     for (start, end, replacement) in edits {
         out.push_str(&pattern[at..start]);
@@ -33,7 +40,7 @@ pub(crate) fn ascii_classes(pattern: &str) -> Result<String> {
         at = end;
     }
     out.push_str(&pattern[at..]);
-    Ok(out)
+    out
 }
 
 /// Collects `(start, end, replacement)` for every Perl class of the AST.

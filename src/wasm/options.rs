@@ -78,31 +78,29 @@ impl Given {
         ))
     }
 
-    fn bool(&mut self, key: &str) -> JsResult<Option<bool>> {
+    /// `key`'s value read by `read`, `None` when absent; a value of another type is an
+    /// error saying what was `expected`.
+    fn typed<T>(
+        &mut self,
+        key: &str,
+        expected: &str,
+        read: fn(&JsValue) -> Option<T>,
+    ) -> JsResult<Option<T>> {
         self.present(key)
-            .map(|v| {
-                v.as_bool()
-                    .ok_or_else(|| self.wrong_type(key, "a boolean", &v))
-            })
+            .map(|v| read(&v).ok_or_else(|| self.wrong_type(key, expected, &v)))
             .transpose()
+    }
+
+    fn bool(&mut self, key: &str) -> JsResult<Option<bool>> {
+        self.typed(key, "a boolean", JsValue::as_bool)
     }
 
     fn number(&mut self, key: &str) -> JsResult<Option<f64>> {
-        self.present(key)
-            .map(|v| {
-                v.as_f64()
-                    .ok_or_else(|| self.wrong_type(key, "a number", &v))
-            })
-            .transpose()
+        self.typed(key, "a number", JsValue::as_f64)
     }
 
     fn string(&mut self, key: &str) -> JsResult<Option<String>> {
-        self.present(key)
-            .map(|v| {
-                v.as_string()
-                    .ok_or_else(|| self.wrong_type(key, "a string", &v))
-            })
-            .transpose()
+        self.typed(key, "a string", JsValue::as_string)
     }
 
     /// One of `names` (a string union of `types.d.ts`), as its position.
