@@ -3,8 +3,8 @@
 //! them were ~95 KB of the module (docs/index-layout.md, "What the wasm module is made of").
 //! The sorts that run once per compile, grammar, error or file go through one heap sort of
 //! positions here (a few hundred bytes per call site); the hot ones (expression lists in the
-//! arena, DFA state sets, token ids) keep the standard sorts on plain integers, which all such
-//! sites share.
+//! arena, DFA state sets, token ids, a new lazy state's first-byte sets) keep the standard
+//! sorts.
 
 use std::cmp::Ordering;
 

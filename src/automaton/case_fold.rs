@@ -85,10 +85,10 @@ fn may_set_case_flag(pattern: &str) -> bool {
     let bytes = pattern.as_bytes();
     bytes.windows(2).enumerate().any(|(at, w)| {
         w == b"(?" && {
-            let flags = bytes[at + 2..]
+            bytes[at + 2..]
                 .iter()
-                .take_while(|b| b.is_ascii_alphabetic() || **b == b'-' || b.is_ascii_whitespace());
-            flags.clone().any(|&b| b == b'i')
+                .take_while(|b| b.is_ascii_alphabetic() || **b == b'-' || b.is_ascii_whitespace())
+                .any(|&b| b == b'i')
         }
     })
 }
@@ -258,18 +258,20 @@ impl Rewrite<'_> {
             .build()
             .parse(text)
             .map_err(|e| RewriteError::Regex(e.to_string()))?;
-        let one = |c: char| ClassUnicode::new([ClassUnicodeRange::new(c, c)]);
+        let not_a_class = || RewriteError::Regex(format!("{text:?} is not a class"));
         match hir.kind() {
             HirKind::Class(Class::Unicode(c)) => Ok(c.clone()),
             // A class of one character (`\p{Zl}`) comes back as that character.
-            HirKind::Literal(l) => match std::str::from_utf8(&l.0).map(|s| s.chars()) {
-                Ok(mut chars) => match (chars.next(), chars.next()) {
-                    (Some(c), None) => Ok(one(c)),
-                    _ => Err(RewriteError::Regex(format!("{text:?} is not a class"))),
-                },
-                Err(_) => Err(RewriteError::Regex(format!("{text:?} is not a class"))),
-            },
-            _ => Err(RewriteError::Regex(format!("{text:?} is not a class"))),
+            HirKind::Literal(l) => {
+                let mut chars = std::str::from_utf8(&l.0)
+                    .map_err(|_| not_a_class())?
+                    .chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => Ok(ClassUnicode::new([ClassUnicodeRange::new(c, c)])),
+                    _ => Err(not_a_class()),
+                }
+            }
+            _ => Err(not_a_class()),
         }
     }
 
@@ -286,21 +288,33 @@ impl Rewrite<'_> {
         &self.pattern[span.start.offset..span.end.offset]
     }
 
-    /// A `\p{..}` class folded, then negated if written negated.
-    fn unicode_class(
+    /// `class` folded, then negated if `negated`: regex-syntax's order for every class
+    /// written negated (`(?i)[^k]` refuses `K` too).
+    fn fold_and_negate(
         &self,
-        c: &ast::ClassUnicode,
-        verbose: bool,
+        mut class: ClassUnicode,
+        negated: bool,
     ) -> Result<ClassUnicode, RewriteError> {
-        let mut class = self.class_of(self.text(&c.span), verbose)?;
-        if c.is_negated() {
-            class.negate();
-        }
         self.fold(&mut class)?;
-        if c.is_negated() {
+        if negated {
             class.negate();
         }
         Ok(class)
+    }
+
+    /// A named class as written in `text` (`\P{Lu}`, `[[:^lower:]]` parse negated), its
+    /// positive form folded before the negation.
+    fn named_class(
+        &self,
+        text: &str,
+        negated: bool,
+        verbose: bool,
+    ) -> Result<ClassUnicode, RewriteError> {
+        let mut class = self.class_of(text, verbose)?;
+        if negated {
+            class.negate();
+        }
+        self.fold_and_negate(class, negated)
     }
 
     /// A bracketed class's set, folded as regex-syntax folds it (before the enclosing
@@ -329,27 +343,15 @@ impl Rewrite<'_> {
             ClassSetItem::Empty(_) => ClassUnicode::empty(),
             ClassSetItem::Literal(l) => one(l.c, l.c),
             ClassSetItem::Range(r) => one(r.start.c, r.end.c),
-            // Folded, then negated (`[[:^lower:]]` refuses `K` too), as a `\p{..}` is.
             ClassSetItem::Ascii(a) => {
-                let mut class = self.class_of(&format!("[{}]", self.text(&a.span)), verbose)?;
-                if a.negated {
-                    class.negate();
-                }
-                self.fold(&mut class)?;
-                if a.negated {
-                    class.negate();
-                }
-                class
+                self.named_class(&format!("[{}]", self.text(&a.span)), a.negated, verbose)?
             }
             ClassSetItem::Perl(p) => self.class_of(self.text(&p.span), verbose)?,
-            ClassSetItem::Unicode(u) => self.unicode_class(u, verbose)?,
+            ClassSetItem::Unicode(u) => {
+                self.named_class(self.text(&u.span), u.is_negated(), verbose)?
+            }
             ClassSetItem::Bracketed(b) => {
-                let mut class = self.set(&b.kind, verbose)?;
-                self.fold(&mut class)?;
-                if b.negated {
-                    class.negate();
-                }
-                class
+                self.fold_and_negate(self.set(&b.kind, verbose)?, b.negated)?
             }
             ClassSetItem::Union(u) => {
                 let mut class = ClassUnicode::empty();
@@ -428,29 +430,23 @@ impl Visitor for Rewrite<'_> {
                         )?;
                     }
                 } else {
-                    let mut class = ClassUnicode::new([ClassUnicodeRange::new(l.c, l.c)]);
+                    let alone = [ClassUnicodeRange::new(l.c, l.c)];
+                    let mut class = ClassUnicode::new(alone);
                     self.fold(&mut class)?;
-                    if class.ranges().len() > 1
-                        || class.ranges()[0].start() != class.ranges()[0].end()
-                    {
+                    if class.ranges() != alone {
                         self.edit(&l.span, spelled(&class))?;
                     }
                 }
             }
             Ast::ClassUnicode(c) if scope.insensitive && !scope.ascii => {
-                let class = self.unicode_class(c, scope.verbose)?;
+                let class = self.named_class(self.text(&c.span), c.is_negated(), scope.verbose)?;
                 self.edit(&c.span, spelled(&class))?;
             }
             Ast::ClassBracketed(b) if scope.insensitive => {
                 let text = if scope.ascii {
                     self.ascii_bracket(&b.span, scope.verbose)
                 } else {
-                    let mut class = self.set(&b.kind, scope.verbose)?;
-                    self.fold(&mut class)?;
-                    if b.negated {
-                        class.negate();
-                    }
-                    spelled(&class)
+                    spelled(&self.fold_and_negate(self.set(&b.kind, scope.verbose)?, b.negated)?)
                 };
                 self.edit(&b.span, text)?;
             }

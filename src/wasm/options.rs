@@ -49,8 +49,8 @@ pub(super) fn parse<T: JsOptions>(value: Option<JsValue>) -> JsResult<T> {
     Ok(options)
 }
 
-/// The entries of an options object not read yet, for the typed readers below (not
-/// generic: every struct shares them).
+/// The entries of an options object not read yet, for the readers below, which every
+/// struct shares (only `typed` is generic, over the three value types).
 pub(super) struct Given {
     entries: Vec<(String, JsValue)>,
     interfaces: &'static [&'static str],
@@ -70,12 +70,13 @@ impl Given {
         Some(self.value(key)).filter(|v| !v.is_undefined() && !v.is_null())
     }
 
+    /// An `InvalidArgument` error about these options.
+    fn error(&self, detail: String) -> JsValue {
+        invalid_argument(format!("invalid {}: {detail}", self.interfaces.join(" & ")))
+    }
+
     fn wrong_type(&self, key: &str, expected: &str, got: &JsValue) -> JsValue {
-        invalid_argument(format!(
-            "invalid {}: {key} must be {expected}, got {}",
-            self.interfaces.join(" & "),
-            describe(got)
-        ))
+        self.error(format!("{key} must be {expected}, got {}", describe(got)))
     }
 
     /// `key`'s value read by `read`, `None` when absent; a value of another type is an
@@ -116,9 +117,8 @@ impl Given {
             let got = v
                 .as_string()
                 .map_or_else(|| describe(&v), |s| format!("{s:?}"));
-            invalid_argument(format!(
-                "invalid {}: {key} must be one of {}, got {got}",
-                self.interfaces.join(" & "),
+            self.error(format!(
+                "{key} must be one of {}, got {got}",
                 quoted.join(", ")
             ))
         })
@@ -129,10 +129,7 @@ impl Given {
     fn finish(self) -> JsResult<()> {
         match self.entries.first() {
             None => Ok(()),
-            Some((key, _)) => Err(invalid_argument(format!(
-                "invalid {}: unknown field `{key}`",
-                self.interfaces.join(" & ")
-            ))),
+            Some((key, _)) => Err(self.error(format!("unknown field `{key}`"))),
         }
     }
 }
