@@ -13,7 +13,7 @@ profile=wasm-release   # Cargo.toml: release with opt-level "s"
 toolchain=$(cat .cache/wasm-toolchain 2>/dev/null || echo stable)
 dir=$profile; [[ $profile == dev ]] && dir=debug
 
-RUSTUP_TOOLCHAIN=$toolchain cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile "$profile"
+RUSTUP_TOOLCHAIN=$toolchain cargo build --quiet --lib --target wasm32-unknown-unknown --no-default-features --features wasm --profile "$profile"
 wasm=${CARGO_TARGET_DIR:-target}/wasm32-unknown-unknown/$dir/logitmask.wasm
 rm -rf pkg/node pkg/web
 mkdir -p pkg/node

@@ -17,7 +17,7 @@ if [[ ! -x $twiggy ]]; then
   cargo install --quiet --locked twiggy --version 0.8.0 --root "$target/tools"
 fi
 toolchain=$(cat .cache/wasm-toolchain 2>/dev/null || echo stable)
-RUSTUP_TOOLCHAIN=$toolchain cargo build --quiet --lib --target wasm32-unknown-unknown --features wasm --profile wasm-release
+RUSTUP_TOOLCHAIN=$toolchain cargo build --quiet --lib --target wasm32-unknown-unknown --no-default-features --features wasm --profile wasm-release
 out=$target/wasm-size
 rm -rf "$out" && mkdir -p "$out"
 wasm-bindgen "$target/wasm32-unknown-unknown/wasm-release/logitmask.wasm" --out-dir "$out" --out-name logitmask --target web --weak-refs

@@ -34,7 +34,7 @@
 //!
 //! | module | may import | what it is |
 //! | --- | --- | --- |
-//! | `error`, `bits`, `budget`, `sort`, `test_support` | `error` | the ground floor: errors, bitsets over token ids, work budgets, compact sorts, the tests' RNG |
+//! | `error`, `bits`, `budget`, `sort`, `json_reader`, `test_support` | `error` | the ground floor: errors, bitsets over token ids, work budgets, compact sorts, a JSON pull reader, the tests' RNG |
 //! | `automaton` | | regex -> NFA -> DFA; expressions with intersection and complement |
 //! | `vocabulary` | | token id -> bytes, EOS ids, the token trie; a slot for what an index derives |
 //! | `tokenizer` | `vocabulary` | loaders of tokenizer files |
@@ -82,6 +82,7 @@ mod front;
 pub mod grammar;
 mod guide;
 mod index;
+mod json_reader;
 pub mod json_schema;
 mod sort;
 #[doc(hidden)]

@@ -57,7 +57,9 @@ impl Index {
     }
 
     /// Builds an index for a JSON Schema given as a `serde_json::Value` (property order:
-    /// see [`regex_from_json_schema`](json_schema::regex_from_json_schema)).
+    /// see [`regex_from_json_schema`](json_schema::regex_from_json_schema)). Feature
+    /// `serde_json`.
+    #[cfg(feature = "serde_json")]
     pub fn from_json_schema(
         schema: &serde_json::Value,
         vocab: &Arc<Vocabulary>,

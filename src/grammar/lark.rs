@@ -23,6 +23,7 @@ use super::cursor::Cursor;
 use super::{invalid, unsupported};
 use crate::automaton::expr::{ExprId, ExprSet, FastMap};
 use crate::error::{Error, Result};
+use crate::json_reader::JsonReader;
 use crate::json_schema;
 
 /// Nesting of groups, negations and terminal references past which a grammar is refused
@@ -197,8 +198,8 @@ impl Parser {
                 Ok(())
             }
             "import" => self.import(out, pos),
-            "llguidance" => match self.json(pos)?.0 {
-                serde_json::Value::Object(o) if o.is_empty() => Ok(()),
+            "llguidance" => match self.json(pos)? {
+                text if is_empty_object(&text) => Ok(()),
                 _ => Err(unsupported(
                     pos,
                     "%llguidance options (only an empty {} is taken)",
@@ -493,7 +494,7 @@ impl Parser {
                 match self.name().as_deref() {
                     Some("json") => {
                         self.space(true);
-                        Ok(Item::Json(self.json(pos)?.1, pos))
+                        Ok(Item::Json(self.json(pos)?, pos))
                     }
                     Some("regex") => Err(unsupported(pos, "%regex { ... }")),
                     _ => Err(invalid(pos, "expected %json in a rule's body")),
@@ -674,26 +675,28 @@ impl Parser {
         Ok(Item::Regex(pattern, flags, pos))
     }
 
-    /// A JSON value starting here (the schema of `%json`), and its text.
-    fn json(&mut self, pos: Pos) -> Result<(serde_json::Value, String)> {
+    /// The JSON value starting here (the schema of `%json`), checked: its text.
+    fn json(&mut self, pos: Pos) -> Result<String> {
         let rest: String = self.chars[self.at..].iter().collect();
-        let mut values = serde_json::Deserializer::from_str(&rest).into_iter::<serde_json::Value>();
-        let value = match values.next() {
-            Some(Ok(v)) => v,
-            Some(Err(e)) => {
-                return Err(invalid(
-                    pos,
-                    format!("%json: the schema is not valid JSON: {e}"),
-                ))
-            }
-            None => return Err(invalid(pos, "%json: expected a schema")),
-        };
-        let text = rest[..values.byte_offset()].to_string();
+        if rest.trim_start().is_empty() {
+            return Err(invalid(pos, "%json: expected a schema"));
+        }
+        let mut reader = JsonReader::new(&rest);
+        reader
+            .raw_value()
+            .map_err(|e| invalid(pos, format!("%json: the schema is not valid JSON: {e}")))?;
+        let text = rest[..reader.offset()].to_string();
         for _ in 0..text.chars().count() {
             self.bump();
         }
-        Ok((value, text))
+        Ok(text)
     }
+}
+
+/// Whether JSON `text` is an empty object.
+fn is_empty_object(text: &str) -> bool {
+    let mut reader = JsonReader::new(text);
+    reader.begin_object().is_ok() && matches!(reader.next_key(), Ok(None))
 }
 
 /// The one character of `s`, if it has one.

@@ -1,17 +1,15 @@
 //! An order-preserving JSON value.
 //!
 //! Property order matters here: the regex writes declared properties in schema order.
-//! `serde_json::Value` sorts object keys unless serde_json's `preserve_order` feature is
-//! on, so schema text is parsed into this small tree instead, which keeps keys in the
-//! order written. Numbers are kept as exact [`Decimal`]s of what serde_json read (64-bit
-//! integers exactly, other numbers as the shortest decimal of their `f64`).
+//! Schema text is read (`crate::json_reader`) into this small tree, which keeps keys in the
+//! order written. Numbers are kept as [`Decimal`]s of what JavaScript reads: integers
+//! within 64 bits exactly, other numbers as the shortest decimal of their `f64`.
 
-use std::fmt;
 use std::rc::Rc;
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-
 use super::number::Decimal;
+use crate::automaton::expr::FastMap;
+use crate::json_reader::{JsonError, JsonReader, Kind};
 
 /// A JSON value whose objects keep their keys in document order.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,11 +70,14 @@ impl Json {
     }
 
     /// Converts a `serde_json::Value` (its key order is whatever its map gives).
+    #[cfg(feature = "serde_json")]
     pub(crate) fn from_value(value: &serde_json::Value) -> Json {
         match value {
             serde_json::Value::Null => Json::Null,
             serde_json::Value::Bool(b) => Json::Bool(*b),
-            serde_json::Value::Number(n) => Json::Number(decimal_of(n)),
+            serde_json::Value::Number(n) => Json::Number(
+                decimal_of(&n.to_string()).unwrap_or_else(|| Decimal::from_u128(0, false)),
+            ),
             serde_json::Value::String(s) => Json::String(s.clone()),
             serde_json::Value::Array(a) => Json::Array(a.iter().map(Json::from_value).collect()),
             serde_json::Value::Object(o) => Json::Object(
@@ -126,15 +127,49 @@ impl Json {
     }
 }
 
-fn decimal_of(n: &serde_json::Number) -> Decimal {
-    if let Some(u) = n.as_u64() {
-        Decimal::from_u128(u as u128, false)
-    } else if let Some(i) = n.as_i64() {
-        Decimal::from_u128(i.unsigned_abs() as u128, i < 0)
-    } else {
-        Decimal::from_f64(n.as_f64().unwrap_or(0.0))
+/// A number's JSON text as the exact [`Decimal`] it spells; `None` past `f64`'s range
+/// (JavaScript reads `Infinity`) or past [`MAX_NUMBER_DIGITS`].
+///
+/// Exact rather than rounded to the nearest `f64` first: the two agree on every number
+/// of up to 15 significant digits and on every number a JSON writer prints (the shortest
+/// digits of an `f64`); they differ only for hand-written digits past an `f64`'s precision
+/// (`0.1000000000000000055511`), where the number written is the one kept. So no float
+/// parser is needed (core's, with its tables, was ~6 KB of the gzipped wasm). Magnitudes
+/// below `f64`'s smallest (`1e-400`) read as 0, as in JavaScript.
+fn decimal_of(lexeme: &str) -> Option<Decimal> {
+    if lexeme.len() > MAX_NUMBER_DIGITS {
+        return None;
+    }
+    let unsigned = lexeme.strip_prefix('-').unwrap_or(lexeme);
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => {
+            let (sign, digits) = match e.strip_prefix('-') {
+                Some(d) => (-1, d),
+                None => (1, e.trim_start_matches('+')),
+            };
+            // Past i64, far out of range either way.
+            (m, sign * digits.parse::<i64>().unwrap_or(i64::MAX / 2))
+        }
+        None => (unsigned, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // The power of ten of the first significant digit.
+    let lead = match int.bytes().position(|b| b != b'0') {
+        Some(i) => (int.len() - i) as i64 - 1,
+        None => match frac.bytes().position(|b| b != b'0') {
+            Some(i) => -(i as i64) - 1,
+            None => return Some(Decimal::zero()),
+        },
+    } + exponent;
+    match lead {
+        309.. => None,
+        ..-324 => Some(Decimal::zero()),
+        _ => Decimal::parse(lexeme),
     }
 }
+
+/// The longest number a schema may spell (an `f64` needs at most 767 significant digits).
+const MAX_NUMBER_DIGITS: usize = 800;
 
 /// The canonical JSON spelling of one character inside a string, as `JSON.stringify`
 /// writes it: `"` and `\` and the control characters escaped (short forms where JSON
@@ -178,74 +213,124 @@ pub(crate) fn pointer_push(ptr: &str, token: &str) -> String {
     out
 }
 
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Json, D::Error> {
-        deserializer.deserialize_any(JsonVisitor)
+impl Json {
+    /// Reads a whole JSON text.
+    pub(crate) fn parse(text: &str) -> Result<Json, JsonError> {
+        let mut reader = JsonReader::new(text);
+        let value = Json::read(&mut reader)?;
+        reader.finish()?;
+        Ok(value)
     }
-}
 
-struct JsonVisitor;
-
-impl<'de> Visitor<'de> for JsonVisitor {
-    type Value = Json;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_unit<E>(self) -> Result<Json, E> {
-        Ok(Json::Null)
-    }
-    fn visit_none<E>(self) -> Result<Json, E> {
-        Ok(Json::Null)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
-        Ok(Json::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::Number(Decimal::from_u128(
-            v.unsigned_abs() as u128,
-            v < 0,
-        )))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-        Ok(Json::Number(Decimal::from_u128(v as u128, false)))
-    }
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Json, E> {
-        if !v.is_finite() {
-            return Err(E::custom("a number out of range"));
-        }
-        Ok(Json::Number(Decimal::from_f64(v)))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-        Ok(Json::String(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Json, E> {
-        Ok(Json::String(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Json::Array(items.into()))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-        let mut members: Vec<(String, Json)> = Vec::new();
-        while let Some((k, v)) = map.next_entry::<String, Json>()? {
-            // A repeated key: the last one wins, in the place of the first.
-            if let Some(slot) = members.iter_mut().find(|(key, _)| *key == k) {
-                slot.1 = v;
-            } else {
-                members.push((k, v));
+    /// Reads the next value (recursion bounded by the reader's nesting limit).
+    pub(crate) fn read(r: &mut JsonReader) -> Result<Json, JsonError> {
+        Ok(match r.peek()? {
+            Kind::Null => {
+                r.null()?;
+                Json::Null
             }
-        }
-        Ok(Json::Object(members))
+            Kind::Bool => Json::Bool(r.bool()?),
+            Kind::Number => {
+                let at = r.offset();
+                let lexeme = r.number()?;
+                Json::Number(decimal_of(lexeme).ok_or_else(|| {
+                    r.error_at(at, format!("a number out of range (past 1e308 or over {MAX_NUMBER_DIGITS} characters)"))
+                })?)
+            }
+            Kind::String => Json::String(r.string()?.into_owned()),
+            Kind::Array => {
+                r.begin_array()?;
+                let mut items = Vec::new();
+                while r.next_item()? {
+                    items.push(Json::read(r)?);
+                }
+                Json::array(items)
+            }
+            Kind::Object => {
+                r.begin_object()?;
+                let mut members: Vec<(String, Json)> = Vec::new();
+                // Past a few members, repeated keys are found through a map (a linear
+                // search per key would make a 100k-member object quadratic).
+                let mut places: FastMap<String, usize> = FastMap::default();
+                while let Some(key) = r.next_key()? {
+                    let value = Json::read(r)?;
+                    let seen = if members.len() < 16 {
+                        members.iter().position(|(k, _)| *k == key)
+                    } else {
+                        if places.is_empty() {
+                            places.extend(
+                                members.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)),
+                            );
+                        }
+                        places.get(&*key).copied()
+                    };
+                    // A repeated key: the last value wins, in the place of the first.
+                    match seen {
+                        Some(i) => members[i].1 = value,
+                        None => {
+                            if !places.is_empty() {
+                                places.insert(key.to_string(), members.len());
+                            }
+                            members.push((key.into_owned(), value));
+                        }
+                    }
+                }
+                Json::Object(members)
+            }
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::pointer_push;
+    use super::*;
+
+    #[test]
+    fn numbers_are_read_as_the_decimals_they_spell() {
+        let plain = |text: &str| match Json::parse(text) {
+            Ok(Json::Number(d)) => Ok(d.to_plain_string()),
+            other => Err(format!("{other:?}")),
+        };
+        for (text, read) in [
+            ("0", "0"),
+            ("-0", "0"),
+            ("-0.0e5", "0"),
+            ("12", "12"),
+            ("-18446744073709551616", "-18446744073709551616"),
+            ("1.50", "1.5"),
+            ("2.5E-3", "0.0025"),
+            ("1e+2", "100"),
+            ("0.30000000000000004", "0.30000000000000004"),
+            ("1e-400", "0"),
+        ] {
+            assert_eq!(plain(text).as_deref(), Ok(read), "{text}");
+        }
+        assert_eq!(plain("1e300").unwrap().len(), 301);
+        assert_eq!(plain("1.7976931348623157e308").unwrap().len(), 309);
+        for out_of_range in ["1e309", "-1e99999999999999999999", &"9".repeat(801)] {
+            let e = Json::parse(out_of_range).unwrap_err();
+            assert!(e.to_string().starts_with("a number out of range"), "{e}");
+        }
+    }
+
+    #[test]
+    fn objects_keep_their_order_and_the_last_of_a_repeated_key() {
+        let members = |text: &str| match Json::parse(text).unwrap() {
+            Json::Object(m) => m
+                .into_iter()
+                .map(|(k, v)| format!("{k}={}", v.to_compact()))
+                .collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(members(r#"{"b":1,"a":2,"b":3}"#), ["b=3", "a=2"]);
+        // Past 16 members, repeated keys are found through a map: same result.
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{}\":{i}", i % 25)).collect();
+        let read = members(&format!("{{{}}}", many.join(",")));
+        assert_eq!(read.len(), 25);
+        assert_eq!(read[0], "k0=25");
+        assert_eq!(read[14], "k14=39");
+        assert_eq!(read[15], "k15=15");
+    }
 
     #[test]
     fn pointer_tokens_are_escaped() {

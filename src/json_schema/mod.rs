@@ -365,11 +365,12 @@ impl Config {
     }
 }
 
-/// The regex for a schema given as a `serde_json::Value`.
+/// The regex for a schema given as a `serde_json::Value` (feature `serde_json`).
 ///
 /// Property order is the order of the value's maps: sorted by name unless serde_json's
 /// `preserve_order` feature is on. To keep the order written in the schema, pass its
 /// text to [`regex_from_json_schema_str`].
+#[cfg(feature = "serde_json")]
 pub fn regex_from_json_schema(schema: &serde_json::Value, config: &Config) -> Result<String> {
     regex_from_json(&Json::from_value(schema), config)
 }
@@ -381,14 +382,19 @@ pub fn regex_from_json_schema(schema: &serde_json::Value, config: &Config) -> Re
 /// regex cannot express), [`ErrorKind::DfaTooLarge`] (regex over the size cap),
 /// [`ErrorKind::InvalidArgument`] (a whitespace pattern that matches other text).
 pub fn regex_from_json_schema_str(schema: &str, config: &Config) -> Result<String> {
-    let json: Json = serde_json::from_str(schema).map_err(|e| {
+    let json = parse_schema_text(schema)?;
+    regex_from_json(&json, config)
+}
+
+/// Schema text read into a [`Json`] tree (keys in the order written).
+fn parse_schema_text(schema: &str) -> Result<Json> {
+    Json::parse(schema).map_err(|e| {
         Error::with_source(
             ErrorKind::InvalidSchema,
             format!("the schema is not valid JSON: {e}"),
             e,
         )
-    })?;
-    regex_from_json(&json, config)
+    })
 }
 
 fn regex_from_json(schema: &Json, config: &Config) -> Result<String> {
@@ -585,17 +591,12 @@ pub(crate) fn automaton_from_json_schema_str(
     schema: &str,
     config: &Config,
 ) -> Result<SchemaAutomaton> {
-    let json: Json = serde_json::from_str(schema).map_err(|e| {
-        Error::with_source(
-            ErrorKind::InvalidSchema,
-            format!("the schema is not valid JSON: {e}"),
-            e,
-        )
-    })?;
+    let json = parse_schema_text(schema)?;
     automaton_from_json(&json, config)
 }
 
 /// Compiles a schema given as a `serde_json::Value` to an automaton expression.
+#[cfg(feature = "serde_json")]
 pub(crate) fn automaton_from_json_schema(
     schema: &serde_json::Value,
     config: &Config,
@@ -686,13 +687,7 @@ pub(crate) fn embed_json_schema_str(
     exprs: &mut ExprSet,
     memo: &mut EmbedMemo,
 ) -> Result<ExprId> {
-    let json: Json = serde_json::from_str(schema).map_err(|e| {
-        Error::with_source(
-            ErrorKind::InvalidSchema,
-            format!("the schema is not valid JSON: {e}"),
-            e,
-        )
-    })?;
+    let json = parse_schema_text(schema)?;
     let config = config.for_lazy_index().without_recursion_calls();
     let compiled = compile_re(&json, &config, Target::Automaton)?;
     let e = compiled.re.to_expr(exprs, &mut memo.lowered)?;

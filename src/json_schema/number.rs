@@ -35,13 +35,6 @@ impl Decimal {
         Decimal::from_parts(neg, &v.to_string(), "")
     }
 
-    /// The shortest decimal that reads back as `v` (what `JSON.stringify` and serde_json
-    /// print), exactly.
-    pub(crate) fn from_f64(v: f64) -> Decimal {
-        // `Display` for f64 prints the shortest round-trip digits without an exponent.
-        Decimal::parse(&format!("{v}")).unwrap_or_else(Decimal::zero)
-    }
-
     /// Parses JSON-number-like text: `-?digits(.digits)?([eE][+-]?digits)?`.
     pub(crate) fn parse(s: &str) -> Option<Decimal> {
         let (neg, rest) = match s.strip_prefix('-') {
@@ -1104,7 +1097,6 @@ mod tests {
         assert_eq!(d("0").pred(), d("-1"));
         assert!(d("-1.5") < d("-1.25"));
         assert!(d("0.5") < d("1"));
-        assert_eq!(Decimal::from_f64(0.1).to_plain_string(), "0.1");
-        assert_eq!(Decimal::from_f64(1e300).int_digits().len(), 301);
+        assert_eq!(d("1e300").int_digits().len(), 301);
     }
 }

@@ -2,24 +2,23 @@
 //! decoder.
 //!
 //! The file is 7-33 MB for today's models, almost all of it `model.vocab` and
-//! `model.merges`. It is deserialized into typed structs: the vocabulary goes through a
-//! visitor straight into one text buffer with a span per id (no `serde_json::Value`, no
-//! string per token), and the merges are skipped without being stored. Only the small
-//! `decoder` object is read as a `Value`.
+//! `model.merges`. It is pulled through [`JsonReader`]: the vocabulary goes straight into
+//! one text buffer with a span per id (no string per token), the merges are skipped
+//! without being stored, and the small `decoder` object is kept as its text, its fields
+//! read when its steps are compiled.
 //!
 //! A token's bytes are what the file's decoder makes of the token on its own, in the
 //! middle of a text (see the [module docs](super)): the decoder is compiled into a list
 //! of per-token [`Step`]s.
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
-use serde_json::Value;
+use std::borrow::Cow;
 
 use super::{
     byte_level, byte_token, check_id, check_size, invalid, is_eos_marker, unsupported, LoadOptions,
     VocabularyBuilder,
 };
 use crate::error::Result;
+use crate::json_reader::{JsonError, JsonReader, Kind};
 use crate::vocabulary::{Vocabulary, MAX_VOCAB_SIZE};
 
 const FORMAT: &str = "tokenizer.json";
@@ -68,14 +67,13 @@ impl Vocabulary {
         let json = json.strip_prefix('\u{feff}').unwrap_or(json);
         // The input's bytes first (parsing is linear in them), the tokens once counted.
         options.check_work(json.len(), 0)?;
-        // serde would also read a struct from a JSON array; a tokenizer.json is an object.
         if let Some(c) = json.trim_start().chars().next().filter(|&c| c != '{') {
             return Err(invalid(
                 FORMAT,
                 format!("the file starts with {c:?}, not a JSON object"),
             ));
         }
-        let file: TokenizerJson = serde_json::from_str(json).map_err(|e| invalid(FORMAT, e))?;
+        let file = TokenizerJson::read(json).map_err(|e| invalid(FORMAT, e))?;
         let TokenizerJson {
             model,
             added_tokens,
@@ -98,7 +96,7 @@ impl Vocabulary {
             (None, true) => "Unigram",
             (None, false) => "BPE",
         };
-        let steps = match &decoder {
+        let steps = match decoder {
             Some(d) => compile_decoder(d)?,
             None => {
                 return Err(unsupported(
@@ -178,34 +176,24 @@ impl Vocabulary {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(expecting = "a tokenizer.json object")]
-struct TokenizerJson {
+/// What is read of a tokenizer.json; other fields are skipped.
+struct TokenizerJson<'t> {
     model: Model,
-    #[serde(default)]
     added_tokens: Option<Vec<AddedToken>>,
-    #[serde(default)]
-    decoder: Option<Value>,
+    /// The `decoder` object's text (`null` is `None`).
+    decoder: Option<&'t str>,
 }
 
-#[derive(Deserialize)]
-#[serde(expecting = "a tokenizer.json model object")]
 struct Model {
-    #[serde(rename = "type", default)]
     kind: Option<String>,
     vocab: RawVocab,
-    #[serde(default)]
     unk_token: Option<String>,
-    #[serde(default)]
     unk_id: Option<u64>,
 }
 
-#[derive(Deserialize)]
-#[serde(expecting = "an added token object")]
 struct AddedToken {
     id: u64,
     content: String,
-    #[serde(default)]
     special: bool,
 }
 
@@ -220,118 +208,158 @@ struct RawVocab {
     is_list: bool,
 }
 
+type Read<T> = std::result::Result<T, JsonError>;
+
+fn missing(r: &JsonReader, field: &str) -> JsonError {
+    r.error_at(r.offset(), format!("missing field `{field}`"))
+}
+
+/// An optional field: `None` for `null`.
+fn nullable<'t, T>(
+    r: &mut JsonReader<'t>,
+    read: impl FnOnce(&mut JsonReader<'t>) -> Read<T>,
+) -> Read<Option<T>> {
+    if r.null_if_next()? {
+        return Ok(None);
+    }
+    read(r).map(Some)
+}
+
+impl<'t> TokenizerJson<'t> {
+    fn read(json: &'t str) -> Read<TokenizerJson<'t>> {
+        let mut r = JsonReader::new(json);
+        let (mut model, mut added_tokens, mut decoder) = (None, None, None);
+        r.begin_object()?;
+        while let Some(key) = r.next_key()? {
+            match &*key {
+                "model" => model = Some(Model::read(&mut r)?),
+                "added_tokens" => added_tokens = nullable(&mut r, AddedToken::read_list)?,
+                "decoder" => decoder = nullable(&mut r, |r| r.raw_value())?,
+                _ => r.skip()?,
+            }
+        }
+        let model = model.ok_or_else(|| missing(&r, "model"))?;
+        r.finish()?;
+        Ok(TokenizerJson {
+            model,
+            added_tokens,
+            decoder,
+        })
+    }
+}
+
+impl Model {
+    fn read(r: &mut JsonReader) -> Read<Model> {
+        let (mut kind, mut vocab, mut unk_token, mut unk_id) = (None, None, None, None);
+        r.begin_object()?;
+        while let Some(key) = r.next_key()? {
+            match &*key {
+                "type" => kind = nullable(r, |r| r.string().map(Cow::into_owned))?,
+                "vocab" => vocab = Some(RawVocab::read(r)?),
+                "unk_token" => unk_token = nullable(r, |r| r.string().map(Cow::into_owned))?,
+                "unk_id" => unk_id = nullable(r, |r| r.u64("an id"))?,
+                _ => r.skip()?,
+            }
+        }
+        Ok(Model {
+            kind,
+            vocab: vocab.ok_or_else(|| missing(r, "vocab"))?,
+            unk_token,
+            unk_id,
+        })
+    }
+}
+
+impl AddedToken {
+    fn read_list(r: &mut JsonReader) -> Read<Vec<AddedToken>> {
+        let mut list = Vec::new();
+        r.begin_array()?;
+        while r.next_item()? {
+            let (mut id, mut content, mut special) = (None, None, false);
+            if r.peek()? != Kind::Object {
+                return Err(r.expected("an added token object"));
+            }
+            r.begin_object()?;
+            while let Some(key) = r.next_key()? {
+                match &*key {
+                    "id" => id = Some(r.u64("an added token id")?),
+                    "content" => content = Some(r.string()?.into_owned()),
+                    "special" => special = r.bool()?,
+                    _ => r.skip()?,
+                }
+            }
+            list.push(AddedToken {
+                id: id.ok_or_else(|| missing(r, "id"))?,
+                content: content.ok_or_else(|| missing(r, "content"))?,
+                special,
+            });
+        }
+        Ok(list)
+    }
+}
+
 impl RawVocab {
-    fn add<E: de::Error>(&mut self, id: u64, start: usize) -> Result<(), E> {
+    fn read(r: &mut JsonReader) -> Read<RawVocab> {
+        let mut vocab = RawVocab::default();
+        match r.peek()? {
+            Kind::Object => {
+                r.begin_object()?;
+                loop {
+                    let start = vocab.text.len();
+                    if !r.next_key_into(&mut vocab.text)? {
+                        break;
+                    }
+                    let at = r.offset();
+                    let id = r.u64("a token id (a non-negative integer)")?;
+                    vocab.add(r, at, id, start)?;
+                }
+            }
+            Kind::Array => {
+                vocab.is_list = true;
+                r.begin_array()?;
+                let mut id = 0u64;
+                while r.next_item()? {
+                    let start = vocab.text.len();
+                    let at = r.offset();
+                    if r.peek()? != Kind::Array {
+                        return Err(r.expected("a Unigram vocabulary entry [piece, score]"));
+                    }
+                    r.begin_array()?;
+                    if !r.next_item()? {
+                        return Err(r.error_at(at, "a Unigram vocabulary entry [piece, score] without its piece"));
+                    }
+                    r.string_into(&mut vocab.text)?;
+                    while r.next_item()? {
+                        r.skip()?;
+                    }
+                    vocab.add(r, at, id, start)?;
+                    id += 1;
+                }
+            }
+            _ => {
+                return Err(r.expected(
+                    "model.vocab: a map from token to id (BPE, WordPiece, WordLevel) or a list of [piece, score] (Unigram)",
+                ))
+            }
+        }
+        Ok(vocab)
+    }
+
+    fn add(&mut self, r: &JsonReader, at: usize, id: u64, start: usize) -> Read<()> {
         if id >= MAX_VOCAB_SIZE as u64 {
-            return Err(E::custom(format_args!(
-                "token id {id} in model.vocab exceeds the largest supported id {}",
-                MAX_VOCAB_SIZE - 1
-            )));
+            return Err(r.error_at(
+                at,
+                format!(
+                    "token id {id} in model.vocab exceeds the largest supported id {}",
+                    MAX_VOCAB_SIZE - 1
+                ),
+            ));
         }
         if self.text.len() > u32::MAX as usize - 1 {
-            return Err(E::custom("model.vocab exceeds 4 GiB"));
+            return Err(r.error_at(at, "model.vocab exceeds 4 GiB"));
         }
         self.entries
             .push((id as u32, start as u32, (self.text.len() - start) as u32));
-        Ok(())
-    }
-}
-
-impl<'de> Deserialize<'de> for RawVocab {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<RawVocab, D::Error> {
-        deserializer.deserialize_any(RawVocabVisitor)
-    }
-}
-
-struct RawVocabVisitor;
-
-impl<'de> Visitor<'de> for RawVocabVisitor {
-    type Value = RawVocab;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str(
-            "model.vocab: a map from token to id (BPE, WordPiece, WordLevel) or a list of [piece, score] (Unigram)",
-        )
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawVocab, A::Error> {
-        let mut vocab = RawVocab::default();
-        if let Some(n) = map.size_hint() {
-            vocab.entries.reserve(n.min(MAX_VOCAB_SIZE));
-        }
-        loop {
-            let start = vocab.text.len();
-            if map.next_key_seed(AppendStr(&mut vocab.text))?.is_none() {
-                break;
-            }
-            let id: u64 = map.next_value()?;
-            vocab.add(id, start)?;
-        }
-        Ok(vocab)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawVocab, A::Error> {
-        let mut vocab = RawVocab {
-            is_list: true,
-            ..RawVocab::default()
-        };
-        let mut id = 0u64;
-        loop {
-            let start = vocab.text.len();
-            if seq
-                .next_element_seed(UnigramPiece(&mut vocab.text))?
-                .is_none()
-            {
-                break;
-            }
-            vocab.add(id, start)?;
-            id += 1;
-        }
-        Ok(vocab)
-    }
-}
-
-/// Deserializes a string by appending it to a buffer (borrowed or unescaped alike).
-struct AppendStr<'s>(&'s mut String);
-
-impl<'de> DeserializeSeed<'de> for AppendStr<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for AppendStr<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a token string")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        self.0.push_str(v);
-        Ok(())
-    }
-}
-
-/// One Unigram entry, `[piece, score]`: the piece is appended, the rest skipped.
-struct UnigramPiece<'s>(&'s mut String);
-
-impl<'de> DeserializeSeed<'de> for UnigramPiece<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for UnigramPiece<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a Unigram vocabulary entry [piece, score]")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        if seq.next_element_seed(AppendStr(self.0))?.is_none() {
-            return Err(de::Error::invalid_length(0, &self));
-        }
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(())
     }
 }
@@ -357,26 +385,65 @@ enum Step {
     WordPiece { prefix: Vec<u8>, cleanup: bool },
 }
 
-/// Compiles a `decoder` object into per-token steps.
-fn compile_decoder(decoder: &Value) -> Result<Vec<Step>> {
+/// Compiles a `decoder` object (its JSON text) into per-token steps.
+fn compile_decoder(decoder: &str) -> Result<Vec<Step>> {
     let mut steps = Vec::new();
     let mut fused = false;
     compile_step(decoder, &mut steps, &mut fused)?;
     Ok(steps)
 }
 
-fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()> {
-    let kind = d.get("type").and_then(Value::as_str).ok_or_else(|| {
+/// A decoder object's members, each value as its JSON text (the text was checked when the
+/// file was read).
+struct Fields<'t>(Vec<(Cow<'t, str>, &'t str)>);
+
+impl<'t> Fields<'t> {
+    /// The members of `text` if it is an object.
+    fn of(text: &'t str) -> Option<Fields<'t>> {
+        let mut r = JsonReader::new(text);
+        let mut members = Vec::new();
+        r.begin_object().ok()?;
+        while let Some(key) = r.next_key().ok()? {
+            members.push((key, r.raw_value().ok()?));
+        }
+        Some(Fields(members))
+    }
+
+    /// The value of `key`, `null` included (the last one if repeated).
+    fn get(&self, key: &str) -> Option<&'t str> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+}
+
+/// The string a JSON value is, if it is one.
+fn as_str(value: &str) -> Option<Cow<'_, str>> {
+    JsonReader::new(value).string().ok()
+}
+
+/// The array a JSON value is, if it is one: its items' texts.
+fn as_array(value: &str) -> Option<Vec<&str>> {
+    let mut r = JsonReader::new(value);
+    let mut items = Vec::new();
+    r.begin_array().ok()?;
+    while r.next_item().ok()? {
+        items.push(r.raw_value().ok()?);
+    }
+    Some(items)
+}
+
+fn compile_step(text: &str, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()> {
+    let d = Fields::of(text).unwrap_or(Fields(Vec::new()));
+    let kind = d.get("type").and_then(as_str).ok_or_else(|| {
         invalid(
             FORMAT,
-            format!("a decoder without a \"type\": {}", short(d)),
+            format!("a decoder without a \"type\": {}", short(text)),
         )
     })?;
-    match kind {
+    match &*kind {
         "Sequence" => {
             let list = d
                 .get("decoders")
-                .and_then(Value::as_array)
+                .and_then(as_array)
                 .ok_or_else(|| invalid(FORMAT, "a Sequence decoder without a \"decoders\" list"))?;
             for step in list {
                 compile_step(step, steps, fused)?;
@@ -387,19 +454,19 @@ fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()
             // Hugging Face's ByteLevel decoder joins all tokens into one string.
             *fused = true;
         }
-        "Metaspace" => steps.push(metaspace_step(d)?),
-        "Replace" => steps.push(replace_step(d)?),
+        "Metaspace" => steps.push(metaspace_step(&d)?),
+        "Replace" => steps.push(replace_step(&d)?),
         "ByteFallback" => steps.push(Step::ByteFallback),
         "Fuse" => *fused = true,
         "Strip" => {
             // After a fusing step the text is one string: nothing is stripped per token.
-            if let Some(step) = strip_step(d)?.filter(|_| !*fused) {
+            if let Some(step) = strip_step(&d)?.filter(|_| !*fused) {
                 steps.push(step);
             }
         }
-        "WordPiece" => steps.push(word_piece_step(d)?),
+        "WordPiece" => steps.push(word_piece_step(&d)?),
         "BPEDecoder" => {
-            let suffix = opt_str(d, "suffix", "BPEDecoder")?.unwrap_or("</w>");
+            let suffix = opt_str(&d, "suffix", "BPEDecoder")?.unwrap_or(Cow::Borrowed("</w>"));
             if !suffix.is_empty() {
                 steps.push(Step::Replace {
                     from: suffix.as_bytes().to_vec(),
@@ -418,8 +485,8 @@ fn compile_step(d: &Value, steps: &mut Vec<Step>, fused: &mut bool) -> Result<()
 }
 
 /// A `Metaspace` decoder: its replacement character back to a space.
-fn metaspace_step(d: &Value) -> Result<Step> {
-    let replacement = opt_str(d, "replacement", "Metaspace")?.unwrap_or("\u{2581}");
+fn metaspace_step(d: &Fields) -> Result<Step> {
+    let replacement = opt_str(d, "replacement", "Metaspace")?.unwrap_or(Cow::Borrowed("\u{2581}"));
     if replacement.chars().count() != 1 {
         return Err(invalid(
             FORMAT,
@@ -433,14 +500,13 @@ fn metaspace_step(d: &Value) -> Result<Step> {
 }
 
 /// A `Replace` decoder of a string pattern (a regex pattern is unsupported).
-fn replace_step(d: &Value) -> Result<Step> {
+fn replace_step(d: &Fields) -> Result<Step> {
     let pattern = d
         .get("pattern")
         .ok_or_else(|| invalid(FORMAT, "a Replace decoder without a pattern"))?;
-    let from = match (
-        pattern.get("String").and_then(Value::as_str),
-        pattern.get("Regex"),
-    ) {
+    let fields = Fields::of(pattern);
+    let field = |key: &str| fields.as_ref().and_then(|f| f.get(key));
+    let from = match (field("String").and_then(as_str), field("Regex")) {
         (Some(s), _) => s,
         (None, Some(_)) => return Err(unsupported("a Replace decoder with a regex pattern")),
         (None, None) => {
@@ -465,8 +531,8 @@ fn replace_step(d: &Value) -> Result<Step> {
 }
 
 /// A `Strip` decoder, checked; `None` where it strips nothing.
-fn strip_step(d: &Value) -> Result<Option<Step>> {
-    let content = opt_str(d, "content", "Strip")?.unwrap_or(" ");
+fn strip_step(d: &Fields) -> Result<Option<Step>> {
+    let content = opt_str(d, "content", "Strip")?.unwrap_or(Cow::Borrowed(" "));
     if content.chars().count() != 1 {
         return Err(invalid(
             FORMAT,
@@ -483,17 +549,16 @@ fn strip_step(d: &Value) -> Result<Option<Step>> {
 }
 
 /// A `WordPiece` decoder: its continuation prefix and whether it cleans up spaces.
-fn word_piece_step(d: &Value) -> Result<Step> {
-    let prefix = opt_str(d, "prefix", "WordPiece")?.unwrap_or("##");
+fn word_piece_step(d: &Fields) -> Result<Step> {
+    let prefix = opt_str(d, "prefix", "WordPiece")?.unwrap_or(Cow::Borrowed("##"));
     let cleanup = match d.get("cleanup") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(other) => {
-            return Err(invalid(
+        None | Some("null") => true,
+        Some(other) => JsonReader::new(other).bool().map_err(|_| {
+            invalid(
                 FORMAT,
                 format!("WordPiece cleanup {} is not a boolean", short(other)),
-            ))
-        }
+            )
+        })?,
     };
     Ok(Step::WordPiece {
         prefix: prefix.as_bytes().to_vec(),
@@ -501,38 +566,42 @@ fn word_piece_step(d: &Value) -> Result<Step> {
     })
 }
 
-fn opt_str<'v>(d: &'v Value, key: &str, decoder: &str) -> Result<Option<&'v str>> {
+fn opt_str<'t>(d: &Fields<'t>, key: &str, decoder: &str) -> Result<Option<Cow<'t, str>>> {
     match d.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(invalid(
-            FORMAT,
-            format!(
-                "{decoder} decoder field \"{key}\" is {}, not a string",
-                short(other)
-            ),
-        )),
-    }
-}
-
-fn opt_u64(d: &Value, key: &str, decoder: &str) -> Result<Option<u64>> {
-    match d.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+        None | Some("null") => Ok(None),
+        Some(value) => as_str(value).map(Some).ok_or_else(|| {
             invalid(
                 FORMAT,
                 format!(
-                    "{decoder} decoder field \"{key}\" is {}, not a count",
-                    short(v)
+                    "{decoder} decoder field \"{key}\" is {}, not a string",
+                    short(value)
                 ),
             )
         }),
     }
 }
 
-/// A JSON value, cut short for an error message.
-fn short(v: &Value) -> String {
-    let mut s = v.to_string();
+fn opt_u64(d: &Fields, key: &str, decoder: &str) -> Result<Option<u64>> {
+    match d.get(key) {
+        None | Some("null") => Ok(None),
+        Some(value) => JsonReader::new(value)
+            .u64("a count")
+            .map(Some)
+            .map_err(|_| {
+                invalid(
+                    FORMAT,
+                    format!(
+                        "{decoder} decoder field \"{key}\" is {}, not a count",
+                        short(value)
+                    ),
+                )
+            }),
+    }
+}
+
+/// A JSON value's text, cut short for an error message.
+fn short(value: &str) -> String {
+    let mut s = value.to_string();
     if s.len() > 80 {
         let mut cut = 77;
         while !s.is_char_boundary(cut) {
@@ -674,7 +743,7 @@ mod tests {
     }
 
     fn steps(json: &str) -> Result<Vec<Step>> {
-        compile_decoder(&serde_json::from_str(json).unwrap())
+        compile_decoder(json)
     }
 
     fn run(steps: Vec<Step>, token: &str) -> Vec<u8> {
@@ -802,7 +871,7 @@ mod tests {
             ),
             (
                 r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":-1}}}"#,
-                "invalid value",
+                "expected a token id (a non-negative integer), found -1 at line 1 column 55",
             ),
             (
                 r#"{"decoder":{"type":"ByteLevel"},"model":{"vocab":{"a":16777216}}}"#,

@@ -556,7 +556,7 @@ mod tests {
                 "h": {{"const": {{"id": "a value, not an identifier"}}, "type": "object"}}
             }}}}"#
         );
-        let root: Json = serde_json::from_str(&text).unwrap();
+        let root = Json::parse(&text).unwrap();
         let doc = Doc::new(&root);
         let n = property_nodes(&doc, &root);
         assert!(Rc::ptr_eq(&n[0], &n[1]), "the same object twice");
