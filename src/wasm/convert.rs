@@ -48,10 +48,20 @@ pub(super) fn invalid_argument(message: String) -> JsValue {
 pub(super) fn id_from_js(x: f64, what: &str) -> JsResult<Option<u32>> {
     if !x.is_finite() || x.fract() != 0.0 {
         return Err(invalid_argument(format!(
-            "{what} must be an integer, got {x}"
+            "{what} must be an integer, got {}",
+            js_number(x)
         )));
     }
     Ok((x >= 0.0 && x <= f64::from(u32::MAX)).then_some(x as u32))
+}
+
+/// A number as JavaScript writes it (`1.5`, `NaN`, `1e+21`), for messages: no float
+/// formatting of Rust's in the wasm (~5 KB gzipped).
+fn js_number(x: f64) -> String {
+    js_sys::Number::from(x)
+        .to_string(10)
+        .map(String::from)
+        .unwrap_or_default()
 }
 
 /// A JS number, refusing every other type: wasm-bindgen's own `f64` parameters would
@@ -76,7 +86,7 @@ pub(super) fn token_from_js(value: &JsValue) -> JsResult<u32> {
     id_from_js(x, "a token id")?.ok_or_else(|| {
         js_error(Error::new(
             ErrorKind::UnknownTokenId,
-            format!("token id {x} is outside the vocabulary"),
+            format!("token id {} is outside the vocabulary", js_number(x)),
         ))
     })
 }
@@ -89,7 +99,7 @@ pub(super) fn state_from_js(value: &JsValue) -> JsResult<StateId> {
         .ok_or_else(|| {
             js_error(Error::new(
                 ErrorKind::InvalidState,
-                format!("state {x} does not belong to this index"),
+                format!("state {} does not belong to this index", js_number(x)),
             ))
         })
 }
@@ -100,7 +110,8 @@ pub(super) fn size_from_js(x: Option<f64>, name: &str) -> JsResult<Option<usize>
         None => Ok(None),
         Some(v) if v.fract() == 0.0 && (0.0..=9.0e15).contains(&v) => Ok(Some(v as usize)),
         Some(v) => Err(invalid_argument(format!(
-            "{name} must be a non-negative integer, got {v}"
+            "{name} must be a non-negative integer, got {}",
+            js_number(v)
         ))),
     }
 }
@@ -111,8 +122,9 @@ pub(super) fn length_from_js(value: &JsValue, name: &str) -> JsResult<usize> {
     match size_from_js(Some(x), name)? {
         Some(n) if n <= 1 << 28 => Ok(n),
         _ => Err(invalid_argument(format!(
-            "{name} must be at most {}, got {x}",
-            1u32 << 28
+            "{name} must be at most {}, got {}",
+            1u32 << 28,
+            js_number(x)
         ))),
     }
 }
@@ -222,7 +234,8 @@ pub(super) fn ids_from_js(value: &JsValue, what: &str) -> JsResult<Vec<u32>> {
             Some(id) => out.push(id),
             None => {
                 return Err(invalid_argument(format!(
-                    "{what}: {x} is not a valid token id"
+                    "{what}: {} is not a valid token id",
+                    js_number(x)
                 )))
             }
         }

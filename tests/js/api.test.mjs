@@ -745,6 +745,19 @@ describe("errors: every code reachable from JS, and the module keeps working", (
     index.free();
   });
 
+  test("numbers in messages are written as JavaScript writes them", () => {
+    const index = Index.fromRegex(FINITE, vocab);
+    const g = new Guide(index);
+    for (const [id, written] of [[1.5, "1.5"], [NaN, "NaN"], [Infinity, "Infinity"], [-0.25, "-0.25"]]) {
+      const e = errorThenWorks(() => g.advance(id), "InvalidArgument");
+      assert.equal(e.message, `a token id must be an integer, got ${written}`);
+    }
+    assert.equal(errorThenWorks(() => g.advance(1e21), "UnknownTokenId").message, "token id 1e+21 is outside the vocabulary");
+    assert.match(errorThenWorks(() => index.nextState(2 ** 40, 0), "InvalidState").message, /^state 1099511627776 does not belong/);
+    g.free();
+    index.free();
+  });
+
   test("TokenNotAllowed leaves the guide unchanged", () => {
     const index = Index.fromRegex(FINITE, vocab);
     const g = new Guide(index);
