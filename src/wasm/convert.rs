@@ -56,10 +56,10 @@ pub(super) fn id_from_js(x: f64, what: &str) -> JsResult<Option<u32>> {
 }
 
 /// A number as JavaScript writes it (`1.5`, `NaN`, `1e+21`), for messages: no float
-/// formatting of Rust's in the wasm (~5 KB gzipped).
+/// formatting of Rust's in the wasm (~10 KB gzipped).
 fn js_number(x: f64) -> String {
     js_sys::Number::from(x)
-        .to_string(10)
+        .to_string_with_radix(10)
         .map(String::from)
         .unwrap_or_default()
 }
