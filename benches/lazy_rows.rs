@@ -5,14 +5,16 @@
 //! cargo bench --bench lazy_rows -- [--sample FILE.jsonl[.gz]] [--tokenizer tokenizer.json]
 //!                                  [--check] [--no-slices] [--no-bounds] [--limit N]
 //!                                  [--only ID] [--slow-log FILE]
-//!                                  [--any-value-depth N] [--first-mask-only]
+//!                                  [--any-value-depth N] [--first-mask-only] [--steps N]
 //! ```
 //!
 //! `--check` also builds each schema's index without vocabulary slices and requires every
 //! row to be identical (the exactness oracle on real schemas and a real vocabulary);
 //! `--no-slices` times the full trie walk alone, `--no-bounds` without rows shared
 //! inside counts; `--first-mask-only` stops each schema at
-//! its first mask (compile time, for profiling). Figures are pooled over all masks, as in
+//! its first mask (compile time, for profiling), `--steps N` walks each text's first N
+//! masks only (a profile of the key starts early in a text). The slow log gives each slow
+//! mask's new automaton states. Figures are pooled over all masks, as in
 //! benches/schemas (the npm package in Node, beside llguidance), which stays the reference:
 //! this one is for quick native iteration.
 
@@ -38,6 +40,8 @@ struct Args {
     any_value_depth: Option<usize>,
     /// `--first-mask-only`: no walks, each schema's compile and first mask only.
     first_mask_only: bool,
+    /// `--steps N`: each text's first N masks only.
+    steps: usize,
     /// Run as `cargo bench`; `cargo test --all-targets` runs this binary without
     /// `--bench`, and then it only checks a few schemas against whole walks.
     bench: bool,
@@ -55,6 +59,7 @@ fn args() -> Args {
         only: None,
         any_value_depth: None,
         first_mask_only: false,
+        steps: usize::MAX,
         bench: false,
     };
     let mut it = std::env::args().skip(1);
@@ -67,6 +72,7 @@ fn args() -> Args {
             "--no-bounds" => a.bounds = false,
             "--slow-log" => a.slow_log = it.next(),
             "--first-mask-only" => a.first_mask_only = true,
+            "--steps" => a.steps = it.next().and_then(|n| n.parse().ok()).expect("--steps N"),
             "--only" => a.only = it.next(),
             "--any-value-depth" => a.any_value_depth = it.next().and_then(|n| n.parse().ok()),
             "--limit" => a.limit = it.next().and_then(|n| n.parse().ok()).expect("--limit N"),
@@ -254,6 +260,9 @@ fn main() {
             // The oracle numbers its states in its own order: it walks beside.
             let mut oracle_state = oracle.as_ref().map(|o| o.initial_state());
             for (step, &id) in ids.iter().chain(std::iter::once(&u32::MAX)).enumerate() {
+                if step >= a.steps {
+                    break;
+                }
                 let (sliced_before, states_before) =
                     (index.sliced_row_count(), index.dfa_state_count());
                 let (bounded_before, key_before, rows_before) = (
@@ -315,7 +324,12 @@ fn main() {
                     if let Some(log) = &mut slow_log {
                         let id = record["id"].as_str().unwrap_or("?");
                         let before = text_before(&vocab, &ids[..step], 48);
-                        writeln!(log, "{us:.0}\t{id}\t{step}\t{before:?}").expect("slow log");
+                        let new_states = index.dfa_state_count() - states_before;
+                        writeln!(
+                            log,
+                            "{us:.0}\t{id}\t{step}\t{new_states} new states\t{before:?}"
+                        )
+                        .expect("slow log");
                     }
                 }
                 if slowest.len() < 10 || us > slowest[9].0 {
