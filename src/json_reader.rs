@@ -115,8 +115,7 @@ impl<'t> JsonReader<'t> {
 
     /// The next significant byte, whitespace skipped.
     fn next_byte(&mut self) -> Option<u8> {
-        while let Some(b @ (b' ' | b'\n' | b'\r' | b'\t')) = self.byte() {
-            let _ = b;
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.byte() {
             self.at += 1;
         }
         self.byte()
@@ -263,18 +262,18 @@ impl<'t> JsonReader<'t> {
     /// A string (borrowed from the text when it has no escapes).
     pub(crate) fn string(&mut self) -> Read<Cow<'t, str>> {
         self.take(Kind::String, "a string")?;
-        self.string_body(None)
+        self.string_body(Sink::Return)
     }
 
     /// A string, appended to `out` (no allocation of its own).
     pub(crate) fn string_into(&mut self, out: &mut String) -> Read<()> {
         self.take(Kind::String, "a string")?;
-        self.string_body(Some(out)).map(drop)
+        self.string_body(Sink::Append(out)).map(drop)
     }
 
-    /// The string at `self.at` (its opening quote): appended to `out` if given (and an
-    /// empty `Cow` returned), else returned.
-    fn string_body(&mut self, mut out: Option<&mut String>) -> Read<Cow<'t, str>> {
+    /// The string at `self.at` (its opening quote), checked and read into `sink` (an
+    /// empty `Cow` is returned unless the sink is `Return`).
+    fn string_body(&mut self, mut sink: Sink) -> Read<Cow<'t, str>> {
         let bytes = self.text.as_bytes();
         self.at += 1;
         let mut run = self.at;
@@ -288,29 +287,37 @@ impl<'t> JsonReader<'t> {
                     let tail = &self.text[run..at];
                     self.at += 1;
                     self.fresh = false;
-                    return Ok(match (out, owned) {
-                        (Some(out), _) => {
+                    return Ok(match (sink, owned) {
+                        (Sink::Append(out), _) => {
                             out.push_str(tail);
                             Cow::Borrowed("")
                         }
-                        (None, Some(mut s)) => {
+                        (Sink::Discard, _) => Cow::Borrowed(""),
+                        (Sink::Return, Some(mut s)) => {
                             s.push_str(tail);
                             Cow::Owned(s)
                         }
-                        (None, None) => Cow::Borrowed(tail),
+                        (Sink::Return, None) => Cow::Borrowed(tail),
                     });
                 }
                 Some(b'\\') => {
-                    let buf = match out.as_deref_mut() {
-                        Some(out) => out,
-                        None => owned.get_or_insert_with(String::new),
+                    let buf = match &mut sink {
+                        Sink::Append(out) => Some(&mut **out),
+                        Sink::Return => Some(owned.get_or_insert_with(String::new)),
+                        Sink::Discard => None,
                     };
-                    buf.push_str(&self.text[run..at]);
                     let c = self.escape()?;
-                    buf.push(c);
+                    if let Some(buf) = buf {
+                        buf.push_str(&self.text[run..at]);
+                        buf.push(c);
+                    }
                     run = self.at;
                 }
-                Some(_) => return Err(self.error(CONTROL_IN_STRING)),
+                Some(_) => {
+                    return Err(
+                        self.error("a control character inside a string (write it as an escape)")
+                    )
+                }
             }
         }
     }
@@ -381,13 +388,23 @@ impl<'t> JsonReader<'t> {
 
     /// Enters an object: its members follow through `next_key`.
     pub(crate) fn begin_object(&mut self) -> Read<()> {
-        self.take(Kind::Object, "an object")?;
+        self.begin_object_as("an object")
+    }
+
+    /// `begin_object`, naming what was expected if something else comes.
+    pub(crate) fn begin_object_as(&mut self, what: &str) -> Read<()> {
+        self.take(Kind::Object, what)?;
         self.open(true)
     }
 
     /// Enters an array: its items follow through `next_item`.
     pub(crate) fn begin_array(&mut self) -> Read<()> {
-        self.take(Kind::Array, "an array")?;
+        self.begin_array_as("an array")
+    }
+
+    /// `begin_array`, naming what was expected if something else comes.
+    pub(crate) fn begin_array_as(&mut self, what: &str) -> Read<()> {
+        self.take(Kind::Array, what)?;
         self.open(false)
     }
 
@@ -423,40 +440,30 @@ impl<'t> JsonReader<'t> {
 
     /// The next member's key (its value is read next), or `None` past the object's end.
     pub(crate) fn next_key(&mut self) -> Read<Option<Cow<'t, str>>> {
-        if !self.separator(b'}')? {
-            return Ok(None);
-        }
-        self.key_start()?;
-        let key = self.string_body(None)?;
-        self.colon()?;
-        Ok(Some(key))
+        self.key(Sink::Return)
     }
 
     /// `next_key` appending the key to `out`: `false` past the object's end.
     pub(crate) fn next_key_into(&mut self, out: &mut String) -> Read<bool> {
+        self.key(Sink::Append(out)).map(|key| key.is_some())
+    }
+
+    /// The next member's key read into `sink`, and its colon; `None` past the object's end.
+    fn key(&mut self, sink: Sink) -> Read<Option<Cow<'t, str>>> {
         if !self.separator(b'}')? {
-            return Ok(false);
+            return Ok(None);
         }
-        self.key_start()?;
-        self.string_body(Some(out))?;
-        self.colon()?;
-        Ok(true)
-    }
-
-    fn key_start(&mut self) -> Read<()> {
         match self.next_byte() {
-            Some(b'"') => Ok(()),
-            None => Err(self.error("EOF while parsing an object")),
-            Some(_) => Err(self.error("expected a key (a string)")),
+            Some(b'"') => {}
+            None => return Err(self.error("EOF while parsing an object")),
+            Some(_) => return Err(self.error("expected a key (a string)")),
         }
-    }
-
-    fn colon(&mut self) -> Read<()> {
+        let key = self.string_body(sink)?;
         if self.next_byte() != Some(b':') {
             return Err(self.error("expected ':' after a key"));
         }
         self.at += 1;
-        Ok(())
+        Ok(Some(key))
     }
 
     /// Whether another item follows in the array (read it next).
@@ -473,17 +480,14 @@ impl<'t> JsonReader<'t> {
                 Kind::Null => self.null().map(|()| false)?,
                 Kind::Bool => self.bool().map(|_| false)?,
                 Kind::Number => self.number().map(|_| false)?,
-                Kind::String => {
-                    self.skip_string()?;
-                    false
-                }
+                Kind::String => self.string_body(Sink::Discard).map(|_| false)?,
                 Kind::Array => {
                     self.open(false)?;
                     self.next_item()?
                 }
                 Kind::Object => {
                     self.open(true)?;
-                    self.skip_key()?
+                    self.key(Sink::Discard)?.is_some()
                 }
             };
             if entered {
@@ -496,44 +500,13 @@ impl<'t> JsonReader<'t> {
                 }
                 let in_object = self.objects >> (self.depth - 1) & 1 == 1;
                 let more = if in_object {
-                    self.skip_key()?
+                    self.key(Sink::Discard)?.is_some()
                 } else {
                     self.next_item()?
                 };
                 if more {
                     break;
                 }
-            }
-        }
-    }
-
-    fn skip_key(&mut self) -> Read<bool> {
-        if !self.separator(b'}')? {
-            return Ok(false);
-        }
-        self.key_start()?;
-        self.skip_string()?;
-        self.colon()?;
-        Ok(true)
-    }
-
-    /// Reads past the string at `self.at` (its opening quote), checked, copying nothing.
-    fn skip_string(&mut self) -> Read<()> {
-        let bytes = self.text.as_bytes();
-        self.at += 1;
-        loop {
-            self.at = plain_run_end(bytes, self.at);
-            match bytes.get(self.at) {
-                Some(b'"') => {
-                    self.at += 1;
-                    self.fresh = false;
-                    return Ok(());
-                }
-                Some(b'\\') => {
-                    self.escape()?;
-                }
-                None => return Err(self.error("EOF while parsing a string")),
-                Some(_) => return Err(self.error(CONTROL_IN_STRING)),
             }
         }
     }
@@ -555,7 +528,15 @@ impl<'t> JsonReader<'t> {
     }
 }
 
-const CONTROL_IN_STRING: &str = "a control character inside a string (write it as an escape)";
+/// Where a string read goes.
+enum Sink<'o> {
+    /// Returned (borrowed from the text unless it holds escapes).
+    Return,
+    /// Appended to a buffer.
+    Append(&'o mut String),
+    /// Only checked (skipped values).
+    Discard,
+}
 
 /// The end of the run of bytes from `at` that a string holds as they are: the first `"`,
 /// `\\` or control character (or the end). Eight bytes at a time: tokenizer.json files are

@@ -75,9 +75,9 @@ impl Json {
         match value {
             serde_json::Value::Null => Json::Null,
             serde_json::Value::Bool(b) => Json::Bool(*b),
-            serde_json::Value::Number(n) => Json::Number(
-                decimal_of(&n.to_string()).unwrap_or_else(|| Decimal::from_u128(0, false)),
-            ),
+            serde_json::Value::Number(n) => {
+                Json::Number(decimal_of(&n.to_string()).unwrap_or_else(Decimal::zero))
+            }
             serde_json::Value::String(s) => Json::String(s.clone()),
             serde_json::Value::Array(a) => Json::Array(a.iter().map(Json::from_value).collect()),
             serde_json::Value::Object(o) => Json::Object(
@@ -128,7 +128,7 @@ impl Json {
 }
 
 /// A number's JSON text as the exact [`Decimal`] it spells; `None` past `f64`'s range
-/// (JavaScript reads `Infinity`) or past [`MAX_NUMBER_DIGITS`].
+/// (JavaScript reads `Infinity`) or past [`MAX_NUMBER_LEN`].
 ///
 /// Exact rather than rounded to the nearest `f64` first: the two agree on every number
 /// of up to 15 significant digits and on every number a JSON writer prints (the shortest
@@ -137,7 +137,7 @@ impl Json {
 /// parser is needed (core's, with its tables, was ~6 KB of the gzipped wasm). Magnitudes
 /// below `f64`'s smallest (`1e-400`) read as 0, as in JavaScript.
 fn decimal_of(lexeme: &str) -> Option<Decimal> {
-    if lexeme.len() > MAX_NUMBER_DIGITS {
+    if lexeme.len() > MAX_NUMBER_LEN {
         return None;
     }
     let unsigned = lexeme.strip_prefix('-').unwrap_or(lexeme);
@@ -168,8 +168,9 @@ fn decimal_of(lexeme: &str) -> Option<Decimal> {
     }
 }
 
-/// The longest number a schema may spell (an `f64` needs at most 767 significant digits).
-const MAX_NUMBER_DIGITS: usize = 800;
+/// The most characters a schema's number may have (an `f64` needs at most 767 significant
+/// digits).
+const MAX_NUMBER_LEN: usize = 800;
 
 /// The canonical JSON spelling of one character inside a string, as `JSON.stringify`
 /// writes it: `"` and `\` and the control characters escaped (short forms where JSON
@@ -234,7 +235,7 @@ impl Json {
                 let at = r.offset();
                 let lexeme = r.number()?;
                 Json::Number(decimal_of(lexeme).ok_or_else(|| {
-                    r.error_at(at, format!("a number out of range (past 1e308 or over {MAX_NUMBER_DIGITS} characters)"))
+                    r.error_at(at, format!("a number out of range (past 1e308 or over {MAX_NUMBER_LEN} characters)"))
                 })?)
             }
             Kind::String => Json::String(r.string()?.into_owned()),

@@ -276,10 +276,7 @@ impl AddedToken {
         r.begin_array()?;
         while r.next_item()? {
             let (mut id, mut content, mut special) = (None, None, false);
-            if r.peek()? != Kind::Object {
-                return Err(r.expected("an added token object"));
-            }
-            r.begin_object()?;
+            r.begin_object_as("an added token object")?;
             while let Some(key) = r.next_key()? {
                 match &*key {
                     "id" => id = Some(r.u64("an added token id")?),
@@ -321,10 +318,7 @@ impl RawVocab {
                 while r.next_item()? {
                     let start = vocab.text.len();
                     let at = r.offset();
-                    if r.peek()? != Kind::Array {
-                        return Err(r.expected("a Unigram vocabulary entry [piece, score]"));
-                    }
-                    r.begin_array()?;
+                    r.begin_array_as("a Unigram vocabulary entry [piece, score]")?;
                     if !r.next_item()? {
                         return Err(r.error_at(at, "a Unigram vocabulary entry [piece, score] without its piece"));
                     }
