@@ -23,6 +23,7 @@ use regex_syntax::ast::{self, Ast, ClassSet, ClassSetBinaryOpKind, ClassSetItem,
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, HirKind};
 
 use super::case_fold_table::CASE_FOLDS;
+use super::unicode_class::{varint, ParseFailure};
 use crate::error::{quote, Error, ErrorKind, Result};
 
 /// Longest rewritten pattern: a folded `\p{L}` is ~700 ranges, ~15 KB of text, so a long
@@ -103,19 +104,6 @@ fn orbits() -> &'static [(u32, u32)] {
 /// The table's encoding: per character, the distance from the previous one (a LEB128
 /// varint) and the signed distance to the next member of its set (zigzag, LEB128).
 fn decode(bytes: &[u8]) -> Vec<(u32, u32)> {
-    fn varint(bytes: &[u8], at: &mut usize) -> u64 {
-        let mut value = 0u64;
-        let mut shift = 0;
-        loop {
-            let b = bytes[*at];
-            *at += 1;
-            value |= u64::from(b & 0x7f) << shift;
-            shift += 7;
-            if b < 0x80 {
-                return value;
-            }
-        }
-    }
     let mut out = Vec::new();
     let (mut at, mut c) = (0, 0u32);
     while at < bytes.len() {
@@ -253,11 +241,10 @@ impl Rewrite<'_> {
     /// The class `text` stands for alone (a `\p{..}`, a Perl or a bracketed class),
     /// parsed in the scope's verbose mode, never folded.
     fn class_of(&self, text: &str, verbose: bool) -> Result<ClassUnicode, RewriteError> {
-        let hir = regex_syntax::ParserBuilder::new()
-            .ignore_whitespace(verbose)
-            .build()
-            .parse(text)
-            .map_err(|e| RewriteError::Regex(e.to_string()))?;
+        let hir = super::unicode_class::parse(text, verbose).map_err(|e| match e {
+            ParseFailure::Syntax(e) => RewriteError::Regex(e.to_string()),
+            ParseFailure::TooLarge => RewriteError::TooLarge,
+        })?;
         let not_a_class = || RewriteError::Regex(format!("{text:?} is not a class"));
         match hir.kind() {
             HirKind::Class(Class::Unicode(c)) => Ok(c.clone()),

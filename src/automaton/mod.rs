@@ -29,6 +29,8 @@ pub(crate) mod nfa;
 mod on_demand;
 mod primitives;
 pub(crate) mod syntax;
+mod unicode_class;
+mod unicode_class_table;
 
 // Work budgets live on the ground floor (`crate::budget`); the compilers of the front
 // ends reach them through here too.

@@ -48,13 +48,16 @@ impl Nfa {
         };
         // regex-syntax folds no case here (super::case_fold).
         let source = super::case_fold::without_case_flags(source)?;
+        // Parsed here, with the Unicode classes resolved by our tables (super::unicode_class).
+        let hir = super::unicode_class::parse(&source, false)
+            .map_err(|e| e.into_error(pattern, |e| e.to_string().replace('\n', " ")))?;
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()
                     .nfa_size_limit(config.get_nfa_size_limit())
                     .which_captures(thompson::WhichCaptures::None),
             )
-            .build(&source)
+            .build_from_hir(&hir)
             .map_err(|e| build_error(pattern, config, e))?;
         let looks = nfa.look_set_any();
         if looks.contains_word_unicode() {

@@ -56,6 +56,46 @@ test("\\d is Unicode by default and [0-9] with asciiClasses (Llama 3 first-step 
   index.free();
 });
 
+test("Unicode classes resolve in wasm from logitmask's own tables (regex-syntax's are not in the module, docs/regex.md)", () => {
+  const cases = [
+    // [pattern, accepted, refused]
+    ["\\p{Greek}+", ["αβγ", "Ω"], ["abc", "α1"]],
+    ["\\p{sc=Cyrl}+", ["Жук"], ["Zuk"]],
+    ["\\p{scx=Hira}+", ["ひらがなー"], ["カ!"]],
+    ["\\p{Script_Extensions=Katakana}+", ["カタカナー"], ["ひ"]],
+    ["\\p{L}\\p{M}*", ["e\u0301", "ß"], ["1", "\u0301"]],
+    ["\\P{Lu}+", ["abc1"], ["aBc"]],
+    ["\\p{isUppercase_Letter}", ["É"], ["é"]],
+    ["\\pN+", ["4²٣"], ["x"]],
+    ["\\p{Emoji}", ["😀"], ["a"]],
+    ["\\p{Alphabetic}+", ["naïveЖ"], ["_"]],
+    ["[\\p{L}--\\p{Lu}]+", ["abcž"], ["Abc"]],
+    ["[\\w&&\\p{Greek}]+", ["αβ"], ["ab"]],
+    ["\\w+", ["naïve_٣"], ["a-b"]],
+    ["\\s", ["\u3000", "\t"], ["x"]],
+    ["(?-u:\\w)+", ["ab_1"], ["é"]],
+    ["\\p{Any}", ["\u{10FFFF}"], []],
+    ["\\p{Assigned}", ["a"], ["\u0378"]],
+  ];
+  for (const [pattern, yes, no] of cases) {
+    const index = Index.fromRegex(pattern, vocab);
+    for (const text of yes) assert.ok(accepts(index, text), `${pattern} accepts ${JSON.stringify(text)}`);
+    for (const text of no) assert.ok(!accepts(index, text), `${pattern} refuses ${JSON.stringify(text)}`);
+    index.free();
+  }
+  const schema = Index.fromJsonSchema({ type: "string", pattern: "^\\p{Lu}\\p{Ll}+$" }, vocab);
+  assert.ok(accepts(schema, '"Élan"'));
+  assert.ok(!accepts(schema, '"élan"'));
+  schema.free();
+  // Age and the segmentation properties are not in the wasm (docs/regex.md); unknown names neither.
+  throwsCode(() => Index.fromRegex("\\p{Age=6.0}", vocab), "InvalidRegex");
+  throwsCode(() => Index.fromRegex("\\p{Word_Break=ALetter}", vocab), "InvalidRegex");
+  throwsCode(() => Index.fromRegex("\\p{Script}", vocab), "InvalidRegex");
+  throwsCode(() => Index.fromRegex("\\p{NoSuchProperty}", vocab), "InvalidRegex");
+  throwsCode(() => Index.fromRegex("\\w".repeat(400), vocab), "DfaTooLarge");
+  assert.ok(accepts(Index.fromRegex("\\p{Lu}", vocab), "A"), "the module works after those errors");
+});
+
 test("case-insensitive patterns fold by Unicode's simple case folding in wasm (folded before parsing, docs/regex.md)", () => {
   const cases = [
     // [pattern, accepted, refused]

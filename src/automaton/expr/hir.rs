@@ -47,16 +47,8 @@ fn parsed(pattern: &str) -> Result<Rc<Hir>> {
     }
     // regex-syntax folds no case here (crate::automaton::case_fold).
     let source = crate::automaton::case_fold::without_case_flags(pattern)?;
-    let hir = regex_syntax::ParserBuilder::new()
-        .build()
-        .parse(&source)
-        .map_err(|e| {
-            Error::with_source(
-                ErrorKind::InvalidRegex,
-                format!("invalid regex {}: {e}", quote(pattern)),
-                e,
-            )
-        })?;
+    let hir = crate::automaton::unicode_class::parse(&source, false)
+        .map_err(|e| e.into_error(pattern, ToString::to_string))?;
     let hir = Rc::new(hir);
     if pattern.len() <= PARSED_PATTERN_BYTES {
         let w = weight(&hir) + pattern.len() / 8;
