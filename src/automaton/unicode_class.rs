@@ -203,10 +203,36 @@ impl Spell {
     }
 }
 
+/// A class of the tables, by family and index: each is decoded once per thread (a
+/// partition's decoding walks all of it; `\w` is five classes), at most the tables'
+/// ~450 classes, ~25,000 ranges.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    GeneralCategory(usize),
+    Script(usize),
+    ScriptExtension(usize),
+    Binary(usize),
+    Perl(u8),
+}
+
+thread_local! {
+    static DECODED: std::cell::RefCell<crate::automaton::expr::FastMap<Key, ClassUnicode>> =
+        Default::default();
+}
+
+fn cached(key: Key, decode: impl FnOnce() -> ClassUnicode) -> ClassUnicode {
+    if let Some(class) = DECODED.with(|d| d.borrow().get(&key).cloned()) {
+        return class;
+    }
+    let class = decode();
+    DECODED.with(|d| d.borrow_mut().insert(key, class.clone()));
+    class
+}
+
 /// A Perl class in Unicode mode, as regex-syntax defines it (`\w`: alphabetic, marks,
 /// decimal digits, connector punctuation, join controls; `\d`: `Nd`; `\s`: `White_Space`).
 fn perl(p: &ast::ClassPerl) -> ClassUnicode {
-    let mut class = match p.kind {
+    let mut class = cached(Key::Perl(p.kind.clone() as u8), || match p.kind {
         ClassPerlKind::Digit => general_category(gc_index("nd")),
         ClassPerlKind::Space => binary_property(bool_index("whitespace")),
         ClassPerlKind::Word => {
@@ -217,7 +243,7 @@ fn perl(p: &ast::ClassPerl) -> ClassUnicode {
             word.union(&binary_property(bool_index("joincontrol")));
             word
         }
-    };
+    });
     if p.negated {
         class.negate();
     }
@@ -328,6 +354,12 @@ fn normalize(name: &str) -> String {
 /// The general category [`GC_CODES`]`[index]`: a leaf is a category of the partition
 /// (`Cn` what no run covers); a group is the leaves of its letter (`LC`: `Lu`, `Ll`, `Lt`).
 fn general_category(index: usize) -> ClassUnicode {
+    cached(Key::GeneralCategory(index), || {
+        decode_general_category(index)
+    })
+}
+
+fn decode_general_category(index: usize) -> ClassUnicode {
     let leaves: u32 = match GC_CODES[index] {
         "lc" => 0b111,
         group if group.len() == 1 => (0..=CN)
@@ -358,20 +390,28 @@ fn general_category(index: usize) -> ClassUnicode {
 
 /// Script `index` of [`table::SCRIPT_NAMES`].
 fn script(index: usize) -> ClassUnicode {
-    partition(table::SCRIPTS, |s| s == index)
+    cached(Key::Script(index), || {
+        partition(table::SCRIPTS, |s| s == index)
+    })
 }
 
 fn script_extension(index: usize) -> ClassUnicode {
-    let mut at = 0;
-    for _ in 0..index {
-        skip_toggles(table::SCRIPT_EXTENSIONS, &mut at);
-    }
-    xor(&script(index), table::SCRIPT_EXTENSIONS, &mut at)
+    cached(Key::ScriptExtension(index), || {
+        let mut at = 0;
+        for _ in 0..index {
+            skip_toggles(table::SCRIPT_EXTENSIONS, &mut at);
+        }
+        xor(&script(index), table::SCRIPT_EXTENSIONS, &mut at)
+    })
 }
 
 /// Binary property `index` of [`table::BOOL_NAMES`]: its base (0: none, 1 + g: general
 /// category g, 1 + 38 + j: property j, an earlier one) XOR its ranges.
 fn binary_property(index: usize) -> ClassUnicode {
+    cached(Key::Binary(index), || decode_binary_property(index))
+}
+
+fn decode_binary_property(index: usize) -> ClassUnicode {
     let mut at = 0;
     for _ in 0..index {
         varint(table::BOOL, &mut at);
