@@ -31,7 +31,7 @@ const rows = JSON.parse(fs.readFileSync(topFile, "utf8")).filter((r) => !/^(Σ|\
 // One part per item: the crate (our own modules one by one), std's code apart from the
 // generics it instantiates for our types, wasm-bindgen's glue and the exports' shims.
 function part(name) {
-  if (name.startsWith("data segment")) return "data (Unicode tables of regex-syntax, strings, constants)";
+  if (name.startsWith("data segment")) return "data (our Unicode and case tables, strings, constants)";
   if (/names" subsection|^custom section/.test(name)) return "(names)";
   if (/ shim|^__wbg|^__wbindgen|^__externref|wasm_bindgen|js_sys|serde_wasm_bindgen|^[A-Za-z]+(_[A-Za-z]+)?$/.test(name)) return "wasm-bindgen glue and the exports (shims, with their inlined bodies)";
   if (/^(type|import|export|elem|table|memory|global)\b|section headers|^"|^code\[|^start$|^wasm magic/.test(name)) return "wasm sections (types, imports, exports, tables)";
