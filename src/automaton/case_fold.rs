@@ -118,15 +118,7 @@ fn decode(bytes: &[u8]) -> Vec<(u32, u32)> {
 #[cfg(test)]
 fn encode(pairs: &[(u32, u32)]) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut push = |mut v: u64| loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            break;
-        }
-        out.push(b | 0x80);
-    };
+    let mut push = |v: u64| super::unicode_class::push_varint(&mut out, v);
     let mut prev = 0;
     for &(c, next) in pairs {
         push(u64::from(c - prev));

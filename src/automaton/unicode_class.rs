@@ -503,6 +503,20 @@ pub(super) fn varint(bytes: &[u8], at: &mut usize) -> u64 {
     }
 }
 
+/// The writer of [`varint`] (the generators of the tables).
+#[cfg(test)]
+pub(super) fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     //! Natively regex-syntax has every Unicode table: the tables here are generated from
@@ -614,18 +628,6 @@ mod tests {
             }
         }
         out
-    }
-
-    fn push_varint(out: &mut Vec<u8>, mut v: u64) {
-        loop {
-            let b = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(b);
-                return;
-            }
-            out.push(b | 0x80);
-        }
     }
 
     fn push_toggles(out: &mut Vec<u8>, toggles: &[u32]) {
