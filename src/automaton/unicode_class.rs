@@ -19,6 +19,7 @@
 use regex_syntax::ast::{self, Ast, ClassPerlKind, ClassSet, ClassSetItem, ClassUnicodeKind};
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange, Hir};
 
+use super::expr::FastMap;
 use super::unicode_class_table as table;
 use crate::error::{quote, Error, ErrorKind};
 
@@ -71,8 +72,10 @@ pub(crate) fn parse(pattern: &str, verbose: bool) -> Result<Hir, ParseFailure> {
         .map_err(|e| ParseFailure::Syntax(Box::new(e.into())))?;
     if may_have_unicode_class(pattern) {
         Spell {
+            pattern,
             unicode: true,
             spelled: 0,
+            named: Default::default(),
         }
         .ast(&mut parsed)
         .map_err(|TooLarge| ParseFailure::TooLarge)?;
@@ -94,19 +97,22 @@ fn may_have_unicode_class(pattern: &str) -> bool {
 /// The AST walk: replaces, where Unicode is on, `\p{..}` and the Perl classes by
 /// bracketed classes of their ranges. The Unicode flag follows regex-syntax's
 /// translator: a flag set holds to the end of its group, across alternation branches.
-struct Spell {
+struct Spell<'p> {
+    pattern: &'p str,
     unicode: bool,
     /// Ranges spelled so far, against [`MAX_SPELLED_RANGES`].
     spelled: usize,
+    /// The `\p{..}` classes met so far, by their text: a name is resolved once a pattern.
+    named: FastMap<&'p str, Option<ClassUnicode>>,
 }
 
-impl Spell {
+impl<'p> Spell<'p> {
     /// Recursion is bounded by the parser's nesting limit (250).
     fn ast(&mut self, node: &mut Ast) -> Result<(), TooLarge> {
         match node {
             Ast::Flags(set) => self.apply(&set.flags),
             Ast::ClassUnicode(c) if self.unicode => {
-                if let Some(class) = named(c) {
+                if let Some(class) = self.named(c) {
                     *node = Ast::ClassBracketed(Box::new(self.bracketed(c.span, &class)?));
                 }
             }
@@ -131,6 +137,17 @@ impl Spell {
         Ok(())
     }
 
+    /// [`named`], remembered by the class's text.
+    fn named(&mut self, c: &ast::ClassUnicode) -> Option<ClassUnicode> {
+        let text = &self.pattern[c.span.start.offset..c.span.end.offset];
+        if let Some(class) = self.named.get(text) {
+            return class.clone();
+        }
+        let class = named(c);
+        self.named.insert(text, class.clone());
+        class
+    }
+
     fn apply(&mut self, flags: &ast::Flags) {
         if let Some(on) = flags.flag_state(ast::Flag::Unicode) {
             self.unicode = on;
@@ -150,7 +167,7 @@ impl Spell {
     fn item(&mut self, item: &mut ClassSetItem) -> Result<(), TooLarge> {
         match item {
             ClassSetItem::Unicode(c) => {
-                if let Some(class) = named(c) {
+                if let Some(class) = self.named(c) {
                     *item = ClassSetItem::Bracketed(Box::new(self.bracketed(c.span, &class)?));
                 }
             }
@@ -216,7 +233,7 @@ enum Key {
 }
 
 thread_local! {
-    static DECODED: std::cell::RefCell<crate::automaton::expr::FastMap<Key, ClassUnicode>> =
+    static DECODED: std::cell::RefCell<FastMap<Key, ClassUnicode>> =
         Default::default();
 }
 
@@ -977,6 +994,8 @@ mod tests {
             r"\p{Emoji}",
             r"\p{sc=Hira}",
             r"\p{scx=Hira}",
+            r"\p{Greek}\P{Greek}\p{Greek}[\p{Greek}--\p{Greek}][^\p{Greek}]\p{ Greek }",
+            r"(?x)\p{ Greek }\p{Greek}(?-x:\p{ Greek })",
             r"\p{Age=6.0}",
             r"\p{Word_Break=ALetter}",
             r"\p{NoSuchThing}",
