@@ -10,8 +10,9 @@
 //! property in the wasm, as before.
 //!
 //! The tables: the general categories as one partition of the code points (the
-//! unassigned ones, `Cn`, are what no run covers); the scripts likewise (`Unknown` is
-//! what no run covers); each script extension as its script's set XOR a few ranges;
+//! unassigned ones, `Cn`, are what no run covers); the scripts likewise (`Unknown` and
+//! `Katakana_Or_Hiragana`, which regex-syntax has no table for, keep no name and no run);
+//! each script extension as its script's set XOR a few ranges;
 //! each binary property as a base set (none, a general category or an earlier property)
 //! XOR ranges. What a name means follows regex-syntax (UAX #44 loose matching, its order
 //! of binary property, general category, script), pinned by the tests below.
@@ -220,8 +221,8 @@ impl<'p> Spell<'p> {
     }
 }
 
-/// A class of the tables, by family and index: each is decoded once per thread (a
-/// partition's decoding walks all of it; `\w` is five classes), at most the tables'
+/// A class of the tables, by family and index, and `\w` (the union of five): each is
+/// decoded once per thread (a partition's decoding walks all of it), at most the tables'
 /// ~450 classes, ~25,000 ranges.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
@@ -229,7 +230,7 @@ enum Key {
     Script(usize),
     ScriptExtension(usize),
     Binary(usize),
-    Perl(u8),
+    Word,
 }
 
 thread_local! {
@@ -249,18 +250,18 @@ fn cached(key: Key, decode: impl FnOnce() -> ClassUnicode) -> ClassUnicode {
 /// A Perl class in Unicode mode, as regex-syntax defines it (`\w`: alphabetic, marks,
 /// decimal digits, connector punctuation, join controls; `\d`: `Nd`; `\s`: `White_Space`).
 fn perl(p: &ast::ClassPerl) -> ClassUnicode {
-    let mut class = cached(Key::Perl(p.kind.clone() as u8), || match p.kind {
+    let mut class = match p.kind {
         ClassPerlKind::Digit => general_category(gc_index("nd")),
         ClassPerlKind::Space => binary_property(bool_index("whitespace")),
-        ClassPerlKind::Word => {
+        ClassPerlKind::Word => cached(Key::Word, || {
             let mut word = binary_property(bool_index("alphabetic"));
             for gc in ["m", "nd", "pc"] {
                 word.union(&general_category(gc_index(gc)));
             }
             word.union(&binary_property(bool_index("joincontrol")));
             word
-        }
-    });
+        }),
+    };
     if p.negated {
         class.negate();
     }
@@ -470,12 +471,11 @@ fn xor(base: &ClassUnicode, bytes: &[u8], at: &mut usize) -> ClassUnicode {
         last += varint(bytes, at) as u32;
         toggles.push(last);
     }
-    let mut class = ClassUnicode::empty();
     let mut ranges = Vec::new();
     for pair in toggles.chunks(2) {
         push(&mut ranges, pair[0], pair[1] - 1);
     }
-    class.union(&ClassUnicode::new(ranges));
+    let mut class = ClassUnicode::new(ranges);
     class.symmetric_difference(base);
     class
 }
