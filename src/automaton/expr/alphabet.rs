@@ -73,8 +73,12 @@ impl Restrict {
             return x;
         }
         let out = match *set.node(e) {
-            Node::Nothing | Node::Empty | Node::Call(..) => e,
+            Node::Nothing | Node::Empty | Node::Call(..) | Node::Look(_) => e,
             Node::Set(s) => set.set(s.intersection(&self.alphabet)),
+            Node::After(before, x) => {
+                let x = self.map(set, x);
+                set.after(before, x)
+            }
             Node::Concat(..) => {
                 // A chain in one frame: its length does not deepen the recursion.
                 let mut heads = Vec::new();

@@ -111,7 +111,9 @@ impl ExprSet {
                     | Node::Empty
                     | Node::Set(_)
                     | Node::Residue(..)
-                    | Node::Strings(..) => {}
+                    | Node::Strings(..)
+                    | Node::Look(_)
+                    | Node::After(..) => {}
                 }
             }
         }
@@ -161,6 +163,7 @@ impl ExprSet {
             depth: 1,
             counted: false,
             holes: depth == HOLE,
+            looks: false,
         }
     }
 
@@ -200,9 +203,13 @@ impl ExprSet {
             Node::Interleave(..) => {
                 self.interleave_positive_with(e, |set, m| set.positive_at(m, depth, memo))
             }
-            Node::Nothing | Node::Empty | Node::Set(_) | Node::Residue(..) | Node::Strings(..) => {
-                self.positive(e)
-            }
+            Node::Nothing
+            | Node::Empty
+            | Node::Set(_)
+            | Node::Residue(..)
+            | Node::Strings(..)
+            | Node::Look(_)
+            | Node::After(..) => self.positive(e),
         };
         memo.insert(e, p);
         p
@@ -280,7 +287,13 @@ impl ExprSet {
                 let at = at.clone();
                 self.interleave_mapped(spec, written, at, |set, m| set.instantiate(m, depth, work))
             }
-            Node::Nothing | Node::Empty | Node::Set(_) | Node::Residue(..) | Node::Strings(..) => e,
+            Node::Nothing
+            | Node::Empty
+            | Node::Set(_)
+            | Node::Residue(..)
+            | Node::Strings(..)
+            | Node::Look(_)
+            | Node::After(..) => e,
         };
         self.instances.insert((e, depth), out);
         out

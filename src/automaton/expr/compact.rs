@@ -34,6 +34,7 @@ impl ExprSet {
             members: Vec::new(),
             terms: Vec::new(),
             too_deep: self.too_deep,
+            before: self.before,
             interleaves: Vec::with_capacity(specs_kept),
             unfolded: FastMap::default(),
             templates: Vec::new(),
@@ -59,6 +60,7 @@ impl ExprSet {
                 Node::And(list) => Node::And(list.iter().map(rename).collect()),
                 Node::Not(e) => Node::Not(rename(e)),
                 Node::Repeat(e, lo, hi) => Node::Repeat(rename(e), *lo, *hi),
+                Node::After(before, e) => Node::After(*before, rename(e)),
                 Node::Interleave(spec, written, at) => {
                     let next = spec_id.len() as u32;
                     let renamed = *spec_id.entry(*spec).or_insert(next);
@@ -133,7 +135,7 @@ impl ExprSet {
             match &self.nodes[e.index()] {
                 Node::Concat(a, b) => stack.extend([*a, *b]),
                 Node::Or(list) | Node::And(list) => stack.extend(list.iter().copied()),
-                Node::Not(x) | Node::Repeat(x, ..) => stack.push(*x),
+                Node::Not(x) | Node::Repeat(x, ..) | Node::After(_, x) => stack.push(*x),
                 Node::Interleave(spec, ..) => {
                     if !std::mem::replace(&mut spec_seen[*spec as usize], true) {
                         specs += 1;
@@ -149,7 +151,8 @@ impl ExprSet {
                 | Node::Empty
                 | Node::Set(_)
                 | Node::Residue(..)
-                | Node::Strings(..) => {}
+                | Node::Strings(..)
+                | Node::Look(_) => {}
             }
         }
         (keep, specs)

@@ -20,6 +20,9 @@ pub(crate) struct DeriveMemo {
     /// `NO_DERIVATIVE` as the derivative.
     first: Vec<(u8, ExprId)>,
     more: FastMap<(ExprId, u8), ExprId>,
+    /// Derivatives of expressions with look-around, which also depend on the context
+    /// before (`look.rs`): `(expression, class, context) -> derivative`.
+    looks: FastMap<(ExprId, u8, u8), ExprId>,
     len: usize,
 }
 
@@ -62,7 +65,7 @@ impl DeriveMemo {
 
     /// Slots held, in hash-table slots of 16 bytes (what the size limits count).
     pub(crate) fn capacity(&self) -> usize {
-        self.first.capacity() / 2 + self.more.capacity()
+        self.first.capacity() / 2 + self.more.capacity() + self.looks.capacity()
     }
 }
 
@@ -78,12 +81,33 @@ impl ExprSet {
         memo: &mut DeriveMemo,
         work: &mut u64,
     ) -> ExprId {
+        if self.has_looks(e) {
+            let key = (e, class, self.before);
+            if let Some(&d) = memo.looks.get(&key) {
+                return d;
+            }
+            let d = self.derive_unmemoized(e, byte, class, memo, work);
+            memo.len += 1;
+            memo.looks.insert(key, d);
+            return d;
+        }
         if let Some(d) = memo.get(e, class) {
             return d;
         }
         let d = self.derive_unmemoized(e, byte, class, memo, work);
         memo.insert(e, class, d);
         d
+    }
+
+    /// Whether `e` may match the empty string right before `byte`, in the context the
+    /// derivative in progress stands in.
+    #[inline]
+    fn nullable_before(&self, e: ExprId, byte: u8) -> bool {
+        if self.has_looks(e) {
+            self.nullable_between(e, self.before, super::look::context_of(byte))
+        } else {
+            self.nullable(e)
+        }
     }
 
     /// The byte sets a derivative of `e` tests, each once: the `Set` nodes in first
@@ -112,9 +136,15 @@ impl ExprSet {
                 Node::Set(set) => out.push(set),
                 Node::Concat(head, rest) => {
                     stack.push(head);
-                    if self.nullable(head) {
+                    if self.nullable(head) || self.has_looks(head) {
                         stack.push(rest);
                     }
+                }
+                // Assertions tell bytes apart by their contexts.
+                Node::Look(_) => out.extend(super::look::CONTEXT_SETS),
+                Node::After(_, x) => {
+                    out.extend(super::look::CONTEXT_SETS);
+                    stack.push(x);
                 }
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Not(x) | Node::Repeat(x, ..) => stack.push(x),
@@ -194,7 +224,7 @@ impl ExprSet {
                             let dh = self.derive(head, byte, class, memo, work);
                             let t = self.concat2(dh, rest);
                             self.terms.push(t);
-                            if !self.nullable(head) {
+                            if !self.nullable_before(head, byte) {
                                 break;
                             }
                             cur = rest;
@@ -239,7 +269,21 @@ impl ExprSet {
                 let dx = self.derive(x, byte, class, memo, work);
                 let hi = if hi == UNBOUNDED { None } else { Some(hi - 1) };
                 let rest = self.repeat(x, lo.saturating_sub(1), hi);
-                self.concat2(dx, rest)
+                let first = self.concat2(dx, rest);
+                // A required round that matches nothing here (its assertions hold) is one
+                // round fewer: the constructors cannot drop such a count to 0.
+                if lo > 0 && self.has_looks(x) && self.nullable_before(x, byte) {
+                    let fewer = self.derive(rest, byte, class, memo, work);
+                    return self.union2(first, fewer);
+                }
+                first
+            }
+            Node::Look(_) => ExprId::NOTHING,
+            Node::After(before, x) => {
+                let outer = std::mem::replace(&mut self.before, before);
+                let d = self.derive(x, byte, class, memo, work);
+                self.before = outer;
+                d
             }
             Node::Interleave(..) => {
                 let unfolded = self.unfold_interleave(e, work);

@@ -310,3 +310,81 @@ fn long_witnesses_are_found_by_a_dive() {
     // times the count: 8 expressions per byte of depth).
     assert!(decide < 60_000, "{decide}");
 }
+
+fn random_look_regex(rng: &mut Rng, depth: usize) -> String {
+    const ATOMS: [&str; 20] = [
+        "a", "b", " ", "\\n", "\\r", "[ab ]", ".", "(?s:.)", "é", "(?:)", "^", "$", "(?m:^)",
+        "(?m:$)", "(?Rm:^)", "(?Rm:$)", "(?-u:\\b)", "(?-u:\\B)", "(?-u:\\b{start})",
+        "(?-u:\\b{end-half})",
+    ];
+    if depth == 0 || rng.chance(1, 4) {
+        return ATOMS[rng.below(ATOMS.len())].to_string();
+    }
+    match rng.below(6) {
+        0 | 1 => format!(
+            "{}{}",
+            random_look_regex(rng, depth - 1),
+            random_look_regex(rng, depth - 1)
+        ),
+        2 => format!(
+            "(?:{}|{})",
+            random_look_regex(rng, depth - 1),
+            random_look_regex(rng, depth - 1)
+        ),
+        3 => format!("(?:{})*", random_look_regex(rng, depth - 1)),
+        4 => format!("(?:{})?", random_look_regex(rng, depth - 1)),
+        _ => {
+            let lo = rng.below(3);
+            let hi = lo + rng.below(3);
+            format!("(?:{}){{{lo},{hi}}}", random_look_regex(rng, depth - 1))
+        }
+    }
+}
+
+fn random_look_text(rng: &mut Rng) -> Vec<u8> {
+    let mut out = Vec::new();
+    for _ in 0..rng.below(7) {
+        let piece: &[u8] = [&b"a"[..], b"b", b" ", b"\n", b"\r", "é".as_bytes(), &[0xC3]]
+            [rng.below(7)];
+        out.extend_from_slice(piece);
+    }
+    out
+}
+
+#[test]
+fn look_around_agrees_with_the_nfa_determinizer() {
+    let mut rng = Rng::new(0xE8);
+    for _ in 0..30000 {
+        let pattern = random_look_regex(&mut rng, 5);
+        let dfa = Dfa::new(&pattern);
+        let mut exprs = ExprSet::new();
+        let ours = super::hir::from_pattern(&mut exprs, &pattern, &DfaConfig::new())
+            .and_then(|root| expr_dfa(exprs, root));
+        let (dfa, mut ours) = match (dfa, ours) {
+            (Ok(d), Ok(o)) => (d, o),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.kind(), b.kind(), "{pattern}");
+                STATS.with(|s| s.borrow_mut().0 += 1);
+                continue;
+            }
+            (Err(a), Ok(_)) if a.kind() != ErrorKind::InvalidRegex => continue,
+            (a, b) => panic!("{pattern}: {a:?} vs {:?}", b.map(|_| ())),
+        };
+        if ours.looks { STATS.with(|s| s.borrow_mut().1 += 1); }
+        for _ in 0..40 {
+            let text = random_look_text(&mut rng);
+            let want = dfa.walk(dfa.start(), &text);
+            let got = ours.walk(ExprDfa::START, &text).unwrap();
+            match (want, got) {
+                (Walk::Dead, Walk::Dead) => {}
+                (Walk::Alive { is_match: a, .. }, Walk::Alive { is_match: b, .. }) => {
+                    if a && ours.looks { STATS.with(|s| s.borrow_mut().2 += 1); }
+                    assert_eq!(a, b, "{pattern} on {text:?}")
+                }
+                _ => panic!("{pattern} on {text:?}: {want:?} vs {got:?}"),
+            }
+        }
+    }
+    STATS.with(|s| eprintln!("STATS {:?}", s.borrow()));
+}
+thread_local!{ static STATS: std::cell::RefCell<(u32,u32,u32)> = Default::default(); }

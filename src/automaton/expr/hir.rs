@@ -8,7 +8,8 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 use regex_syntax::utf8::Utf8Sequences;
 
 use super::{ByteSet, ExprId, ExprSet, FastMap};
-use crate::error::{quote, Error, ErrorKind, Result};
+use crate::automaton::config::DfaConfig;
+use crate::error::{limit, quote, Error, ErrorKind, Result};
 
 /// Parses `pattern` and builds its expression in `set`.
 ///
@@ -17,7 +18,61 @@ use crate::error::{quote, Error, ErrorKind, Result};
 /// has no context to look at).
 pub(crate) fn from_regex(set: &mut ExprSet, pattern: &str) -> Result<ExprId> {
     let hir = parsed(pattern)?;
-    from_hir(set, &hir, pattern)
+    Lowering {
+        pattern,
+        looks: false,
+        max_nodes: usize::MAX,
+    }
+    .lower(set, &hir, false, false)
+}
+
+/// A regex as an automaton of its own (`Dfa::new`, `Index::new`): look-around allowed
+/// (the automaton tracks the contexts it tests, `look.rs`), `config`'s ASCII classes,
+/// and its NFA size limit as a bound on the expression's nodes.
+///
+/// Errors: [`ErrorKind::InvalidRegex`] for a malformed pattern or a Unicode word
+/// boundary; [`ErrorKind::DfaTooLarge`] over the size limit.
+pub(crate) fn from_pattern(set: &mut ExprSet, pattern: &str, config: &DfaConfig) -> Result<ExprId> {
+    let rewritten;
+    let source = if config.get_ascii_classes() {
+        rewritten = crate::automaton::syntax::ascii_classes(pattern)?;
+        rewritten.as_str()
+    } else {
+        pattern
+    };
+    // regex-syntax folds no case here (crate::automaton::case_fold).
+    let source = crate::automaton::case_fold::without_case_flags(source)?;
+    let hir = crate::automaton::unicode_class::parse(&source, false)
+        .map_err(|e| e.into_error(pattern, |e| e.to_string().replace('\n', " ")))?;
+    let max_nodes = config
+        .get_nfa_size_limit()
+        .map_or(usize::MAX, |bytes| set.len() + bytes / BYTES_PER_NODE);
+    let root = Lowering {
+        pattern,
+        looks: true,
+        max_nodes,
+    }
+    .lower(set, &hir, true, true)?;
+    if set.len() > max_nodes {
+        return Err(too_many_nodes(pattern, config));
+    }
+    Ok(root)
+}
+
+/// What [`from_pattern`]'s size limit charges per expression node: about what the
+/// node, its hash-consing slot and its share of the tables cost, close to what a
+/// Thompson NFA state took.
+const BYTES_PER_NODE: usize = 96;
+
+fn too_many_nodes(pattern: &str, config: &DfaConfig) -> Error {
+    Error::new(
+        ErrorKind::DfaTooLarge,
+        format!(
+            "the compiled regex {} exceeds nfa_size_limit {}",
+            quote(pattern),
+            limit(config.get_nfa_size_limit())
+        ),
+    )
 }
 
 thread_local! {
@@ -82,50 +137,117 @@ fn weight(hir: &Hir) -> usize {
     w
 }
 
-fn from_hir(set: &mut ExprSet, hir: &Hir, pattern: &str) -> Result<ExprId> {
-    Ok(match hir.kind() {
-        HirKind::Empty => ExprId::EMPTY,
-        HirKind::Literal(lit) => set.literal(&lit.0),
-        HirKind::Class(Class::Bytes(c)) => {
-            let mut bytes = ByteSet::EMPTY;
-            for r in c.ranges() {
-                bytes = bytes.union(&ByteSet::range(r.start(), r.end()));
-            }
-            set.set(bytes)
+/// HIR -> expression.
+struct Lowering<'a> {
+    pattern: &'a str,
+    /// Whether assertions become [`Node::Look`](super::Node::Look) (else they are an
+    /// error).
+    looks: bool,
+    /// Nodes the arena may reach while lowering, past which the pattern is too large.
+    max_nodes: usize,
+}
+
+impl Lowering<'_> {
+    /// `hir`'s expression; `at_start` / `at_end`: nothing can come before / after it in
+    /// the text, so the start / end assertions there hold (`^…$` lowers to no assertion,
+    /// and its automaton is the plain one).
+    fn lower(&self, set: &mut ExprSet, hir: &Hir, at_start: bool, at_end: bool) -> Result<ExprId> {
+        if set.len() > self.max_nodes {
+            return Err(Error::new(
+                ErrorKind::DfaTooLarge,
+                format!("the compiled regex {} exceeds nfa_size_limit", quote(self.pattern)),
+            ));
         }
-        HirKind::Class(Class::Unicode(c)) => {
-            let mut seqs: Vec<Vec<(u8, u8)>> = Vec::new();
-            for r in c.ranges() {
-                for seq in Utf8Sequences::new(r.start(), r.end()) {
-                    seqs.push(seq.as_slice().iter().map(|b| (b.start, b.end)).collect());
+        Ok(match hir.kind() {
+            HirKind::Empty => ExprId::EMPTY,
+            HirKind::Literal(lit) => set.literal(&lit.0),
+            HirKind::Class(Class::Bytes(c)) => {
+                let mut bytes = ByteSet::EMPTY;
+                for r in c.ranges() {
+                    bytes = bytes.union(&ByteSet::range(r.start(), r.end()));
                 }
+                set.set(bytes)
             }
-            utf8_tree(set, &mut seqs)
-        }
-        HirKind::Look(_) => {
+            HirKind::Class(Class::Unicode(c)) => {
+                let mut seqs: Vec<Vec<(u8, u8)>> = Vec::new();
+                for r in c.ranges() {
+                    for seq in Utf8Sequences::new(r.start(), r.end()) {
+                        seqs.push(seq.as_slice().iter().map(|b| (b.start, b.end)).collect());
+                    }
+                }
+                utf8_tree(set, &mut seqs)
+            }
+            HirKind::Look(look) => self.look(set, *look, at_start, at_end)?,
+            HirKind::Repetition(r) => {
+                // A single round stands where the repetition does.
+                let once = r.max == Some(1);
+                let sub = self.lower(set, &r.sub, at_start && once, at_end && once)?;
+                set.repeat(sub, r.min, r.max)
+            }
+            HirKind::Capture(c) => self.lower(set, &c.sub, at_start, at_end)?,
+            HirKind::Concat(v) => {
+                // Parts after only assertions still stand at the start (`^^a`), and
+                // likewise at the end.
+                let zero_width = |h: &Hir| matches!(h.kind(), HirKind::Look(_));
+                let first_wide = v.iter().position(|h| !zero_width(h)).unwrap_or(v.len());
+                let last_wide = v.iter().rposition(|h| !zero_width(h));
+                let parts = v
+                    .iter()
+                    .enumerate()
+                    .map(|(i, h)| {
+                        let start = at_start && i <= first_wide;
+                        let end = at_end && last_wide.is_none_or(|l| i >= l);
+                        self.lower(set, h, start, end)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                set.concat(&parts)
+            }
+            HirKind::Alternation(v) => {
+                let alts = v
+                    .iter()
+                    .map(|h| self.lower(set, h, at_start, at_end))
+                    .collect::<Result<Vec<_>>>()?;
+                set.union(&alts)
+            }
+        })
+    }
+
+    fn look(
+        &self,
+        set: &mut ExprSet,
+        look: regex_syntax::hir::Look,
+        at_start: bool,
+        at_end: bool,
+    ) -> Result<ExprId> {
+        use regex_syntax::hir::Look;
+        if !self.looks {
             return Err(Error::new(
                 ErrorKind::InvalidRegex,
                 format!(
                     "invalid regex {}: look-around (^, $, \\b) is not supported in automaton expressions; \
                      patterns match whole texts already",
-                    quote(pattern)
+                    quote(self.pattern)
                 ),
-            ))
+            ));
         }
-        HirKind::Repetition(r) => {
-            let sub = from_hir(set, &r.sub, pattern)?;
-            set.repeat(sub, r.min, r.max)
-        }
-        HirKind::Capture(c) => from_hir(set, &c.sub, pattern)?,
-        HirKind::Concat(v) => {
-            let parts = v.iter().map(|h| from_hir(set, h, pattern)).collect::<Result<Vec<_>>>()?;
-            set.concat(&parts)
-        }
-        HirKind::Alternation(v) => {
-            let alts = v.iter().map(|h| from_hir(set, h, pattern)).collect::<Result<Vec<_>>>()?;
-            set.union(&alts)
-        }
-    })
+        let Some(relation) = super::look::relation(look) else {
+            return Err(Error::new(
+                ErrorKind::InvalidRegex,
+                format!(
+                    "invalid regex {}: a Unicode word boundary (\\b, \\B, \\<, \\>) depends on whole \
+                     characters around it, which a byte-level DFA cannot decide; use an ASCII one: (?-u:\\b)",
+                    quote(self.pattern)
+                ),
+            ));
+        };
+        let starts = matches!(look, Look::Start | Look::StartLF | Look::StartCRLF);
+        let ends = matches!(look, Look::End | Look::EndLF | Look::EndCRLF);
+        Ok(if (starts && at_start) || (ends && at_end) {
+            ExprId::EMPTY
+        } else {
+            set.look(relation)
+        })
+    }
 }
 
 /// The union of UTF-8 byte-range sequences, factored by common first ranges so that a

@@ -330,6 +330,7 @@ impl ExprSet {
             // Counts inside members are left as they are (saturate.rs does not look in).
             counted: false,
             holes: s.holes,
+            looks: false,
         }
     }
 

@@ -135,6 +135,9 @@ pub(crate) struct ExprDfa {
     /// Expressions that take a free run of the caller's class
     /// ([`set_free_runs`](Self::set_free_runs)).
     free_runs: FastSet<ExprId>,
+    /// The expression holds look-around: each state is [`Node::After`] the context of
+    /// the byte that reached it (`look.rs`), and classes keep contexts apart.
+    pub(super) looks: bool,
 }
 
 impl std::fmt::Debug for ExprDfa {
@@ -226,7 +229,11 @@ impl ExprDfa {
             what,
             saturation: None,
             free_runs: FastSet::default(),
+            looks: false,
         };
+        // Assertions at the start see the start of the text.
+        dfa.looks = dfa.exprs.has_looks(root);
+        let root = dfa.exprs.after(super::look::EDGE, root);
         if dfa.exprs.too_deep() {
             return Err(dfa.too_deep_error());
         }
@@ -394,6 +401,10 @@ impl ExprDfa {
         s: u32,
         longest: usize,
     ) -> Result<Option<(u32, u32)>, TooLarge> {
+        if self.looks {
+            // Counts under assertions are left whole (their rows depend on contexts).
+            return Ok(None);
+        }
         let e = self.expr_of(s)?;
         let saturation = self
             .saturation
@@ -520,6 +531,10 @@ impl ExprDfa {
             &mut self.first_sets,
             &mut work,
         );
+        if self.looks {
+            // The next state is `After` the byte's context.
+            self.first_sets.extend(super::look::CONTEXT_SETS);
+        }
         // The same set often stands in several places (a string's character class in
         // each branch, a letter in several names): it splits nothing the second time.
         // The standard sort (not crate::sort's compact one): this runs per new state, in
@@ -590,6 +605,11 @@ impl ExprDfa {
             self.exprs
                 .derive_unmemoized(e, byte, class as u8, memo, &mut work)
         };
+        let d = if self.looks {
+            self.exprs.after(super::look::context_of(byte), d)
+        } else {
+            d
+        };
         if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
@@ -628,7 +648,7 @@ impl ExprDfa {
         self.recipes.push(recipe);
         self.live += 1;
         self.state_of.insert(e, s);
-        self.finals.push(self.exprs.nullable(e));
+        self.finals.push(self.exprs.nullable_at_end(e));
         self.trans.grow(self.stride);
         self.shared.grow(self.stride);
         self.shared_known.push(false);
@@ -692,6 +712,8 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
             Node::Set(set) => std::slice::from_ref(set),
             Node::Residue(..) => &super::DIGIT_SETS,
             Node::Strings(set, ..) => exprs.string_trie(*set).byte_sets(),
+            // Assertions tell bytes apart by their contexts.
+            Node::Look(_) => &super::look::CONTEXT_SETS,
             Node::Nothing | Node::Empty => continue,
             Node::Concat(a, b) => {
                 stack.extend([*a, *b]);
@@ -701,7 +723,7 @@ fn byte_classes(exprs: &ExprSet, root: ExprId) -> ([u8; 256], usize, Vec<u8>) {
                 stack.extend(v.iter().copied());
                 continue;
             }
-            Node::Not(a) | Node::Repeat(a, _, _) => {
+            Node::Not(a) | Node::Repeat(a, _, _) | Node::After(_, a) => {
                 stack.push(*a);
                 continue;
             }

@@ -24,6 +24,7 @@ mod hash_index;
 mod hir;
 mod interleave;
 mod lazy;
+mod look;
 mod paged;
 mod saturate;
 mod strings;
@@ -199,6 +200,12 @@ pub(crate) enum Node {
     /// (`strings.rs`) after the prefix of `depth` bytes that its strings `lo..hi` (in
     /// sorted order) share; an `enum` of many strings.
     Strings(u32, u32, u32, u32),
+    /// A look-around assertion (zero-width): the (before, after) context pairs where it
+    /// holds (`look.rs`).
+    Look(u32),
+    /// `After(context, e)`: `e` read after a byte of that context; the root of a state
+    /// of an automaton with look-around, never inside another node (`look.rs`).
+    After(u8, ExprId),
 }
 
 /// Each decimal digit alone: a [`Node::Residue`] steps differently on each.
@@ -227,6 +234,9 @@ struct Info {
     counted: bool,
     /// Holds a template's call ([`call::HOLE`] depth): only meaningful instantiated.
     holes: bool,
+    /// Holds a look-around assertion: `nullable` then means "in every context" (false
+    /// where unsure) and [`ExprSet::nullable_between`] tells for two contexts.
+    looks: bool,
 }
 
 /// The arena of hash-consed expressions.
@@ -248,6 +258,9 @@ pub struct ExprSet {
     terms: Vec<ExprId>,
     /// Set when a constructor met [`MAX_DEPTH`]; sticky.
     too_deep: bool,
+    /// The context before the derivative in progress (`look.rs`; [`Node::After`] sets
+    /// it): what assertions in first position test.
+    before: u8,
     /// What the [`Node::Interleave`] nodes of one object share, by index.
     interleaves: Vec<std::sync::Arc<interleave::InterleaveSpec>>,
     /// Interleave or call node -> its one-step unfolding.
@@ -302,6 +315,7 @@ impl ExprSet {
             members: Vec::new(),
             terms: Vec::new(),
             too_deep: false,
+            before: look::EDGE,
             interleaves: Vec::new(),
             unfolded: FastMap::default(),
             templates: Vec::new(),
@@ -448,6 +462,7 @@ impl ExprSet {
                 depth: 1,
                 counted: false,
                 holes: false,
+                looks: false,
             },
             Node::Empty => Info {
                 nullable: true,
@@ -455,6 +470,7 @@ impl ExprSet {
                 depth: 1,
                 counted: false,
                 holes: false,
+                looks: false,
             },
             Node::Set(_) => Info {
                 nullable: false,
@@ -462,6 +478,7 @@ impl ExprSet {
                 depth: 1,
                 counted: false,
                 holes: false,
+                looks: false,
             },
             Node::Concat(a, b) => {
                 let (a, b_is_concat, b) = (i(a), matches!(self.node(*b), Node::Concat(..)), i(b));
@@ -473,6 +490,7 @@ impl ExprSet {
                     depth: (a.depth + 1).max(if b_is_concat { b.depth } else { b.depth + 1 }),
                     counted: a.counted || b.counted,
                     holes: a.holes || b.holes,
+                    looks: a.looks || b.looks,
                 }
             }
             Node::Or(v) => Info {
@@ -481,6 +499,7 @@ impl ExprSet {
                 depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
                 counted: v.iter().any(|e| i(e).counted),
                 holes: v.iter().any(|e| i(e).holes),
+                looks: v.iter().any(|e| i(e).looks),
             },
             Node::And(v) => {
                 let nullable = v.iter().all(|e| i(e).nullable);
@@ -490,16 +509,20 @@ impl ExprSet {
                     depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
                     counted: v.iter().any(|e| i(e).counted),
                     holes: v.iter().any(|e| i(e).holes),
+                    looks: v.iter().any(|e| i(e).looks),
                 }
             }
             Node::Not(e) => {
                 let e = i(e);
+                // With assertions inside, `e.nullable` is only a lower bound.
+                let nullable = !e.nullable && !e.looks;
                 Info {
-                    nullable: !e.nullable,
-                    positive: !e.nullable,
+                    nullable,
+                    positive: nullable,
                     depth: e.depth + 1,
                     counted: false,
                     holes: e.holes,
+                    looks: e.looks,
                 }
             }
             Node::Repeat(e, lo, hi) => {
@@ -510,6 +533,7 @@ impl ExprSet {
                     depth: e.depth + 1,
                     counted: *hi != UNBOUNDED || e.counted,
                     holes: e.holes,
+                    looks: e.looks,
                 }
             }
             Node::Interleave(spec, written, at) => self.interleave_info(*spec, *written, at),
@@ -520,8 +544,26 @@ impl ExprSet {
                 depth: 1,
                 counted: false,
                 holes: false,
+                looks: false,
             },
             Node::Call(slot, depth) => self.call_info(*slot, *depth),
+            // Nullable in some contexts only; possibly empty (`a$b`): searched.
+            Node::Look(_) => Info {
+                nullable: false,
+                positive: false,
+                depth: 1,
+                counted: false,
+                holes: false,
+                looks: true,
+            },
+            Node::After(_, e) => Info {
+                nullable: false,
+                positive: false,
+                depth: i(e).depth + 1,
+                counted: false,
+                holes: false,
+                looks: true,
+            },
             // Every trie node leads to an end.
             Node::Strings(set, lo, _, depth) => Info {
                 nullable: self.string_trie(*set).is_end(*lo, *depth),
@@ -529,6 +571,7 @@ impl ExprSet {
                 depth: 1,
                 counted: false,
                 holes: false,
+                looks: false,
             },
         }
     }

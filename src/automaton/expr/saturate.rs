@@ -70,7 +70,9 @@ impl Saturation {
             | Node::Interleave(..)
             | Node::Call(..)
             | Node::Residue(..)
-            | Node::Strings(..) => (e, e),
+            | Node::Strings(..)
+            | Node::Look(_)
+            | Node::After(..) => (e, e),
             Node::Concat(..) => return self.bounds_of_chain(exprs, e),
             Node::Or(ref v) | Node::And(ref v) => {
                 let and = matches!(exprs.node(e), Node::And(_));
@@ -206,7 +208,9 @@ impl Saturation {
                 | Node::Interleave(..)
                 | Node::Call(..)
                 | Node::Residue(..)
-                | Node::Strings(..) => {}
+                | Node::Strings(..)
+                | Node::Look(_)
+                | Node::After(..) => {}
                 Node::Concat(a, b) => stack.extend([a, b]),
                 Node::Or(ref v) | Node::And(ref v) => stack.extend_from_slice(v),
                 Node::Repeat(body, lo, hi) => {
@@ -233,7 +237,9 @@ impl Saturation {
             | Node::Not(_)
             | Node::Interleave(..)
             | Node::Residue(..)
-            | Node::Strings(..) => 0,
+            | Node::Strings(..)
+            | Node::Look(_)
+            | Node::After(..) => 0,
             // Never nullable.
             Node::Set(_) | Node::Call(..) => 1,
             Node::Concat(..) => {

@@ -227,7 +227,10 @@ impl ExprDfa {
         if e == ExprId::NOTHING {
             return Some(false);
         }
-        if self.exprs.positive(e) || self.exprs.nullable(e) || self.state_of.contains_key(&e) {
+        if self.exprs.positive(e)
+            || self.exprs.nullable_at_end(e)
+            || self.state_of.contains_key(&e)
+        {
             return Some(true);
         }
         self.nonempty.get(&e).copied()
@@ -612,7 +615,8 @@ impl ExprDfa {
         }
         *fuel -= 1;
         let w: Option<Vec<u8>> = match *self.exprs.node(e) {
-            Node::Nothing | Node::Not(_) => None,
+            // Assertions are checked by the derivatives that follow the string.
+            Node::Nothing | Node::Not(_) | Node::Look(_) | Node::After(..) => None,
             Node::Empty => Some(Vec::new()),
             Node::Set(set) => (0..=255u8).find(|&b| set.contains(b)).map(|b| vec![b]),
             Node::Residue(_, r) => (r == 0).then(Vec::new),
