@@ -6,7 +6,7 @@
 //! be completed to a full match" (docs/semantics.md, "Token viability").
 
 use super::primitives::{Walk, DEAD};
-use crate::error::{quote, Error, ErrorKind, Result};
+use crate::error::Result;
 
 /// A byte-level DFA whose live states are exactly the co-accessible ones.
 ///
@@ -116,48 +116,6 @@ impl Dfa {
     /// Bytes of memory held.
     pub fn memory_usage(&self) -> usize {
         256 + self.trans.capacity() * 4 + self.finals.capacity()
-    }
-
-    /// Sends every state from which no final state is reachable to [`DEAD`] (exact
-    /// reverse reachability) and renumbers the rest.
-    pub(super) fn without_dead_ends(&self, pattern: &str) -> Result<Dfa> {
-        let n = self.state_count();
-        let mut in_count = vec![0u32; n + 1];
-        for &t in &self.trans {
-            in_count[t as usize + 1] += 1;
-        }
-        for k in 0..n {
-            in_count[k + 1] += in_count[k];
-        }
-        let mut fill = in_count.clone();
-        let mut preds = vec![0u32; self.trans.len()];
-        for (e, &t) in self.trans.iter().enumerate() {
-            preds[fill[t as usize] as usize] = (e / self.stride) as u32;
-            fill[t as usize] += 1;
-        }
-        let mut live = self.finals.clone();
-        let mut queue: Vec<u32> = (0..n as u32).filter(|&s| self.finals[s as usize]).collect();
-        while let Some(s) = queue.pop() {
-            for &p in &preds[in_count[s as usize] as usize..in_count[s as usize + 1] as usize] {
-                if !live[p as usize] {
-                    live[p as usize] = true;
-                    queue.push(p);
-                }
-            }
-        }
-        if !live[self.start as usize] {
-            return Err(Error::new(
-                ErrorKind::InvalidRegex,
-                format!("regex {} matches no string", quote(pattern)),
-            ));
-        }
-        live[DEAD as usize] = false;
-        Ok(self.renumbered(
-            |s| if live[s as usize] { s as usize } else { 0 },
-            n,
-            |g| g,
-            0,
-        ))
     }
 
     /// Builds a DFA over `count` groups of this one's states (`group_of(state)`), with

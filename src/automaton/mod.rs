@@ -22,12 +22,9 @@ mod case_fold;
 mod case_fold_table;
 mod config;
 pub(crate) mod dense;
-pub(crate) mod determinize;
 pub mod expr;
 pub(crate) mod minimize;
-pub(crate) mod nfa;
-mod on_demand;
-mod primitives;
+pub(crate) mod primitives;
 pub(crate) mod syntax;
 mod unicode_class;
 mod unicode_class_table;
@@ -40,9 +37,8 @@ pub use config::{
     DEFAULT_DFA_SIZE_LIMIT, DEFAULT_NFA_SIZE_LIMIT,
 };
 pub use dense::Dfa;
-pub(crate) use determinize::Determinizer;
+pub(crate) use expr::ExprDfa;
 pub(crate) use minimize::liveness_blocks;
-pub(crate) use on_demand::OnDemandDfa;
 pub use primitives::Walk;
 pub(crate) use primitives::DEAD;
 
@@ -62,43 +58,26 @@ impl Dfa {
     /// [`ErrorKind::DfaTooLarge`](crate::ErrorKind::DfaTooLarge) when a size limit is
     /// exceeded.
     pub fn with_config(pattern: &str, config: &DfaConfig) -> Result<Dfa> {
-        Dfa::from_on_demand(
-            OnDemandDfa::Nfa(Determinizer::new(pattern, config)?),
-            pattern,
-            config,
-        )
+        Dfa::from_on_demand(ExprDfa::for_regex(pattern, config)?, config)
     }
 
     /// Completes `determinizer` into a DFA of live states only, minimized as `config`
     /// says.
-    pub(crate) fn from_on_demand(
-        determinizer: OnDemandDfa,
-        pattern: &str,
-        config: &DfaConfig,
-    ) -> Result<Dfa> {
-        Dfa::from_on_demand_charged(
-            determinizer,
-            pattern,
-            config,
-            &mut Budget::unlimited("regex"),
-        )
+    pub(crate) fn from_on_demand(determinizer: ExprDfa, config: &DfaConfig) -> Result<Dfa> {
+        Dfa::from_on_demand_charged(determinizer, config, &mut Budget::unlimited("regex"))
     }
 
     /// [`from_on_demand`](Self::from_on_demand), charging `budget` the
     /// determinization's work (which the determinizer's own budget, the same limit,
     /// already bounds).
     pub(crate) fn from_on_demand_charged(
-        mut determinizer: OnDemandDfa,
-        pattern: &str,
+        mut determinizer: ExprDfa,
         config: &DfaConfig,
         budget: &mut Budget,
     ) -> Result<Dfa> {
         determinizer.complete()?;
         budget.charge(determinizer.work_used())?;
-        let mut dfa = Dfa::from_complete(&determinizer);
-        if !determinizer.exact_liveness() {
-            dfa = dfa.without_dead_ends(pattern)?;
-        }
+        let dfa = Dfa::from_complete(&determinizer);
         drop(determinizer);
         let minimize = match config.get_minimize() {
             Minimize::Never => false,
@@ -113,9 +92,9 @@ impl Dfa {
     }
 
     /// A completed determinizer as a DFA with the same state numbers (dead ends kept).
-    pub(crate) fn from_complete(determinizer: &OnDemandDfa) -> Dfa {
+    pub(crate) fn from_complete(determinizer: &ExprDfa) -> Dfa {
         let (classes, stride, trans, finals) = determinizer.parts();
-        Dfa::from_parts(classes, stride, trans, finals, OnDemandDfa::START)
+        Dfa::from_parts(classes, stride, trans, finals, ExprDfa::START)
             .expect("a completed determinizer has the Dfa invariants")
     }
 }

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use super::TEXT_HINTS;
 use crate::automaton::expr::{ExprDfa, ExprId};
-use crate::automaton::OnDemandDfa;
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{Index, IndexConfig, Path};
 use crate::json_schema;
@@ -113,14 +112,7 @@ impl Index {
         if let (Some((kind, message)), false) = (&too_large, path.lazy) {
             return Err(Error::new(*kind, message.clone()));
         }
-        let mut index = Index::from_automaton(
-            OnDemandDfa::Expr(dfa),
-            &a.pattern,
-            vocab,
-            config,
-            spent,
-            &TEXT_HINTS,
-        )?;
+        let mut index = Index::from_automaton(dfa, &a.pattern, vocab, config, spent, &TEXT_HINTS)?;
         index.set_complete_too_large(too_large);
         Ok(index)
     }

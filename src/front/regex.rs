@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use super::TEXT_HINTS;
 use crate::automaton::expr::{ExprDfa, ExprId, ExprSet};
-use crate::automaton::{Determinizer, OnDemandDfa};
 use crate::error::Result;
 use crate::index::{Index, IndexConfig, Path};
 use crate::vocabulary::Vocabulary;
@@ -35,8 +34,8 @@ impl Index {
         config: &IndexConfig,
     ) -> Result<Index> {
         let dfa_config = Path::of(vocab, config).dfa_config(config.get_dfa_config());
-        let determinizer = OnDemandDfa::Nfa(Determinizer::new(pattern, &dfa_config)?);
-        Index::from_automaton(determinizer, pattern, vocab, config, 0, &TEXT_HINTS)
+        let dfa = ExprDfa::for_regex(pattern, &dfa_config)?;
+        Index::from_automaton(dfa, pattern, vocab, config, 0, &TEXT_HINTS)
     }
 
     /// Builds an index for the expression `root` of `exprs`: a regular language built
@@ -83,6 +82,6 @@ impl Index {
             config.get_dfa_config().get_max_work(),
             what.clone(),
         )?;
-        Index::from_automaton(OnDemandDfa::Expr(dfa), &what, vocab, config, 0, &TEXT_HINTS)
+        Index::from_automaton(dfa, &what, vocab, config, 0, &TEXT_HINTS)
     }
 }

@@ -171,8 +171,8 @@ pub use earley::GrammarOracle;
 mod tests {
     use super::earley::Cfg;
     use super::*;
-    use crate::automaton::determinize::StepOnDemand;
     use crate::automaton::expr::ExprDfa;
+    use crate::automaton::primitives::StepOnDemand;
     use crate::automaton::{DfaConfig, Walk};
     use crate::test_support::Rng;
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::rows::{too_many_states, RowStore, StateRows};
 use super::sliced::{self, CheckScratch, RowSlices, SlicedRow, Steps};
 use super::token_set::TokenSet;
-use crate::automaton::{liveness_blocks, Dfa, OnDemandDfa, DEAD};
+use crate::automaton::{liveness_blocks, Dfa, ExprDfa, DEAD};
 use crate::bits::mask_words;
 use crate::budget::Budget;
 use crate::error::{quote, Error, ErrorKind, Result};
@@ -108,7 +108,7 @@ impl<'a> RowWalker<'a> {
     /// check and the walk need. Fails when the DFA's size limits refuse a needed state.
     pub(super) fn row_parts_on_demand(
         &self,
-        dfa: &mut OnDemandDfa,
+        dfa: &mut ExprDfa,
         s: u32,
         scratch: &mut Scratch,
     ) -> Result<(RowParts<'a>, bool)> {
@@ -129,7 +129,7 @@ impl<'a> RowWalker<'a> {
     }
 
     /// `free_run`: a free run of the hints' body class starts at `s`
-    /// (`OnDemandDfa::starts_free_run`): every string of it keeps `s` alive, so its check
+    /// (`ExprDfa::starts_free_run`): every string of it keeps `s` alive, so its check
     /// is skipped.
     fn row_parts_with<S, W, T>(
         &self,
@@ -213,7 +213,7 @@ impl<'a> RowWalker<'a> {
     /// Fails when the DFA's size limits refuse a needed state.
     pub(super) fn walk_on_demand(
         &self,
-        dfa: &mut OnDemandDfa,
+        dfa: &mut ExprDfa,
         s: u32,
         scratch: &mut Scratch,
         successors: bool,
@@ -278,12 +278,12 @@ impl<'a> RowWalker<'a> {
 /// step reads as dead (ending that branch) and is reported by [`finish`](Self::finish).
 /// A lazy index charges each request on its own, so this starts a new work count.
 struct FallibleSteps<'d> {
-    dfa: std::cell::RefCell<&'d mut OnDemandDfa>,
-    refused: std::cell::Cell<Option<crate::automaton::determinize::TooLarge>>,
+    dfa: std::cell::RefCell<&'d mut ExprDfa>,
+    refused: std::cell::Cell<Option<crate::automaton::primitives::TooLarge>>,
 }
 
 impl<'d> FallibleSteps<'d> {
-    fn new(dfa: &'d mut OnDemandDfa) -> Self {
+    fn new(dfa: &'d mut ExprDfa) -> Self {
         dfa.begin_call();
         FallibleSteps {
             dfa: std::cell::RefCell::new(dfa),
@@ -300,7 +300,7 @@ impl<'d> FallibleSteps<'d> {
     }
 
     fn determinization_work(&self) -> u64 {
-        self.dfa.borrow().determinization_work()
+        self.dfa.borrow().derived_nodes()
     }
 
     /// The DFA's states, and the most its size limit allows.

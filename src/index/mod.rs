@@ -48,7 +48,7 @@ mod vocab_slices;
 use std::sync::Arc;
 
 use crate::automaton::expr::{ByteSet, ExprId, ExprSet};
-use crate::automaton::{Dfa, DfaConfig, Minimize, OnDemandDfa, Walk, DEAD};
+use crate::automaton::{Dfa, DfaConfig, ExprDfa, Minimize, Walk, DEAD};
 use crate::budget::Budget;
 use crate::error::{quote, Error, ErrorKind, Result};
 use crate::vocabulary::Vocabulary;
@@ -296,7 +296,7 @@ impl Index {
     /// on request; an eager build's budget starts with `spent` steps used (a schema's
     /// compilation). The one way in for every front end (`crate::front`).
     pub(crate) fn from_automaton(
-        mut determinizer: OnDemandDfa,
+        mut determinizer: ExprDfa,
         pattern: &str,
         vocab: &Arc<Vocabulary>,
         config: &IndexConfig,
@@ -305,10 +305,8 @@ impl Index {
     ) -> Result<Index> {
         let lazy = Path::of(vocab, config).lazy;
         let store = RowStore::new(config.max_states);
-        if let OnDemandDfa::Expr(d) = &mut determinizer {
-            d.set_cache_bytes(config.cache_bytes);
-        }
-        let index = if lazy && determinizer.exact_liveness() {
+        determinizer.set_cache_bytes(config.cache_bytes);
+        let index = if lazy {
             Index::assemble(
                 vocab,
                 pattern,
@@ -320,7 +318,7 @@ impl Index {
         } else {
             let mut budget = Budget::new(config.dfa.get_max_work(), "regex");
             budget.charge(spent)?;
-            let dfa = Dfa::from_on_demand_charged(determinizer, pattern, &config.dfa, &mut budget)?;
+            let dfa = Dfa::from_on_demand_charged(determinizer, &config.dfa, &mut budget)?;
             if lazy {
                 Index::assemble(vocab, pattern, Source::complete(dfa), None, store, true)
             } else {

@@ -1017,7 +1017,7 @@ impl<S: Fn(u32, u8) -> u32, W: Fn() -> u64, T: Fn() -> (usize, usize)> Steps<S, 
 /// pattern allows any number of digits): the walk skips a subtree that any of them
 /// accounts for. Every live end state must be acceptable (no `end_ok` pruning).
 /// `free_run`: the automaton says a free run of the body class starts at `s`
-/// (`OnDemandDfa::starts_free_run`), so every string of it is known to keep `s` alive.
+/// (`ExprDfa::starts_free_run`), so every string of it is known to keep `s` alive.
 pub(super) fn walk<'v, S, W, T>(
     at: Slicing<'v>,
     steps: &Steps<S, W, T>,

@@ -12,8 +12,8 @@ use crate::automaton::expr::FastMap;
 use super::build::{RowParts, RowWalker, Scratch};
 use super::rows::{RowStore, StateRows};
 use super::token_set::TokenSet;
-use crate::automaton::determinize::TooLarge;
-use crate::automaton::{Dfa, OnDemandDfa, Walk, DEAD};
+use crate::automaton::primitives::{StepOnDemand, TooLarge};
+use crate::automaton::{Dfa, ExprDfa, Walk, DEAD};
 use crate::error::{Error, ErrorKind, Result};
 
 /// An opaque DFA state id, stable within one index and its serialized form. Ids of
@@ -55,7 +55,7 @@ enum Bounds {
 
 /// An on-demand DFA and the rows of its states.
 pub(super) struct OnDemand {
-    dfa: OnDemandDfa,
+    dfa: ExprDfa,
     rows: StateRows,
     /// Kept across rows: the slice checks cache what they stepped (`index/sliced.rs`).
     scratch: Scratch,
@@ -81,7 +81,7 @@ impl Source {
     }
 
     /// An on-demand DFA without rows yet.
-    pub(super) fn on_demand(dfa: OnDemandDfa) -> Source {
+    pub(super) fn on_demand(dfa: ExprDfa) -> Source {
         Source::OnDemand(Box::new(Mutex::new(OnDemand {
             dfa,
             rows: StateRows::new(0),
@@ -103,7 +103,7 @@ impl Source {
     pub(super) fn initial_state(&self) -> u32 {
         match self {
             Source::Complete { dfa, .. } => dfa.start(),
-            Source::OnDemand(_) => OnDemandDfa::START,
+            Source::OnDemand(_) => ExprDfa::START,
         }
     }
 

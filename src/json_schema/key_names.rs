@@ -277,8 +277,8 @@ pub(crate) type Names = Rc<[String]>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::automaton::determinize::StepOnDemand;
     use crate::automaton::expr::ExprDfa;
+    use crate::automaton::primitives::StepOnDemand;
     use crate::automaton::{Dfa, DfaConfig, Walk};
     use crate::test_support::Rng;
 

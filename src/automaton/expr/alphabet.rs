@@ -137,8 +137,8 @@ impl Restrict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::automaton::determinize::StepOnDemand;
     use crate::automaton::expr::ExprDfa;
+    use crate::automaton::primitives::StepOnDemand;
     use crate::automaton::{DfaConfig, Walk};
 
     fn dfa(set: ExprSet, root: ExprId) -> ExprDfa {

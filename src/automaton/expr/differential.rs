@@ -1,11 +1,11 @@
-//! Differential tests: the derivative DFA against the NFA determinizer (regex operators)
-//! and against a product of complete DFAs (intersection and complement), on random
-//! patterns and random texts.
+//! Differential tests: the derivative DFA against regex-automata's meta regex (regex
+//! operators, look-around) and against a product of complete DFAs (intersection and
+//! complement), on random patterns and random texts.
 
 use std::collections::{HashSet, VecDeque};
 
 use super::{ExprDfa, ExprId, ExprSet};
-use crate::automaton::determinize::StepOnDemand;
+use crate::automaton::primitives::StepOnDemand;
 use crate::automaton::{Dfa, DfaConfig, Walk, DEAD};
 use crate::test_support::Rng;
 use crate::ErrorKind;
@@ -61,36 +61,95 @@ fn expr_dfa(exprs: ExprSet, root: ExprId) -> crate::Result<ExprDfa> {
     ExprDfa::new(exprs, root, &DfaConfig::new(), WORK, "test".into())
 }
 
-#[test]
-fn regex_operators_agree_with_the_nfa_determinizer() {
-    let mut rng = Rng::new(0xE1);
-    for _ in 0..400 {
-        let pattern = random_regex(&mut rng, 4);
-        let dfa = Dfa::new(&pattern);
-        let mut exprs = ExprSet::new();
-        let root = exprs.regex(&pattern).unwrap();
-        let ours = expr_dfa(exprs, root);
-        let (dfa, mut ours) = match (dfa, ours) {
-            (Ok(d), Ok(o)) => (d, o),
-            (Err(a), Err(b)) => {
-                assert_eq!(a.kind(), b.kind(), "{pattern}");
-                continue;
-            }
-            (a, b) => panic!("{pattern}: {a:?} vs {:?}", b.map(|_| ())),
-        };
-        for _ in 0..30 {
-            let text = random_text(&mut rng);
-            let want = dfa.walk(dfa.start(), &text);
-            let got = ours.walk(ExprDfa::START, &text).unwrap();
-            match (want, got) {
-                (Walk::Dead, Walk::Dead) => {}
-                (Walk::Alive { is_match: a, .. }, Walk::Alive { is_match: b, .. }) => {
-                    assert_eq!(a, b, "{pattern} on {text:?}")
-                }
-                _ => panic!("{pattern} on {text:?}: {want:?} vs {got:?}"),
+/// The reference: regex-automata's meta regex (a native dev-dependency), anchored at
+/// both ends.
+fn reference(pattern: &str) -> Option<regex_automata::meta::Regex> {
+    regex_automata::meta::Regex::new(&format!("^(?:{pattern})$")).ok()
+}
+
+/// The bytes that complete the text at `s` into a match, shortest first (a search over
+/// every byte, bounded): what `ours` claims exists when a walk stays alive.
+fn completion(ours: &mut ExprDfa, s: u32) -> Option<Vec<u8>> {
+    let mut seen = HashSet::from([s]);
+    let mut queue = VecDeque::from([(s, Vec::new())]);
+    while let Some((s, text)) = queue.pop_front() {
+        if ours.is_final(s) {
+            return Some(text);
+        }
+        if seen.len() > 20_000 {
+            return None;
+        }
+        for byte in 0..=255u8 {
+            let t = ours.step(s, byte).unwrap();
+            if t != DEAD && seen.insert(t) {
+                let mut longer = text.clone();
+                longer.push(byte);
+                queue.push_back((t, longer));
             }
         }
     }
+    None
+}
+
+/// Checks `ours`, the automaton of `pattern`, against the reference on `texts`: a walk
+/// that ends alive matches as the reference says, and has a completion the reference
+/// matches; every prefix of a text the reference matches is alive. Returns how many
+/// texts matched.
+fn agrees_with_reference(pattern: &str, ours: &mut ExprDfa, texts: &[Vec<u8>]) -> usize {
+    let reference = reference(pattern).expect("the reference parses what we parse");
+    let mut matched = 0;
+    for text in texts {
+        let want = reference.is_match(&text[..]);
+        matched += usize::from(want);
+        match ours.walk(ExprDfa::START, text).unwrap() {
+            Walk::Dead => assert!(
+                !want,
+                "{pattern} on {text:?}: dead, but the reference matches"
+            ),
+            Walk::Alive { state, is_match } => {
+                assert_eq!(is_match, want, "{pattern} on {text:?}");
+                let rest = completion(ours, state)
+                    .unwrap_or_else(|| panic!("{pattern} on {text:?}: alive, no completion"));
+                let whole = [&text[..], &rest[..]].concat();
+                assert!(
+                    reference.is_match(&whole[..]),
+                    "{pattern}: {whole:?} does not match"
+                );
+            }
+        }
+        if want {
+            for end in 0..text.len() {
+                let walk = ours.walk(ExprDfa::START, &text[..end]).unwrap();
+                assert!(walk != Walk::Dead, "{pattern}: {text:?}[..{end}] is dead");
+            }
+        }
+    }
+    matched
+}
+
+#[test]
+fn regex_operators_agree_with_the_reference() {
+    let mut rng = Rng::new(0xE1);
+    let mut matched = 0;
+    for _ in 0..400 {
+        let pattern = random_regex(&mut rng, 4);
+        let mut exprs = ExprSet::new();
+        let root = exprs.regex(&pattern).unwrap();
+        let mut ours = match expr_dfa(exprs, root) {
+            Ok(d) => d,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::InvalidRegex, "{pattern}");
+                assert!(
+                    reference(&pattern).is_none_or(|r| !r.is_match(b"")),
+                    "{pattern}"
+                );
+                continue;
+            }
+        };
+        let texts: Vec<Vec<u8>> = (0..30).map(|_| random_text(&mut rng)).collect();
+        matched += agrees_with_reference(&pattern, &mut ours, &texts);
+    }
+    assert!(matched > 500, "the texts exercise matches: {matched}");
 }
 
 /// Live iff some string from (p, q) is in A and not in B: a search over the product of
@@ -313,8 +372,25 @@ fn long_witnesses_are_found_by_a_dive() {
 
 fn random_look_regex(rng: &mut Rng, depth: usize) -> String {
     const ATOMS: [&str; 20] = [
-        "a", "b", " ", "\\n", "\\r", "[ab ]", ".", "(?s:.)", "é", "(?:)", "^", "$", "(?m:^)",
-        "(?m:$)", "(?Rm:^)", "(?Rm:$)", "(?-u:\\b)", "(?-u:\\B)", "(?-u:\\b{start})",
+        "a",
+        "b",
+        " ",
+        "\\n",
+        "\\r",
+        "[ab ]",
+        ".",
+        "(?s:.)",
+        "é",
+        "(?:)",
+        "^",
+        "$",
+        "(?m:^)",
+        "(?m:$)",
+        "(?Rm:^)",
+        "(?Rm:$)",
+        "(?-u:\\b)",
+        "(?-u:\\B)",
+        "(?-u:\\b{start})",
         "(?-u:\\b{end-half})",
     ];
     if depth == 0 || rng.chance(1, 4) {
@@ -344,47 +420,40 @@ fn random_look_regex(rng: &mut Rng, depth: usize) -> String {
 fn random_look_text(rng: &mut Rng) -> Vec<u8> {
     let mut out = Vec::new();
     for _ in 0..rng.below(7) {
-        let piece: &[u8] = [&b"a"[..], b"b", b" ", b"\n", b"\r", "é".as_bytes(), &[0xC3]]
-            [rng.below(7)];
+        let piece: &[u8] =
+            [&b"a"[..], b"b", b" ", b"\n", b"\r", "é".as_bytes(), &[0xC3]][rng.below(7)];
         out.extend_from_slice(piece);
     }
     out
 }
 
+/// Look-around (`^`, `$` anywhere, multi-line and CRLF anchors, ASCII word boundaries
+/// and their halves) in the regexes `Dfa::new` and `Index::new` take: each automaton
+/// against the reference.
 #[test]
-fn look_around_agrees_with_the_nfa_determinizer() {
+fn look_around_agrees_with_the_reference() {
     let mut rng = Rng::new(0xE8);
-    for _ in 0..30000 {
+    let (mut with_looks, mut matched) = (0, 0);
+    for _ in 0..4000 {
         let pattern = random_look_regex(&mut rng, 5);
-        let dfa = Dfa::new(&pattern);
         let mut exprs = ExprSet::new();
         let ours = super::hir::from_pattern(&mut exprs, &pattern, &DfaConfig::new())
             .and_then(|root| expr_dfa(exprs, root));
-        let (dfa, mut ours) = match (dfa, ours) {
-            (Ok(d), Ok(o)) => (d, o),
-            (Err(a), Err(b)) => {
-                assert_eq!(a.kind(), b.kind(), "{pattern}");
-                STATS.with(|s| s.borrow_mut().0 += 1);
+        let mut ours = match ours {
+            Ok(d) => d,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::InvalidRegex, "{pattern}: {e}");
                 continue;
             }
-            (Err(a), Ok(_)) if a.kind() != ErrorKind::InvalidRegex => continue,
-            (a, b) => panic!("{pattern}: {a:?} vs {:?}", b.map(|_| ())),
         };
-        if ours.looks { STATS.with(|s| s.borrow_mut().1 += 1); }
-        for _ in 0..40 {
-            let text = random_look_text(&mut rng);
-            let want = dfa.walk(dfa.start(), &text);
-            let got = ours.walk(ExprDfa::START, &text).unwrap();
-            match (want, got) {
-                (Walk::Dead, Walk::Dead) => {}
-                (Walk::Alive { is_match: a, .. }, Walk::Alive { is_match: b, .. }) => {
-                    if a && ours.looks { STATS.with(|s| s.borrow_mut().2 += 1); }
-                    assert_eq!(a, b, "{pattern} on {text:?}")
-                }
-                _ => panic!("{pattern} on {text:?}: {want:?} vs {got:?}"),
-            }
-        }
+        with_looks += usize::from(ours.looks);
+        let mut texts: Vec<Vec<u8>> = (0..40).map(|_| random_look_text(&mut rng)).collect();
+        // The shortest match too, so that every pattern has one (and its prefixes).
+        texts.extend(completion(&mut ours, ExprDfa::START));
+        matched += agrees_with_reference(&pattern, &mut ours, &texts);
     }
-    STATS.with(|s| eprintln!("STATS {:?}", s.borrow()));
+    assert!(
+        with_looks > 1000 && matched > 4000,
+        "{with_looks} {matched}"
+    );
 }
-thread_local!{ static STATS: std::cell::RefCell<(u32,u32,u32)> = Default::default(); }

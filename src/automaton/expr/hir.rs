@@ -155,7 +155,10 @@ impl Lowering<'_> {
         if set.len() > self.max_nodes {
             return Err(Error::new(
                 ErrorKind::DfaTooLarge,
-                format!("the compiled regex {} exceeds nfa_size_limit", quote(self.pattern)),
+                format!(
+                    "the compiled regex {} exceeds nfa_size_limit",
+                    quote(self.pattern)
+                ),
             ));
         }
         Ok(match hir.kind() {

@@ -14,7 +14,7 @@
 
 use regex_syntax::hir::Look;
 
-use super::{ByteSet, ExprId, ExprSet, Node};
+use super::{ByteSet, ExprId, ExprSet, Info, Node};
 
 /// The context before the first byte of a text (`before`) or after its last (`after`).
 pub(crate) const EDGE: u8 = 0;
@@ -38,7 +38,11 @@ pub(crate) const CONTEXT_SETS: [ByteSet; 3] = {
         }
         b += 1;
     }
-    [word, ByteSet([1 << b'\n', 0, 0, 0]), ByteSet([1 << b'\r', 0, 0, 0])]
+    [
+        word,
+        ByteSet([1 << b'\n', 0, 0, 0]),
+        ByteSet([1 << b'\r', 0, 0, 0]),
+    ]
 };
 
 const fn is_word_byte(b: u8) -> bool {
@@ -112,6 +116,23 @@ impl ExprSet {
             return self.after(before, inner);
         }
         self.intern(Node::After(before, e))
+    }
+
+    /// What the constructors know of a [`Node::Look`] or [`Node::After`]: nullable in
+    /// some contexts only, and possibly empty (`a$b`), so searched.
+    pub(super) fn look_info(&self, node: &Node) -> Info {
+        let depth = match *node {
+            Node::After(_, e) => self.info[e.index()].depth + 1,
+            _ => 1,
+        };
+        Info {
+            nullable: false,
+            positive: false,
+            depth,
+            counted: false,
+            holes: false,
+            looks: true,
+        }
     }
 
     /// Whether `e` holds an assertion (then its nullability and derivatives depend on

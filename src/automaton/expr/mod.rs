@@ -547,23 +547,7 @@ impl ExprSet {
                 looks: false,
             },
             Node::Call(slot, depth) => self.call_info(*slot, *depth),
-            // Nullable in some contexts only; possibly empty (`a$b`): searched.
-            Node::Look(_) => Info {
-                nullable: false,
-                positive: false,
-                depth: 1,
-                counted: false,
-                holes: false,
-                looks: true,
-            },
-            Node::After(_, e) => Info {
-                nullable: false,
-                positive: false,
-                depth: i(e).depth + 1,
-                counted: false,
-                holes: false,
-                looks: true,
-            },
+            Node::Look(_) | Node::After(..) => self.look_info(node),
             // Every trie node leads to an end.
             Node::Strings(set, lo, _, depth) => Info {
                 nullable: self.string_trie(*set).is_end(*lo, *depth),

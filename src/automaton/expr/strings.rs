@@ -237,8 +237,8 @@ impl ExprSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::automaton::determinize::StepOnDemand;
     use crate::automaton::expr::ExprDfa;
+    use crate::automaton::primitives::StepOnDemand;
     use crate::automaton::{DfaConfig, Walk};
 
     #[test]

@@ -19,8 +19,8 @@ use super::schema::{
 };
 use super::schema::{ALL_TYPES, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 use super::{stack_exhausted, stack_position, Config, PropertyOrder, MAX_SCHEMA_NESTING};
-use crate::automaton::determinize::StepOnDemand;
 use crate::automaton::expr::{ExprDfa, ExprSet, FastMap, StringsBuilder};
+use crate::automaton::primitives::StepOnDemand;
 use crate::automaton::{Budget, Dfa, DfaConfig, Walk};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -826,8 +826,8 @@ fn entries(s: &Sch) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::super::{automaton_from_json_schema_str, Config, SchemaAutomaton};
-    use crate::automaton::determinize::StepOnDemand;
     use crate::automaton::expr::ExprDfa;
+    use crate::automaton::primitives::StepOnDemand;
     use crate::automaton::{DfaConfig, Walk};
 
     /// Whether the lazy automaton of a compiled schema accepts a whole text.

@@ -227,9 +227,7 @@ impl ExprDfa {
         if e == ExprId::NOTHING {
             return Some(false);
         }
-        if self.exprs.positive(e)
-            || self.exprs.nullable_at_end(e)
-            || self.state_of.contains_key(&e)
+        if self.exprs.positive(e) || self.exprs.nullable_at_end(e) || self.state_of.contains_key(&e)
         {
             return Some(true);
         }
