@@ -2,9 +2,9 @@
 
 /// Default cap on the DFA's transition table, in bytes (32 MiB).
 pub const DEFAULT_DFA_SIZE_LIMIT: usize = 32 << 20;
-/// Default cap on determinization's working memory (the NFA state sets), in bytes (32 MiB).
+/// Default cap on determinization's working memory (expressions and derivatives), in bytes (32 MiB).
 pub const DEFAULT_DETERMINIZE_SIZE_LIMIT: usize = 32 << 20;
-/// Default cap on the Thompson NFA size, in bytes (16 MiB); huge patterns stop here.
+/// Default cap on a compiled pattern's size, in bytes (16 MiB); huge patterns stop here.
 pub const DEFAULT_NFA_SIZE_LIMIT: usize = 16 << 20;
 /// [`Minimize::Auto`] merges equivalent states when the co-accessible automaton has at
 /// most this many states.
@@ -63,7 +63,8 @@ impl Default for DfaConfig {
 }
 
 impl DfaConfig {
-    /// The defaults: 32 MiB DFA, 32 MiB determinization, 16 MiB NFA, [`Minimize::Auto`].
+    /// The defaults: 32 MiB DFA, 32 MiB determinization, 16 MiB compiled pattern,
+    /// [`Minimize::Auto`].
     pub fn new() -> DfaConfig {
         DfaConfig::default()
     }
@@ -77,7 +78,8 @@ impl DfaConfig {
         self.determinize_size_limit = bytes;
         self
     }
-    /// Cap on the Thompson NFA's size in bytes (`None`: no cap).
+    /// Cap on the compiled pattern's size in bytes (`None`: no cap): its expression
+    /// nodes at ~96 bytes each (the name is from when patterns compiled to an NFA).
     pub fn nfa_size_limit(mut self, bytes: Option<usize>) -> DfaConfig {
         self.nfa_size_limit = bytes;
         self
@@ -108,7 +110,7 @@ impl DfaConfig {
         self.ascii_classes
     }
     /// Work budget of one build, in steps (default [`DEFAULT_MAX_WORK`](crate::DEFAULT_MAX_WORK)):
-    /// determinization charges the NFA states it visits and the transitions it adds, the
+    /// determinization charges the expression nodes its derivatives visit, the
     /// index build the trie nodes it walks. Past it: [`ErrorKind::BuildTooExpensive`](crate::ErrorKind::BuildTooExpensive).
     pub fn max_work(mut self, steps: u64) -> DfaConfig {
         self.max_work = steps;
@@ -126,7 +128,7 @@ impl DfaConfig {
     pub fn get_determinize_size_limit(&self) -> Option<usize> {
         self.determinize_size_limit
     }
-    /// The NFA cap.
+    /// The compiled pattern's cap.
     pub fn get_nfa_size_limit(&self) -> Option<usize> {
         self.nfa_size_limit
     }

@@ -1,22 +1,19 @@
-//! Regex -> NFA -> DFA: the automata behind every index.
+//! Regex -> expression -> DFA: the automata behind every index.
 //!
-//! The pipeline, one module a step:
+//! One engine for every front end (regexes, JSON Schemas, grammars):
 //!
-//! * [`nfa`]: regex-automata's parser and Thompson compiler (Unicode classes over UTF-8,
-//!   no capture states), plus byte classes and the NFA states that can reach a match.
-//! * [`determinize`]: our subset construction, one transition at a time, anchored at
-//!   the start, keeping every string of the language (`MatchKind::All` semantics). Each
-//!   step returns a `Result`, so a size limit can never turn into silently missing
-//!   transitions.
+//! * [`expr`]: automaton expressions, hash-consed, determinized lazily by derivatives
+//!   ([`ExprDfa`]), with exact liveness; a regex is parsed by regex-syntax (our Unicode
+//!   tables, `unicode_class.rs`) and lowered from its HIR, look-around included
+//!   (`expr/look.rs`).
 //! * [`dense`]: the compact DFA ([`Dfa`]): live states only (reachable and co-accessible),
 //!   numbered from 1, state 0 [`DEAD`].
 //! * [`minimize`]: Hopcroft partition refinement, to merge equivalent states
 //!   ([`Minimize`]) and to find states that keep the same strings alive.
 //!
-//! [`Dfa::with_config`] runs the whole pipeline; a lazy index keeps a
-//! [`Determinizer`](determinize::Determinizer) instead and determinizes what its walks
-//! need. The contracts (full match over bytes, exact co-accessibility) are in
-//! docs/semantics.md.
+//! [`Dfa::with_config`] runs the whole pipeline; a lazy index keeps the [`ExprDfa`]
+//! instead and determinizes what its walks need. The contracts (full match over bytes,
+//! exact co-accessibility) are in docs/semantics.md.
 
 mod case_fold;
 mod case_fold_table;

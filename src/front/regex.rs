@@ -1,4 +1,4 @@
-//! The regex front end: a pattern (regex-automata's syntax) or an automaton expression
+//! The regex front end: a pattern (regex-syntax's syntax) or an automaton expression
 //! ([`ExprSet`]) into an index, with the text hints ([`TEXT_HINTS`]).
 
 use std::sync::Arc;
@@ -19,8 +19,8 @@ impl Index {
 
     /// Builds an index for `pattern` with the given options.
     ///
-    /// A lazy index determinizes its DFA on demand too (unless the pattern uses look-around such as `^`, `$` or
-    /// `\b`): the first mask then costs the states it touches, not the whole DFA, and
+    /// A lazy index determinizes its DFA on demand too (look-around such as `^`, `$` or
+    /// `(?-u:\b)` included): the first mask then costs the states it touches, not the whole DFA, and
     /// [`minimize`](IndexConfig::minimize) does not apply. Size limits of such an index
     /// bite when a state is first needed: [`allowed_tokens`](Index::allowed_tokens) or
     /// [`next_state`](Index::next_state) then fail with [`ErrorKind::DfaTooLarge`].

@@ -214,7 +214,10 @@ impl ExprSet {
             width,
         };
         // An unfolding nests a union and a concatenation per factored byte.
-        let deepest = spec.parts().map(|m| self.info[m.index()].depth).max();
+        let deepest = spec
+            .parts()
+            .map(|m| u32::from(self.info[m.index()].depth))
+            .max();
         spec.depth = 4 + 2 * KEY_FACTOR_DEPTH + deepest.unwrap_or(0);
         let holes = spec.parts().any(|m| self.info[m.index()].holes);
         spec.holes = holes;
@@ -256,7 +259,10 @@ impl ExprSet {
             .map(|x| f(self, x))
             .filter(|&x| x != ExprId::NOTHING);
         spec.sep = f(self, old.sep);
-        let deepest = spec.parts().map(|m| self.info[m.index()].depth).max();
+        let deepest = spec
+            .parts()
+            .map(|m| u32::from(self.info[m.index()].depth))
+            .max();
         spec.depth = 4 + 2 * KEY_FACTOR_DEPTH + deepest.unwrap_or(0);
         let holes = spec.parts().any(|m| self.info[m.index()].holes);
         spec.holes = holes;
@@ -326,7 +332,7 @@ impl ExprSet {
         Info {
             nullable: self.still_required(s, at) == 0 && written >= s.min,
             positive: self.positive_by(s, written, at, |m| self.info[m.index()].positive),
-            depth: s.depth,
+            depth: s.depth.try_into().unwrap_or(u16::MAX),
             // Counts inside members are left as they are (saturate.rs does not look in).
             counted: false,
             holes: s.holes,

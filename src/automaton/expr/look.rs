@@ -122,7 +122,7 @@ impl ExprSet {
     /// some contexts only, and possibly empty (`a$b`), so searched.
     pub(super) fn look_info(&self, node: &Node) -> Info {
         let depth = match *node {
-            Node::After(_, e) => self.info[e.index()].depth + 1,
+            Node::After(_, e) => self.info[e.index()].depth.saturating_add(1),
             _ => 1,
         };
         Info {

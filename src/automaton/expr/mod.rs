@@ -227,8 +227,9 @@ struct Info {
     /// The language is known to be non-empty (always, for expressions without
     /// intersection or complement other than `NOTHING`).
     positive: bool,
-    /// Recursion depth of the derivative on this node.
-    depth: u32,
+    /// Recursion depth of the derivative on this node (saturating: past [`MAX_DEPTH`]
+    /// the arena is unusable anyway; 16 bits keep `Info` at 8 bytes a node).
+    depth: u16,
     /// Holds a count with an upper bound outside any complement: what the bounds of a
     /// row inside counts may lift (`saturate.rs`); the others are left whole.
     counted: bool,
@@ -238,6 +239,9 @@ struct Info {
     /// where unsure) and [`ExprSet::nullable_between`] tells for two contexts.
     looks: bool,
 }
+
+// Eight bytes a node (the arena's memory figures count them).
+const _: () = assert!(std::mem::size_of::<Info>() == 8);
 
 /// The arena of hash-consed expressions.
 #[derive(Clone)]
@@ -427,7 +431,7 @@ impl ExprSet {
     /// Appends a node not in the arena yet, with what the constructors know of it.
     fn push_node(&mut self, node: Node) -> ExprId {
         let info = self.info_of(&node);
-        if info.depth > MAX_DEPTH {
+        if u32::from(info.depth) > MAX_DEPTH {
             self.too_deep = true;
         }
         let id = ExprId(self.nodes.len() as u32);
@@ -487,7 +491,11 @@ impl ExprSet {
                     positive: a.positive && b.positive,
                     // The derivative walks a chain in one frame: only heads and the last
                     // element recurse.
-                    depth: (a.depth + 1).max(if b_is_concat { b.depth } else { b.depth + 1 }),
+                    depth: (a.depth.saturating_add(1)).max(if b_is_concat {
+                        b.depth
+                    } else {
+                        b.depth.saturating_add(1)
+                    }),
                     counted: a.counted || b.counted,
                     holes: a.holes || b.holes,
                     looks: a.looks || b.looks,
@@ -496,7 +504,12 @@ impl ExprSet {
             Node::Or(v) => Info {
                 nullable: v.iter().any(|e| i(e).nullable),
                 positive: v.iter().any(|e| i(e).positive),
-                depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
+                depth: v
+                    .iter()
+                    .map(|e| i(e).depth)
+                    .max()
+                    .unwrap_or(0)
+                    .saturating_add(1),
                 counted: v.iter().any(|e| i(e).counted),
                 holes: v.iter().any(|e| i(e).holes),
                 looks: v.iter().any(|e| i(e).looks),
@@ -506,7 +519,12 @@ impl ExprSet {
                 Info {
                     nullable,
                     positive: nullable,
-                    depth: 1 + v.iter().map(|e| i(e).depth).max().unwrap_or(0),
+                    depth: v
+                        .iter()
+                        .map(|e| i(e).depth)
+                        .max()
+                        .unwrap_or(0)
+                        .saturating_add(1),
                     counted: v.iter().any(|e| i(e).counted),
                     holes: v.iter().any(|e| i(e).holes),
                     looks: v.iter().any(|e| i(e).looks),
@@ -519,7 +537,7 @@ impl ExprSet {
                 Info {
                     nullable,
                     positive: nullable,
-                    depth: e.depth + 1,
+                    depth: e.depth.saturating_add(1),
                     counted: false,
                     holes: e.holes,
                     looks: e.looks,
@@ -530,7 +548,7 @@ impl ExprSet {
                 Info {
                     nullable: *lo == 0 || e.nullable,
                     positive: *lo == 0 || e.positive,
-                    depth: e.depth + 1,
+                    depth: e.depth.saturating_add(1),
                     counted: *hi != UNBOUNDED || e.counted,
                     holes: e.holes,
                     looks: e.looks,
