@@ -243,6 +243,18 @@ struct Info {
 // Eight bytes a node (the arena's memory figures count them).
 const _: () = assert!(std::mem::size_of::<Info>() == 8);
 
+impl Info {
+    /// A leaf that reads one byte: not nullable, non-empty, nothing inside.
+    const LEAF: Info = Info {
+        nullable: false,
+        positive: true,
+        depth: 1,
+        counted: false,
+        holes: false,
+        looks: false,
+    };
+}
+
 /// The arena of hash-consed expressions.
 #[derive(Clone)]
 pub struct ExprSet {
@@ -461,29 +473,14 @@ impl ExprSet {
         let i = |e: &ExprId| self.info[e.index()];
         match node {
             Node::Nothing => Info {
-                nullable: false,
                 positive: false,
-                depth: 1,
-                counted: false,
-                holes: false,
-                looks: false,
+                ..Info::LEAF
             },
             Node::Empty => Info {
                 nullable: true,
-                positive: true,
-                depth: 1,
-                counted: false,
-                holes: false,
-                looks: false,
+                ..Info::LEAF
             },
-            Node::Set(_) => Info {
-                nullable: false,
-                positive: true,
-                depth: 1,
-                counted: false,
-                holes: false,
-                looks: false,
-            },
+            Node::Set(_) => Info::LEAF,
             Node::Concat(a, b) => {
                 let (a, b_is_concat, b) = (i(a), matches!(self.node(*b), Node::Concat(..)), i(b));
                 Info {
@@ -558,22 +555,14 @@ impl ExprSet {
             // Some digits always lead back to remainder 0 (10^j >= k digits' worth).
             Node::Residue(_, r) => Info {
                 nullable: *r == 0,
-                positive: true,
-                depth: 1,
-                counted: false,
-                holes: false,
-                looks: false,
+                ..Info::LEAF
             },
             Node::Call(slot, depth) => self.call_info(*slot, *depth),
             Node::Look(_) | Node::After(..) => self.look_info(node),
             // Every trie node leads to an end.
             Node::Strings(set, lo, _, depth) => Info {
                 nullable: self.string_trie(*set).is_end(*lo, *depth),
-                positive: true,
-                depth: 1,
-                counted: false,
-                holes: false,
-                looks: false,
+                ..Info::LEAF
             },
         }
     }
