@@ -172,13 +172,18 @@ impl Lowering<'_> {
                 set.set(bytes)
             }
             HirKind::Class(Class::Unicode(c)) => {
-                let mut seqs: Vec<Vec<(u8, u8)>> = Vec::new();
+                let mut seqs: Vec<Utf8Seq> = Vec::new();
                 for r in c.ranges() {
                     for seq in Utf8Sequences::new(r.start(), r.end()) {
-                        seqs.push(seq.as_slice().iter().map(|b| (b.start, b.end)).collect());
+                        let mut ranges = [(0, 0); 4];
+                        for (to, b) in ranges.iter_mut().zip(seq.as_slice()) {
+                            *to = (b.start, b.end);
+                        }
+                        seqs.push((ranges, seq.as_slice().len() as u8));
                     }
                 }
-                utf8_tree(set, &mut seqs)
+                crate::sort::sort(&mut seqs);
+                utf8_tree(set, &seqs, 0)
             }
             HirKind::Look(look) => self.look(set, *look, at_start, at_end)?,
             HirKind::Repetition(r) => {
@@ -253,31 +258,34 @@ impl Lowering<'_> {
     }
 }
 
-/// The union of UTF-8 byte-range sequences, factored by common first ranges so that a
-/// large class derives into a few branches, not thousands.
-fn utf8_tree(set: &mut ExprSet, seqs: &mut [Vec<(u8, u8)>]) -> ExprId {
-    crate::sort::sort(seqs);
+/// A UTF-8 byte-range sequence: up to four ranges, and how many.
+type Utf8Seq = ([(u8, u8); 4], u8);
+
+/// The union of UTF-8 byte-range sequences (sorted) from their range `at` on, factored
+/// by common first ranges so that a large class derives into a few branches, not
+/// thousands. Sorted sequences keep each group of a common range contiguous, and the
+/// rests within it sorted: no copies.
+fn utf8_tree(set: &mut ExprSet, seqs: &[Utf8Seq], at: usize) -> ExprId {
     let mut alts = Vec::new();
     let mut i = 0;
     while i < seqs.len() {
-        let first = seqs[i][0];
+        let first = seqs[i].0[at];
         let mut j = i;
-        while j < seqs.len() && seqs[j][0] == first {
+        while j < seqs.len() && seqs[j].0[at] == first {
             j += 1;
         }
         let head = set.byte_range(first.0, first.1);
-        let mut rests: Vec<Vec<(u8, u8)>> = seqs[i..j]
+        // Shorter sequences sort first within a group (their next range is (0, 0)).
+        let ends = seqs[i..j]
             .iter()
-            .filter(|s| s.len() > 1)
-            .map(|s| s[1..].to_vec())
-            .collect();
-        let ends_here = seqs[i..j].iter().any(|s| s.len() == 1);
-        let longer = if rests.is_empty() {
+            .take_while(|s| usize::from(s.1) == at + 1)
+            .count();
+        let longer = if i + ends == j {
             ExprId::NOTHING
         } else {
-            utf8_tree(set, &mut rests)
+            utf8_tree(set, &seqs[i + ends..j], at + 1)
         };
-        let tail = if ends_here {
+        let tail = if ends > 0 {
             set.union2(ExprId::EMPTY, longer)
         } else {
             longer

@@ -469,14 +469,50 @@ impl ExprDfa {
     pub(crate) fn complete(&mut self) -> Result<()> {
         let mut s = 1;
         while s < self.states.len() {
+            if self.regex {
+                self.complete_shared(s as u32)
+                    .map_err(|e| self.too_large(e))?;
+                s += 1;
+                continue;
+            }
             for class in 0..self.stride {
                 let i = s * self.stride + class;
                 if self.trans.get(i) == UNKNOWN {
-                    self.determinize(s as u32, i, self.regex)
+                    self.determinize(s as u32, i, false)
                         .map_err(|e| self.too_large(e))?;
                 }
             }
             s += 1;
+        }
+        Ok(())
+    }
+
+    /// Every transition of `s`, one derivative per group of classes that share it
+    /// ([`share_classes`](Self::share_classes)), the others copied: what
+    /// [`determinize`](Self::determinize) does class by class, in one pass.
+    fn complete_shared(&mut self, s: u32) -> Result<(), TooLarge> {
+        if !self.shared_known[s as usize] {
+            self.share_classes(s)?;
+        }
+        let row = s as usize * self.stride;
+        for class in 0..self.stride {
+            let i = row + class;
+            if self.trans.get(i) != UNKNOWN {
+                continue;
+            }
+            let same = self.shared.get(i) as usize;
+            let t = if same < class {
+                self.trans.get(row + same)
+            } else {
+                let e = self.expr_of(s)?;
+                let d = self.derive_state(e, class)?;
+                if self.is_nonempty(d)? {
+                    self.add_state(d, (s, class as u8))?
+                } else {
+                    DEAD
+                }
+            };
+            self.trans.set(i, t);
         }
         Ok(())
     }
