@@ -61,12 +61,14 @@ fn expr_dfa(exprs: ExprSet, root: ExprId) -> crate::Result<ExprDfa> {
     ExprDfa::new(exprs, root, &DfaConfig::new(), WORK, "test".into())
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
 /// The reference: regex-automata's meta regex (a native dev-dependency), anchored at
 /// both ends.
 fn reference(pattern: &str) -> Option<regex_automata::meta::Regex> {
     regex_automata::meta::Regex::new(&format!("^(?:{pattern})$")).ok()
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
 /// The bytes that complete the text at `s` into a match, shortest first (a search over
 /// every byte, bounded): what `ours` claims exists when a walk stays alive.
 fn completion(ours: &mut ExprDfa, s: u32) -> Option<Vec<u8>> {
@@ -91,6 +93,7 @@ fn completion(ours: &mut ExprDfa, s: u32) -> Option<Vec<u8>> {
     None
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
 /// Checks `ours`, the automaton of `pattern`, against the reference on `texts`: a walk
 /// that ends alive matches as the reference says, and has a completion the reference
 /// matches; every prefix of a text the reference matches is alive. Returns how many
@@ -127,6 +130,7 @@ fn agrees_with_reference(pattern: &str, ours: &mut ExprDfa, texts: &[Vec<u8>]) -
     matched
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
 #[test]
 fn regex_operators_agree_with_the_reference() {
     let mut rng = Rng::new(0xE1);
@@ -370,6 +374,7 @@ fn long_witnesses_are_found_by_a_dive() {
     assert!(decide < 60_000, "{decide}");
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
 fn random_look_regex(rng: &mut Rng, depth: usize) -> String {
     const ATOMS: [&str; 20] = [
         "a",
@@ -417,6 +422,7 @@ fn random_look_regex(rng: &mut Rng, depth: usize) -> String {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
 fn random_look_text(rng: &mut Rng) -> Vec<u8> {
     let mut out = Vec::new();
     for _ in 0..rng.below(7) {
@@ -427,6 +433,7 @@ fn random_look_text(rng: &mut Rng) -> Vec<u8> {
     out
 }
 
+#[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
 /// Look-around (`^`, `$` anywhere, multi-line and CRLF anchors, ASCII word boundaries
 /// and their halves) in the regexes `Dfa::new` and `Index::new` take: each automaton
 /// against the reference.
