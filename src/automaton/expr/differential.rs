@@ -13,30 +13,27 @@ use crate::ErrorKind;
 const WORK: u64 = 10_000_000;
 
 fn random_regex(rng: &mut Rng, depth: usize) -> String {
+    const ATOMS: [&str; 10] = [
+        "a", "b", "é", "[ab]", "[^a]", ".", "\\d", "[a-é]", "ab", "(?:)",
+    ];
+    random_regex_of(rng, depth, &ATOMS)
+}
+
+/// A random regex of `atoms` under concatenation, alternation and repetitions.
+fn random_regex_of(rng: &mut Rng, depth: usize, atoms: &[&str]) -> String {
     if depth == 0 || rng.chance(1, 4) {
-        return [
-            "a", "b", "é", "[ab]", "[^a]", ".", "\\d", "[a-é]", "ab", "(?:)",
-        ][rng.below(10)]
-        .to_string();
+        return atoms[rng.below(atoms.len())].to_string();
     }
-    match rng.below(6) {
-        0 | 1 => format!(
-            "{}{}",
-            random_regex(rng, depth - 1),
-            random_regex(rng, depth - 1)
-        ),
-        2 => format!(
-            "(?:{}|{})",
-            random_regex(rng, depth - 1),
-            random_regex(rng, depth - 1)
-        ),
-        3 => format!("(?:{})*", random_regex(rng, depth - 1)),
-        4 => format!("(?:{})?", random_regex(rng, depth - 1)),
-        _ => {
-            let lo = rng.below(3);
-            let hi = lo + rng.below(3);
-            format!("(?:{}){{{lo},{hi}}}", random_regex(rng, depth - 1))
-        }
+    let choice = rng.below(6);
+    let lo = rng.below(3);
+    let hi = lo + rng.below(3);
+    let mut sub = || random_regex_of(rng, depth - 1, atoms);
+    match choice {
+        0 | 1 => format!("{}{}", sub(), sub()),
+        2 => format!("(?:{}|{})", sub(), sub()),
+        3 => format!("(?:{})*", sub()),
+        4 => format!("(?:{})?", sub()),
+        _ => format!("(?:{}){{{lo},{hi}}}", sub()),
     }
 }
 
@@ -398,28 +395,7 @@ fn random_look_regex(rng: &mut Rng, depth: usize) -> String {
         "(?-u:\\b{start})",
         "(?-u:\\b{end-half})",
     ];
-    if depth == 0 || rng.chance(1, 4) {
-        return ATOMS[rng.below(ATOMS.len())].to_string();
-    }
-    match rng.below(6) {
-        0 | 1 => format!(
-            "{}{}",
-            random_look_regex(rng, depth - 1),
-            random_look_regex(rng, depth - 1)
-        ),
-        2 => format!(
-            "(?:{}|{})",
-            random_look_regex(rng, depth - 1),
-            random_look_regex(rng, depth - 1)
-        ),
-        3 => format!("(?:{})*", random_look_regex(rng, depth - 1)),
-        4 => format!("(?:{})?", random_look_regex(rng, depth - 1)),
-        _ => {
-            let lo = rng.below(3);
-            let hi = lo + rng.below(3);
-            format!("(?:{}){{{lo},{hi}}}", random_look_regex(rng, depth - 1))
-        }
-    }
+    random_regex_of(rng, depth, &ATOMS)
 }
 
 #[cfg(not(target_arch = "wasm32"))] // the reference is a native dev-dependency
