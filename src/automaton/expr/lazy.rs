@@ -495,6 +495,15 @@ impl ExprDfa {
             self.share_classes(s)?;
         }
         let row = s as usize * self.stride;
+        // Each transition is charged as one derived node, copied or not: the work budget
+        // then stops a blow-up about where deriving every class did (`(\w+\s?){1,400}`
+        // over Llama 3: 61k states and ~25 MiB, not the 32 MiB table limit).
+        if let Err(err) = self
+            .budget
+            .charge(self.stride as u64 * STEPS_PER_DERIVED_NODE)
+        {
+            return Err(self.refuse(err.kind(), err.message().to_string()));
+        }
         for class in 0..self.stride {
             let i = row + class;
             if self.trans.get(i) != UNKNOWN {
