@@ -131,6 +131,9 @@ function cases(llama) {
     // Time budgets (item 4), Llama 3: eager builds stop at the work budget...
     ["[a-z ]{1,50000} on Llama 3, eager", () => Index.fromRegex("[a-z ]{1,50000}", llama, { lazy: false }), "BuildTooExpensive"],
     [".{1,6000} on Llama 3, eager", () => Index.fromRegex(".{1,6000}", llama, { lazy: false }), "BuildTooExpensive"],
+    // Counts of rounds that may match nothing under their assertions, and long chains of them.
+    ["(?:(?-u:\\b)|a){100000}, lazy", () => Index.fromRegex("(?:(?-u:\\b)|a){100000}", llama, { lazy: true }), null],
+    ["(?:(?m:^)|a) 20,000 times", () => Index.fromRegex("(?:(?m:^)|a)".repeat(20000), llama, { lazy: true }), "any"],
     ["(\\w+\\s?){1,400} on Llama 3, eager", () => Index.fromRegex("(\\w+\\s?){1,400}", llama, { lazy: false }), "BuildTooExpensive"],
     // ... and the default (lazy) builds the states a walk needs, within the same bound.
     ["[a-z ]{1,50000} on Llama 3, lazy: a first mask", () => { const i = Index.fromRegex("[a-z ]{1,50000}", llama); try { return i.allowedTokens(i.initialState).length } finally { i.free() } }, null],

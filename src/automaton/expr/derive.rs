@@ -266,17 +266,18 @@ impl ExprSet {
                 self.complement(d)
             }
             Node::Repeat(x, lo, hi) => {
+                // Where a round may match nothing here (its assertions hold), any number
+                // of required rounds can: the count is `{0, hi}` at this position (the
+                // constructors cannot drop it to 0, since elsewhere they may not hold).
+                let lo = if lo > 0 && self.has_looks(x) && self.nullable_before(x, byte) {
+                    0
+                } else {
+                    lo
+                };
                 let dx = self.derive(x, byte, class, memo, work);
                 let hi = if hi == UNBOUNDED { None } else { Some(hi - 1) };
                 let rest = self.repeat(x, lo.saturating_sub(1), hi);
-                let first = self.concat2(dx, rest);
-                // A required round that matches nothing here (its assertions hold) is one
-                // round fewer: the constructors cannot drop such a count to 0.
-                if lo > 0 && self.has_looks(x) && self.nullable_before(x, byte) {
-                    let fewer = self.derive(rest, byte, class, memo, work);
-                    return self.union2(first, fewer);
-                }
-                first
+                self.concat2(dx, rest)
             }
             Node::Look(_) => ExprId::NOTHING,
             Node::After(before, x) => {

@@ -151,8 +151,17 @@ impl ExprSet {
         match *self.node(e) {
             Node::Look(r) => holds(r, before, after),
             Node::After(p, x) => self.nullable_between(x, p, after),
-            Node::Concat(a, b) => {
-                self.nullable_between(a, before, after) && self.nullable_between(b, before, after)
+            Node::Concat(..) => {
+                // Along the chain in one frame: its length does not deepen the recursion
+                // (only heads recurse, bounded by `MAX_DEPTH`).
+                let mut cur = e;
+                while let Node::Concat(head, rest) = *self.node(cur) {
+                    if !self.nullable_between(head, before, after) {
+                        return false;
+                    }
+                    cur = rest;
+                }
+                self.nullable_between(cur, before, after)
             }
             Node::Or(ref v) => v.iter().any(|&x| self.nullable_between(x, before, after)),
             Node::And(ref v) => v.iter().all(|&x| self.nullable_between(x, before, after)),
@@ -193,5 +202,21 @@ mod tests {
             assert!(!set.is_empty());
         }
         assert_eq!(CONTEXT_SETS[0].len(), 63);
+    }
+
+    /// A count whose rounds may match nothing under their assertions, and a long chain
+    /// of such rounds: no recursion per round or per link.
+    #[test]
+    fn large_counts_and_long_chains_of_assertions() {
+        use crate::automaton::primitives::StepOnDemand;
+        use crate::automaton::{DfaConfig, Walk};
+        let matches = |pattern: &str, text: &[u8]| {
+            let mut dfa = super::super::ExprDfa::for_regex(pattern, &DfaConfig::new()).unwrap();
+            matches!(dfa.walk(1, text), Ok(Walk::Alive { is_match: true, .. }))
+        };
+        let count = r"(?:(?-u:\b)|a){100000}b";
+        assert!(matches(count, b"b") && matches(count, b"aab") && !matches(count, b"ba"));
+        let chain = "(?:(?m:^)|a)".repeat(20_000) + "\n";
+        assert!(matches(&chain, b"aa\n") && !matches(&chain, b"aa"));
     }
 }
