@@ -22,7 +22,7 @@ use crate::vocabulary::Vocabulary;
 #[derive(Default)]
 pub(super) struct Scratch {
     stack: Vec<u32>,
-    check: CheckScratch,
+    pub(super) check: CheckScratch,
     /// Trie nodes visited by the walks so far (the work they did).
     pub(super) visited: usize,
     /// `stamp[s] == walk number` marks `s` as already listed as a successor.

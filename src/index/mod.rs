@@ -614,6 +614,14 @@ impl Index {
         self.store.sliced_count()
     }
 
+    /// How many rows computed on request walked the whole token trie but decided some of
+    /// its subtrees at once, reached after whole characters in a state that every
+    /// character of the body class leads back to (a key's start past every declared
+    /// name's first characters): see docs/index-layout.md.
+    pub fn loop_cut_row_count(&self) -> usize {
+        self.store.loop_cut_count()
+    }
+
     /// How many of the rows through slices came from the word shapes of the tokens of the
     /// class the front end names as its strings' body (inside strings under a word
     /// count): see docs/index-layout.md.

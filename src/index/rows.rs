@@ -83,6 +83,9 @@ pub(super) struct RowStore {
     /// Rows on request through slices at the start of a free run of the body class
     /// (`ExprDfa::starts_free_run`), its tokens known allowed without a check.
     free_run: AtomicUsize,
+    /// Rows on request whose whole-trie walk decided subtrees at states that loop on the
+    /// body class (`sliced.rs`, `walk_uncovered`).
+    loop_cut: AtomicUsize,
     max_states: usize,
     /// Bytes left for rows' bitsets kept for masks (`IndexConfig::mask_cache_bytes`).
     expansion_left: AtomicUsize,
@@ -103,6 +106,7 @@ impl RowStore {
             shaped: AtomicUsize::new(0),
             bounded: AtomicUsize::new(0),
             free_run: AtomicUsize::new(0),
+            loop_cut: AtomicUsize::new(0),
             max_states,
             expansion_left: AtomicUsize::new(0),
             expansion_budget: 0,
@@ -186,6 +190,16 @@ impl RowStore {
     /// Counts a row on request whose body class tokens were known allowed.
     pub(super) fn count_free_run(&self) {
         self.free_run.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Counts a row on request whose walk decided subtrees at looping states.
+    pub(super) fn count_loop_cut(&self) {
+        self.loop_cut.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Rows on request whose walk decided subtrees at looping states so far.
+    pub(super) fn loop_cut_count(&self) -> usize {
+        self.loop_cut.load(Ordering::Relaxed)
     }
 
     /// Rows on request whose body class tokens were known allowed so far.

@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::hints::{RowHints, MAX_CLASSES};
 use super::shapes::{ShapeTrie, SPACE, WORD};
-use super::slices::{Bucket, Suffixes, LEAD, MAX_CHARS, NON_ASCII};
+use super::slices::{Bucket, Suffixes, LEAD, MAX_CHARS, NON_ASCII, UNCOVERED};
 use super::vocab_slices::{slices_for, Slices};
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::{Dfa, DEAD};
@@ -231,9 +231,18 @@ pub(super) struct CheckScratch {
     minus_turn: usize,
     /// Loop rows by state ([`loop_row`]).
     loop_rows: FastMap<u64, Box<[u64]>>,
+    /// Whether the last row's whole-trie walk decided a subtree at a looping state
+    /// (read and cleared by [`take_loop_cut`](Self::take_loop_cut)).
+    loop_cut: bool,
 }
 
 impl CheckScratch {
+    /// Whether the row walked since the last call decided a subtree of the whole trie at
+    /// a state that loops on the body class.
+    pub(super) fn take_loop_cut(&mut self) -> bool {
+        std::mem::take(&mut self.loop_cut)
+    }
+
     /// Bytes held, about (buffers, sets and the cache).
     pub(super) fn memory_usage(&self) -> usize {
         (self.frontier.capacity() + self.next.capacity() + self.successors.capacity()) * 4
@@ -1246,14 +1255,56 @@ fn walk_uncovered(
                 .iter()
                 .map(|u| (u.cover, if u.closed { MAX_CHARS } else { u.bucket.chars }))
                 .collect();
+            let trie = at.vocab.trie();
             let mut ids = Vec::new();
-            at.vocab
-                .trie()
-                .walk_skipping(s, check.step, &skip, stack, |id, _| ids.push(id));
+            let mut cuts = Vec::new();
+            // A node whose tokens are all body characters past it, reached after whole
+            // characters in a state that loops on them, is decided at once: every one of
+            // its tokens (a key's start leaves every declared name after a character or
+            // two, and then the walk went through every body token's nodes).
+            let body = at.slices.body().map(|(b, slice)| {
+                let tokens = slice.tokens(at.vocab);
+                (Class::slice(at, b.class), slice, &tokens.cover[..])
+            });
+            let step = check.step;
+            // Each state's verdict once per row: most nodes pass the cheap tests, and a
+            // state inside a count (which never loops) is met at node after node.
+            let mut loops_at: FastMap<u32, bool> = FastMap::default();
+            trie.walk_skipping(
+                s,
+                step,
+                &skip,
+                (CUT_DEPTH, |i, q| {
+                    let Some((c, slice, cover)) = body else {
+                        return false;
+                    };
+                    if cover[i] == UNCOVERED || !trie.ends_character(i) {
+                        return false;
+                    }
+                    let cut = *loops_at.entry(q).or_insert_with(|| {
+                        slice.probes.iter().all(|&b| step(q, b) == q) && check.loops(c, q)
+                    });
+                    if cut {
+                        cuts.push(i);
+                    }
+                    cut
+                }),
+                stack,
+                |id, _| ids.push(id),
+            );
+            check.scratch.loop_cut |= !cuts.is_empty();
+            for i in cuts {
+                ids.extend_from_slice(&trie.ids()[trie.token_range(i)]);
+            }
             ids
         }
     }
 }
+
+/// Deepest trie node where a row's whole-trie walk asks whether its state loops
+/// ([`walk_uncovered`]): a key leaves its declared names within a few characters, and
+/// below that the subtrees are small while the states asked would be many.
+const CUT_DEPTH: usize = 3;
 
 /// A row through the slices: the tokens of some buckets and `ids`, or of a bitset made
 /// for it and `ids`.

@@ -384,6 +384,9 @@ impl OnDemand {
         if free_run && matches!(parts, RowParts::Sliced(..)) {
             store.count_free_run();
         }
+        if self.scratch.check.take_loop_cut() {
+            store.count_loop_cut();
+        }
         store.admit(pattern)?;
         let row = walker.finish_parts(self.dfa.is_final(s), parts);
         self.rows.grow_to(s as usize + 1);

@@ -256,7 +256,7 @@ impl TokenTrie {
             step,
             accept_end,
             |_| false,
-            |_, _| false,
+            (0, |_, _| false),
             stack,
             emit,
         )
@@ -275,7 +275,15 @@ impl TokenTrie {
         stack: &mut Vec<u32>,
         emit: impl FnMut(u32, u32),
     ) -> usize {
-        self.walk_pruned(start, step, |_| true, |_| false, cut, stack, emit)
+        self.walk_pruned(
+            start,
+            step,
+            |_| true,
+            |_| false,
+            (usize::MAX, cut),
+            stack,
+            emit,
+        )
     }
 
     /// The positions in [`ids`](Self::ids) of the tokens in `node`'s subtree, its own
@@ -327,7 +335,7 @@ impl TokenTrie {
         step: impl Fn(u32, u8) -> u32,
         accept_end: impl Fn(u32) -> bool,
         skip: impl Fn(usize) -> bool,
-        mut cut: impl FnMut(usize, u32) -> bool,
+        (cut_depth, mut cut): (usize, impl FnMut(usize, u32) -> bool),
         stack: &mut Vec<u32>,
         mut emit: impl FnMut(u32, u32),
     ) -> usize {
@@ -348,7 +356,7 @@ impl TokenTrie {
             debug_assert!(depth >= 1 && depth <= self.max_depth);
             let s = step(stack[depth - 1], node.byte());
             visited += 1;
-            if s == DEAD || cut(i, s) {
+            if s == DEAD || depth <= cut_depth && cut(i, s) {
                 i = node.subtree_end as usize;
                 continue;
             }
@@ -429,12 +437,17 @@ impl TokenTrie {
     /// [`subtree_max`](Self::subtree_max), is at most `covered`) before stepping into it:
     /// the caller has those tokens already. Tokens of visited nodes are emitted whether
     /// covered or not.
+    ///
+    /// `cut(node, state)`, asked at each node reached alive at most `cut_depth` bytes
+    /// deep, may take that node's whole subtree upon itself, as in
+    /// [`walk_cutting`](Self::walk_cutting).
     #[inline(never)]
     pub(crate) fn walk_skipping(
         &self,
         start: u32,
         step: impl Fn(u32, u8) -> u32,
         skip: &[(&[u8], u8)],
+        cut: (usize, impl FnMut(usize, u32) -> bool),
         stack: &mut Vec<u32>,
         emit: impl FnMut(u32, u32),
     ) -> usize {
@@ -442,7 +455,16 @@ impl TokenTrie {
             .iter()
             .all(|(cover, _)| cover.len() == self.nodes.len() - 1));
         let covered = |i: usize| skip.iter().any(|&(cover, covered)| cover[i] <= covered);
-        self.walk_pruned(start, step, |_| true, covered, |_, _| false, stack, emit)
+        self.walk_pruned(start, step, |_| true, covered, cut, stack, emit)
+    }
+
+    /// Whether node `i` ends a whole UTF-8 character of the tokens below it: no child
+    /// continues one (a continuation byte). Meant for nodes whose tokens are all valid
+    /// UTF-8, where the children either all continue a character or none does.
+    pub(crate) fn ends_character(&self, i: usize) -> bool {
+        let child = i + 1;
+        child >= self.nodes[i].subtree_end as usize
+            || !(0x80..0xC0).contains(&self.nodes[child].byte())
     }
 
     /// How many tokens start with each byte, and with each pair of bytes.
