@@ -469,6 +469,29 @@ impl ExprSet {
         id
     }
 
+    /// The info a union or an intersection of `members` takes from them alike: one level
+    /// deeper than the deepest, and counted, holed or asserting where any member is
+    /// (nullability and positivity are the caller's).
+    fn members_info(&self, members: &[ExprId]) -> Info {
+        let mut info = Info {
+            nullable: false,
+            positive: false,
+            depth: 0,
+            counted: false,
+            holes: false,
+            looks: false,
+        };
+        for e in members {
+            let m = self.info[e.index()];
+            info.depth = info.depth.max(m.depth);
+            info.counted |= m.counted;
+            info.holes |= m.holes;
+            info.looks |= m.looks;
+        }
+        info.depth = info.depth.saturating_add(1);
+        info
+    }
+
     fn info_of(&self, node: &Node) -> Info {
         let i = |e: &ExprId| self.info[e.index()];
         match node {
@@ -498,33 +521,25 @@ impl ExprSet {
                     looks: a.looks || b.looks,
                 }
             }
-            Node::Or(v) => Info {
-                nullable: v.iter().any(|e| i(e).nullable),
-                positive: v.iter().any(|e| i(e).positive),
-                depth: v
-                    .iter()
-                    .map(|e| i(e).depth)
-                    .max()
-                    .unwrap_or(0)
-                    .saturating_add(1),
-                counted: v.iter().any(|e| i(e).counted),
-                holes: v.iter().any(|e| i(e).holes),
-                looks: v.iter().any(|e| i(e).looks),
-            },
+            // What a union and an intersection share (depth, counts, holes,
+            // assertions); they differ in nullability and positivity only.
+            Node::Or(v) => {
+                let (nullable, positive) = (
+                    v.iter().any(|e| i(e).nullable),
+                    v.iter().any(|e| i(e).positive),
+                );
+                Info {
+                    nullable,
+                    positive,
+                    ..self.members_info(v)
+                }
+            }
             Node::And(v) => {
                 let nullable = v.iter().all(|e| i(e).nullable);
                 Info {
                     nullable,
                     positive: nullable,
-                    depth: v
-                        .iter()
-                        .map(|e| i(e).depth)
-                        .max()
-                        .unwrap_or(0)
-                        .saturating_add(1),
-                    counted: v.iter().any(|e| i(e).counted),
-                    holes: v.iter().any(|e| i(e).holes),
-                    looks: v.iter().any(|e| i(e).looks),
+                    ..self.members_info(v)
                 }
             }
             Node::Not(e) => {
