@@ -16,7 +16,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::hints::{RowHints, MAX_CLASSES};
 use super::shapes::{ShapeTrie, SPACE, WORD};
-use super::slices::{Bucket, Suffixes, LEAD, MAX_CHARS, NON_ASCII, UNCOVERED};
+use super::slices::{Bucket, Slice, Suffixes, LEAD, MAX_CHARS, NON_ASCII, UNCOVERED};
 use super::vocab_slices::{slices_for, Slices};
 use crate::automaton::expr::{FastMap, FastSet};
 use crate::automaton::{Dfa, DEAD};
@@ -500,6 +500,12 @@ impl<S: Fn(u32, u8) -> u32, G: Fn() -> bool> Check<'_, S, G> {
         }
     }
 
+    /// [`loops`](Self::loops) for slice `slice`'s class `c`, after its probe bytes each
+    /// lead back to `q` (a step each, where most states that do not loop fail).
+    fn loops_probed(&mut self, slice: &Slice, c: Class<'_>, q: u32) -> bool {
+        slice.probes.iter().all(|&b| (self.step)(q, b) == q) && self.loops(c, q)
+    }
+
     /// How many characters of class `c` every string from `s` may have and stay alive:
     /// `limit` when every string of up to `limit` characters does. `met_out` gets every
     /// state met.
@@ -647,9 +653,7 @@ fn walk_rest(
                 s,
                 step,
                 |i, q| {
-                    let cut = suffixes.boundary[i]
-                        && slice.probes.iter().all(|&b| step(q, b) == q)
-                        && check.loops(c, q);
+                    let cut = suffixes.boundary[i] && check.loops_probed(slice, c, q);
                     if cut {
                         cuts.push((i, q));
                     }
@@ -1266,24 +1270,25 @@ fn walk_uncovered(
                 let tokens = slice.tokens(at.vocab);
                 (Class::slice(at, b.class), slice, &tokens.cover[..])
             });
-            let step = check.step;
+            // No body class: nothing to ask, at any depth.
+            let cut_depth = if body.is_some() { CUT_DEPTH } else { 0 };
             // Each state's verdict once per row: most nodes pass the cheap tests, and a
             // state inside a count (which never loops) is met at node after node.
             let mut loops_at: FastMap<u32, bool> = FastMap::default();
             trie.walk_skipping(
                 s,
-                step,
+                check.step,
                 &skip,
-                (CUT_DEPTH, |i, q| {
+                (cut_depth, |i, q| {
                     let Some((c, slice, cover)) = body else {
                         return false;
                     };
                     if cover[i] == UNCOVERED || !trie.ends_character(i) {
                         return false;
                     }
-                    let cut = *loops_at.entry(q).or_insert_with(|| {
-                        slice.probes.iter().all(|&b| step(q, b) == q) && check.loops(c, q)
-                    });
+                    let cut = *loops_at
+                        .entry(q)
+                        .or_insert_with(|| check.loops_probed(slice, c, q));
                     if cut {
                         cuts.push(i);
                     }
