@@ -592,8 +592,33 @@ impl ExprDfa {
     /// the automaton; a state inside a string tells apart only a few of them). Without
     /// it, a walk from a state derived it once per class it stepped.
     fn share_classes(&mut self, s: u32) -> Result<(), TooLarge> {
-        let mut work = 0;
         let e = self.expr_of(s)?;
+        self.class_partition(e)?;
+        self.shared
+            .write(s as usize * self.stride, &self.scratch_row);
+        self.shared_known[s as usize] = true;
+        Ok(())
+    }
+
+    /// One class of each group whose derivatives of `e` are the same
+    /// ([`class_partition`](Self::class_partition)), in class order: a search that
+    /// derives every class of an expression inside a string derived the same
+    /// derivative dozens of times.
+    pub(super) fn distinct_classes(&mut self, e: ExprId) -> Result<Vec<u8>, TooLarge> {
+        self.class_partition(e)?;
+        Ok(self
+            .scratch_row
+            .iter()
+            .enumerate()
+            .filter(|&(c, &same)| same as usize == c)
+            .map(|(c, _)| c as u8)
+            .collect())
+    }
+
+    /// The classes of `e` that share their derivative, into `scratch_row`: for each
+    /// class, the first class with the same derivative. Charged to the work budget.
+    fn class_partition(&mut self, e: ExprId) -> Result<(), TooLarge> {
+        let mut work = 0;
         self.exprs.first_sets(
             e,
             &mut self.first_seen,
@@ -612,6 +637,8 @@ impl ExprDfa {
         self.first_sets.sort_unstable();
         self.first_sets.dedup();
         let stride = self.stride;
+        let row = &mut self.scratch_row;
+        row.clear();
         // Single bytes only (a state inside an enum's trie, a keyword): each class
         // holding one is apart, the others together. Computed directly: rarely twice
         // the same, and cheaper than hashing the list.
@@ -621,8 +648,6 @@ impl ExprDfa {
                 .iter()
                 .fold(ByteSet::EMPTY, |a, s| a.union(s));
             let mut other = None;
-            let row = &mut self.scratch_row;
-            row.clear();
             row.extend(self.representatives.iter().enumerate().map(|(c, &byte)| {
                 if singles.contains(byte) {
                     c as u8
@@ -630,14 +655,14 @@ impl ExprDfa {
                     *other.get_or_insert(c as u8)
                 }
             }));
-            self.shared.write(s as usize * stride, row);
-            return self.shared_known_after(s, self.first_sets.len() as u64);
+            return self.charge_partition(self.first_sets.len() as u64);
         }
-        let row = match self.partitions.get(&self.first_sets[..]) {
-            Some(row) => row,
+        match self.partitions.get(&self.first_sets[..]) {
+            Some(cached) => row.extend_from_slice(cached),
             None => {
                 work += (self.first_sets.len() * stride / 64) as u64;
-                let row = partition(&self.first_sets, &self.representatives);
+                let computed = partition(&self.first_sets, &self.representatives);
+                row.extend_from_slice(&computed);
                 let bytes = std::mem::size_of_val(&self.first_sets[..]) + stride;
                 if self.partition_bytes + bytes > MAX_PARTITION_BYTES {
                     self.partitions.clear();
@@ -646,19 +671,17 @@ impl ExprDfa {
                 self.partition_bytes += bytes;
                 self.partitions
                     .entry(self.first_sets[..].into())
-                    .or_insert(row)
+                    .or_insert(computed);
             }
-        };
-        self.shared.write(s as usize * stride, row);
-        self.shared_known_after(s, work)
+        }
+        self.charge_partition(work)
     }
 
-    /// Marks `s`'s shared classes known, charging `work` for them.
-    fn shared_known_after(&mut self, s: u32, work: u64) -> Result<(), TooLarge> {
+    /// Charges the work of a class partition.
+    fn charge_partition(&mut self, work: u64) -> Result<(), TooLarge> {
         if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
-        self.shared_known[s as usize] = true;
         Ok(())
     }
 

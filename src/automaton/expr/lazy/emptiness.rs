@@ -54,8 +54,12 @@ pub(super) const MAX_BUILT_BYTES: usize = 1 << 20;
 pub(super) const MAX_WITNESS_CANDIDATES: usize = 16;
 
 /// Expressions a non-emptiness search explores breadth first before it tries one dive
-/// ([`ExprDfa::dive_nonempty`]).
-pub(super) const DIVE_AFTER: usize = 64;
+/// ([`ExprDfa::dive_nonempty`]). The search derives one class per group of classes
+/// with the same derivative, so a few hundred expressions cost less than a dive that
+/// fails (up to [`MAX_GUIDED_STEPS`] derivatives, the guide's votes at each): at 64,
+/// `Github_hard---o90420`'s key starts spent most of their searches in dives that
+/// found nothing before the search proved the language empty at 224 expressions.
+pub(super) const DIVE_AFTER: usize = 256;
 
 /// Steps of a dive: each derives every byte class of one expression.
 pub(super) const MAX_DIVE_STEPS: usize = 1024;
@@ -259,7 +263,8 @@ impl ExprDfa {
                 }
             }
             let x = order[head];
-            for class in 0..self.stride {
+            for class in self.distinct_classes(x)? {
+                let class = class as usize;
                 let y = self.derive(x, class)?;
                 if seen.contains(&y) {
                     continue;
@@ -310,7 +315,8 @@ impl ExprDfa {
         let mut x = e;
         for _ in 0..MAX_DIVE_STEPS {
             let mut next = None;
-            for class in 0..self.stride {
+            for class in self.distinct_classes(x)? {
+                let class = class as usize;
                 let y = self.derive(x, class)?;
                 match self.known_nonempty(y) {
                     Some(true) => {
