@@ -138,6 +138,9 @@ const JSON_GBNF = readFileSync(path.join(GRAMMARS, "json.gbnf"), "utf8");
 const LIST_GBNF = readFileSync(path.join(GRAMMARS, "list.gbnf"), "utf8");
 // list.gbnf: root ::= item+, item ::= "- " [^\r\n\x0b\x0c\x85\u2028\u2029]+ "\n".
 const LIST = /^(?:- [^\r\n\x0b\x0c\x85\u2028\u2029]+\n)+$/u;
+// Unfinished: whole lines, then the start of one (at temperature 0.7 a first line may
+// outlast maxTokens: seed 1 on an AMD EPYC wrote one line of 40 tokens).
+const LIST_SO_FAR = /^(?:- [^\r\n\x0b\x0c\x85\u2028\u2029]+\n)*(?:- [^\r\n\x0b\x0c\x85\u2028\u2029]*|-)?$/u;
 
 test("web-llm: LogitmaskLogitProcessor.fromGrammar(json.gbnf) with SmolLM2's logits writes JSON", { timeout: 120_000 }, async (t) => {
   if (!smol) return t.skip("the SmolLM2 GGUF is missing (bash scripts/setup.sh)");
@@ -180,9 +183,9 @@ test("wllama: generate(wllama, { grammar: list.gbnf, vocabulary, messages }) wit
     const messages = [{ role: "user", content: "List three fruits, one per line, each line starting with '- '." }];
     for (const [seed, temperature] of [[0, 0], [1, 0.7]]) {
       const r = await generateWithWllama(w, { grammar: LIST_GBNF, syntax: "gbnf", vocabulary: smol.vocabulary, messages }, { seed, temperature, maxTokens: 40 });
-      // A finished text is a list; an unfinished one is a list up to its last line.
+      // A finished text is a list; an unfinished one is a list so far.
       if (r.finished) assert.match(r.text, LIST, `seed ${seed}`);
-      else assert.match(r.text.slice(0, r.text.lastIndexOf("\n") + 1), LIST, `seed ${seed}: the lines so far`);
+      else assert.match(r.text, LIST_SO_FAR, `seed ${seed}: a list so far: ${JSON.stringify(r.text)}`);
       // `- ` is forced: fed with the prompt (forced text), or taken as single-choice steps.
       assert.ok(r.text.startsWith("- ") && r.forced + r.forcedTokens > 0, JSON.stringify(r));
       // `- ` fed with the prompt: `-`, and the space tentatively (the model's next token may
