@@ -512,7 +512,9 @@ impl JsGuide {
     /// Masks logits that live in wasm memory (see `LogitsBuffer`), with no copy.
     #[wasm_bindgen(js_name = maskLogitsBuffer)]
     pub fn mask_logits_buffer(&self, buffer: &mut JsLogitsBuffer) -> JsResult<()> {
-        self.inner.mask_logits(&mut buffer.data).map_err(js_error)
+        self.inner
+            .mask_logits(buffer.floats_mut())
+            .map_err(js_error)
     }
 
     /// Consumes a token; throws (and changes nothing) if it is not allowed.
@@ -620,8 +622,17 @@ fn forced_max(max: Option<JsValue>) -> JsResult<usize> {
 /// logits into `view()`, then call `guide.maskLogitsBuffer(buffer)`.
 #[wasm_bindgen(js_name = LogitsBuffer)]
 pub struct JsLogitsBuffer {
+    /// The floats are `data[start..start + len]`, starting on a 16-byte boundary: the
+    /// masking kernel's v128 accesses then never straddle a cache line, where the
+    /// allocator's 8-byte alignment made a quarter of them do so in some buffers
+    /// (docs/index-layout.md, "Measured choices").
     data: Vec<f32>,
+    start: usize,
+    len: usize,
 }
+
+/// Bytes a LogitsBuffer's floats are aligned to (one v128).
+const LOGITS_ALIGN: usize = 16;
 
 #[wasm_bindgen(js_class = LogitsBuffer)]
 impl JsLogitsBuffer {
@@ -631,21 +642,27 @@ impl JsLogitsBuffer {
         #[wasm_bindgen(unchecked_param_type = "number")] length: JsValue,
     ) -> JsResult<JsLogitsBuffer> {
         let n = length_from_js(&length, "length")?;
+        let padded = n + LOGITS_ALIGN / std::mem::size_of::<f32>() - 1;
         // A failed allocation must be an error, not an abort of the whole module.
         let mut data = Vec::new();
-        data.try_reserve_exact(n).map_err(|_| {
+        data.try_reserve_exact(padded).map_err(|_| {
             invalid_argument(format!(
                 "cannot allocate a LogitsBuffer of {n} floats in wasm memory"
             ))
         })?;
-        data.resize(n, 0.0);
-        Ok(JsLogitsBuffer { data })
+        data.resize(padded, 0.0);
+        let start = data.as_ptr().align_offset(LOGITS_ALIGN);
+        Ok(JsLogitsBuffer {
+            data,
+            start,
+            len: n,
+        })
     }
 
     /// Number of floats.
     #[wasm_bindgen(getter)]
     pub fn length(&self) -> u32 {
-        self.data.len() as u32
+        self.len as u32
     }
 
     /// A `Float32Array` over the buffer's wasm memory. Take it again after wasm memory
@@ -654,9 +671,19 @@ impl JsLogitsBuffer {
         let memory: js_sys::WebAssembly::Memory = wasm_bindgen::memory().unchecked_into();
         Float32Array::new_with_byte_offset_and_length(
             &memory.buffer(),
-            self.data.as_ptr() as usize as u32,
-            self.data.len() as u32,
+            self.floats().as_ptr() as usize as u32,
+            self.len as u32,
         )
+    }
+}
+
+impl JsLogitsBuffer {
+    fn floats(&self) -> &[f32] {
+        &self.data[self.start..self.start + self.len]
+    }
+
+    fn floats_mut(&mut self) -> &mut [f32] {
+        &mut self.data[self.start..self.start + self.len]
     }
 }
 
