@@ -651,7 +651,10 @@ impl JsLogitsBuffer {
             ))
         })?;
         data.resize(padded, 0.0);
-        let start = data.as_ptr().align_offset(LOGITS_ALIGN);
+        // Floats to skip to a boundary, from the address itself: `align_offset` may
+        // return `usize::MAX` by its contract, which the slicing below would not survive.
+        let start =
+            (data.as_ptr() as usize).wrapping_neg() % LOGITS_ALIGN / std::mem::size_of::<f32>();
         Ok(JsLogitsBuffer {
             data,
             start,
