@@ -499,12 +499,7 @@ impl ExprDfa {
         // then stops a blow-up about where deriving every class did (`(\w+\s?){1,400}`
         // over Llama 3: in 232 ms at +14 MiB of wasm memory, not at the 32 MiB table
         // limit, +34 MiB).
-        if let Err(err) = self
-            .budget
-            .charge(self.stride as u64 * STEPS_PER_DERIVED_NODE)
-        {
-            return Err(self.refuse(err.kind(), err.message().to_string()));
-        }
+        self.charge_nodes(self.stride as u64)?;
         for class in 0..self.stride {
             let i = row + class;
             if self.trans.get(i) != UNKNOWN {
@@ -655,7 +650,7 @@ impl ExprDfa {
                     *other.get_or_insert(c as u8)
                 }
             }));
-            return self.charge_partition(self.first_sets.len() as u64);
+            return self.charge_nodes(self.first_sets.len() as u64);
         }
         match self.partitions.get(&self.first_sets[..]) {
             Some(cached) => row.extend_from_slice(cached),
@@ -674,11 +669,11 @@ impl ExprDfa {
                     .or_insert(computed);
             }
         }
-        self.charge_partition(work)
+        self.charge_nodes(work)
     }
 
-    /// Charges the work of a class partition.
-    fn charge_partition(&mut self, work: u64) -> Result<(), TooLarge> {
+    /// Charges `work` derived nodes (or their equivalent) to the work budget.
+    pub(super) fn charge_nodes(&mut self, work: u64) -> Result<(), TooLarge> {
         if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
             return Err(self.refuse(err.kind(), err.message().to_string()));
         }
@@ -703,9 +698,7 @@ impl ExprDfa {
         } else {
             d
         };
-        if let Err(err) = self.budget.charge(work * STEPS_PER_DERIVED_NODE) {
-            return Err(self.refuse(err.kind(), err.message().to_string()));
-        }
+        self.charge_nodes(work)?;
         if self.exprs.too_deep() {
             let err = self.too_deep_error();
             return Err(self.refuse(err.kind(), err.message().to_string()));

@@ -194,9 +194,7 @@ impl ExprDfa {
         let unfold = |dfa: &mut Self, call: ExprId| -> Result<bool, TooLarge> {
             let mut work = 0;
             let unfolded = dfa.exprs.unfold_call(call, &mut work);
-            if let Err(err) = dfa.budget.charge(work * STEPS_PER_DERIVED_NODE) {
-                return Err(dfa.refuse(err.kind(), err.message().to_string()));
-            }
+            dfa.charge_nodes(work)?;
             dfa.is_nonempty(unfolded)
         };
         if !self.exprs.call_monotone(slot) {
